@@ -1,0 +1,3 @@
+from collection_and_annotations.cli import main
+
+main()

@@ -1,0 +1,51 @@
+"""Blueprints: the kinds of task the engine can run, chosen from the run conf."""
+
+from __future__ import annotations
+
+from omegaconf import DictConfig
+
+from collection_and_annotations.blueprints.base import AssignmentPlan, Blueprint
+from collection_and_annotations.blueprints.static_annotation.blueprint import (
+    StaticAnnotationBlueprint,
+)
+from collection_and_annotations.bots.model_opts import load_model_opts, parse_conversations_needed
+from collection_and_annotations.errors import NotSupportedYet, UserError
+from collection_and_annotations.quality.files import check_gold_file, check_screening_file
+
+__all__ = ["AssignmentPlan", "Blueprint", "build_blueprint", "check_supported"]
+
+
+def build_blueprint(cfg: DictConfig) -> Blueprint | None:
+    """Parse and check every file the conf names; None for a blueprint not built yet."""
+    blueprint_cfg = cfg.mephisto.blueprint
+    if blueprint_cfg.do_collect_dialogue:
+        if blueprint_cfg.model_opt_path:
+            bots = load_model_opts(blueprint_cfg.model_opt_path)
+            if blueprint_cfg.conversations_needed_string:
+                parse_conversations_needed(blueprint_cfg.conversations_needed_string, bots)
+        return None
+    if not blueprint_cfg.do_external_annotations:
+        raise UserError("the conf neither collects dialogues (do_collect_dialogue) nor annotates "
+                        "existing ones (do_external_annotations): nothing to run")
+    blueprint = StaticAnnotationBlueprint(blueprint_cfg, cfg.mephisto.task.task_name)
+    if blueprint_cfg.screen_json:
+        check_screening_file(blueprint_cfg.screen_json, blueprint.buckets)
+    if blueprint_cfg.gold_jsonl:
+        check_gold_file(blueprint_cfg.gold_jsonl, blueprint.buckets)
+    return blueprint
+
+
+def check_supported(cfg: DictConfig) -> None:
+    """Refuse, with a clear message, features this version would otherwise silently skip."""
+    blueprint_cfg = cfg.mephisto.blueprint
+    wanted = [
+        ("do_collect_dialogue", "live dialogue collection with bots"),
+        ("use_screening_task", "screening (onboarding) tasks"),
+        ("use_golds", "gold units"),
+    ]
+    for key, feature in wanted:
+        if blueprint_cfg.get(key):
+            raise NotSupportedYet(
+                f"{feature} (mephisto.blueprint.{key}=true) is not supported yet; run without it "
+                f"by adding mephisto.blueprint.{key}=false to the command line"
+            )

@@ -1,0 +1,203 @@
+"""Server-side check of submitted answers against the buckets and their `require` rules.
+
+The worker page mirrors these rules for gating, but only this module decides what is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from collection_and_annotations.blueprints.static_annotation.buckets import TREE_CONFIGS, Bucket
+from collection_and_annotations.blueprints.static_annotation.dependencies import is_shown
+
+DIALOGUE_TARGET = "dialogue"
+LIKERT_RANGE = range(1, 6)
+
+
+@dataclass
+class Problem:
+    dialogue: str
+    bucket: str | None
+    turn: int | None
+    question: str | None
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class DialogueView:
+    """What validation needs of one dialogue: its key, speakers per turn and its buckets."""
+
+    key: str
+    speakers: list[str]
+    annotation_tasks: list[str]
+
+
+class _Checker:
+    def __init__(self, dialogue: str, bucket: Bucket, turn: int | None):
+        self.dialogue, self.bucket, self.turn = dialogue, bucket, turn
+        self.problems: list[Problem] = []
+
+    def fail(self, message: str, question: str | None = None) -> None:
+        self.problems.append(Problem(self.dialogue, self.bucket.name, self.turn, question, message))
+
+    # Each check_* returns whether the value is complete; invalid parts are recorded as problems.
+    def check_tree(self, options: Mapping[str, Any], value: Any, speaker: str | None) -> bool:
+        if not isinstance(value, dict):
+            self.fail("expected an object of question -> chosen answers")
+            return False
+        complete = True
+        for question in value:
+            if question not in options:
+                self.fail("this question is not offered here", question)
+        for question, answers in options.items():
+            shown = is_shown(answers, value, speaker)
+            chosen = value.get(question)
+            if not shown:
+                if chosen is not None:
+                    self.fail("this question is not shown for these answers", question)
+                continue
+            if chosen is None:
+                complete = False
+                continue
+            if not isinstance(chosen, dict):
+                self.fail("expected an object of chosen answers", question)
+                continue
+            checkbox = "checkbox" in answers.get("_type_", {})
+            offered = [a for a in answers if a not in ("_type_", "_dep_")]
+            for answer in chosen:
+                if answer not in offered:
+                    self.fail(f"'{answer}' is not an offered answer", question)
+            if not checkbox and len(chosen) > 1:
+                self.fail("only one answer may be chosen", question)
+            if not checkbox and not chosen:
+                complete = False
+            for answer, nested in chosen.items():
+                sub_options = answers.get(answer)
+                if isinstance(sub_options, dict) and sub_options:
+                    complete &= self.check_tree(sub_options, nested, speaker)
+                elif nested not in ({}, None):
+                    self.fail(f"answer '{answer}' has no follow-up questions", question)
+        return complete
+
+    def check_ratings(self, keys: list[str], value: Any) -> bool:
+        if not isinstance(value, dict):
+            self.fail("expected an object of option -> rating 1-5")
+            return False
+        for key, rating in value.items():
+            if key not in keys:
+                self.fail(f"'{key}' is not an offered option")
+            elif isinstance(rating, bool) or not isinstance(rating, int) or (
+                rating not in LIKERT_RANGE
+            ):
+                self.fail(f"rating for '{key}' must be an integer from 1 to 5", key)
+        return all(key in value for key in keys)
+
+    def check_multiselect(self, value: Any, speaker: str | None) -> bool:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail("expected a list of option values")
+            return False
+        offered = {
+            o["value"] for o in self.bucket.options
+            if o.get("speaker") in (None, speaker)
+        }
+        for choice in value:
+            if choice not in offered:
+                self.fail(f"'{choice}' is not an offered option")
+        if len(set(value)) != len(value):
+            self.fail("an option is listed twice")
+        return True
+
+    def check_value(self, value: Any, speaker: str | None) -> bool:
+        bucket = self.bucket
+        if bucket.config in TREE_CONFIGS:
+            return self.check_tree(bucket.options, value, speaker)
+        if bucket.config == "multiselect":
+            return self.check_multiselect(value, speaker)
+        if bucket.config == "comparative":
+            if value not in bucket.options:
+                self.fail("expected one of the offered options", bucket.question)
+                return False
+            return True
+        key = "label" if bucket.config.startswith("likert") else "value"
+        return self.check_ratings([o[key] for o in bucket.options], value)
+
+
+def _missing_message(bucket: Bucket) -> str:
+    if bucket.question:
+        return f"answer '{bucket.question}'"
+    if bucket.config in TREE_CONFIGS:
+        return "answer: " + "; ".join(f"'{q}'" for q in bucket.options)
+    if bucket.config.startswith("likert"):
+        return "rate: " + "; ".join(f"'{o.get('question', o['label'])}'" for o in bucket.options)
+    return f"complete '{bucket.task_title}'"
+
+
+def check_answers(
+    answers: Any, dialogues: list[DialogueView], buckets: Mapping[str, Bucket]
+) -> list[Problem]:
+    """All problems of a submission: invalid values always, missing ones per `require`."""
+    if not isinstance(answers, dict):
+        return [Problem("", None, None, None, "answers must be an object keyed by dialogue")]
+    by_key = {d.key: d for d in dialogues}
+    problems = [
+        Problem(key, None, None, None, "unknown dialogue") for key in answers if key not in by_key
+    ]
+    for dialogue in dialogues:
+        given = answers.get(dialogue.key, {})
+        if not isinstance(given, dict):
+            problems.append(
+                Problem(dialogue.key, None, None, None, "expected an object of buckets")
+            )
+            continue
+        for name in given:
+            if name not in dialogue.annotation_tasks:
+                problems.append(Problem(dialogue.key, name, None, None,
+                                        "this bucket is not asked for this dialogue"))
+        for name in dialogue.annotation_tasks:
+            problems += _check_bucket(dialogue, buckets[name], given.get(name, {}))
+    return problems
+
+
+def _check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> list[Problem]:
+    if not isinstance(given, dict):
+        return [Problem(dialogue.key, bucket.name, None, None, "expected an object of targets")]
+    problems: list[Problem] = []
+    if bucket.level == "dialogue":
+        targets: list[int | None] = [None]
+        allowed = {DIALOGUE_TARGET}
+    else:
+        targets = list(bucket.target_turns([[s] for s in dialogue.speakers]))
+        allowed = {str(t) for t in targets}
+    for target in given:
+        if target not in allowed:
+            problems.append(Problem(dialogue.key, bucket.name, None, None,
+                                    f"'{target}' is not a target of this bucket"))
+    complete_count = 0
+    missing: list[int | None] = []
+    for turn in targets:
+        key = DIALOGUE_TARGET if turn is None else str(turn)
+        speaker = dialogue.speakers[turn] if turn is not None else None
+        checker = _Checker(dialogue.key, bucket, turn)
+        if key in given:
+            complete = checker.check_value(given[key], speaker)
+            problems += checker.problems
+        else:
+            complete = False
+        if complete:
+            complete_count += 1
+        else:
+            missing.append(turn)
+    level = bucket.require_level
+    if level == "turn" or (level == "dialogue" and bucket.level == "dialogue"):
+        for turn in missing:
+            problems.append(Problem(dialogue.key, bucket.name, turn, bucket.question,
+                                    f"missing: {_missing_message(bucket)}"))
+    elif level == "dialogue" and targets and complete_count == 0:
+        problems.append(Problem(dialogue.key, bucket.name, None, bucket.question,
+                                f"answer at least one turn: {_missing_message(bucket)}"))
+    return problems

@@ -1,0 +1,159 @@
+"""Task data JSONL and `<task>_units.json`: what to annotate and by how many workers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from collection_and_annotations.errors import UserError
+
+SPEAKERS = ("user", "system")
+
+
+@dataclass(frozen=True)
+class AssignmentSpec:
+    """One data line: the dialogues a worker annotates together, and how many workers."""
+
+    key: str
+    line: int
+    dialogues: list[dict[str, Any]]
+    annotators: int
+
+    @property
+    def groups(self) -> list[str]:
+        return sorted({d["group_id"] for d in self.dialogues})
+
+    @property
+    def origin_workers(self) -> list[str]:
+        return sorted({d["origin_worker_id"] for d in self.dialogues if d.get("origin_worker_id")})
+
+
+def _check_turns(turns: Any, field: str, path: Path, line: int, where: str) -> None:
+    if not isinstance(turns, list) or not turns:
+        raise UserError(f"{where}: '{field}' must be a non-empty list of [speaker, text]",
+                        path, line)
+    for index, turn in enumerate(turns):
+        if (
+            not isinstance(turn, list) or len(turn) < 2
+            or turn[0] not in SPEAKERS or not isinstance(turn[1], str)
+        ):
+            raise UserError(f"{where}: {field}[{index}] must be [\"user\"|\"system\", text]",
+                            path, line)
+
+
+def _check_dialogue(
+    dialogue: Any, path: Path, line: int, bucket_names: Mapping[str, Any]
+) -> dict[str, Any]:
+    if not isinstance(dialogue, dict):
+        raise UserError("a dialogue must be a JSON object", path, line)
+    dialogue_id = dialogue.get("dialogue_id")
+    if not isinstance(dialogue_id, str | int) or dialogue_id == "":
+        raise UserError("dialogue has no 'dialogue_id'", path, line)
+    where = f"dialogue '{dialogue_id}'"
+    tasks = dialogue.get("annotation_tasks")
+    if not isinstance(tasks, list) or not tasks or not all(isinstance(t, str) for t in tasks):
+        raise UserError(f"{where}: 'annotation_tasks' must be a non-empty list of bucket names",
+                        path, line)
+    for task in tasks:
+        if task not in bucket_names:
+            raise UserError(f"{where}: unknown bucket '{task}' in annotation_tasks (not in the "
+                            "annotation buckets file)", path, line)
+    _check_turns(dialogue.get("turns"), "turns", path, line, where)
+    if "turns2" in dialogue:
+        _check_turns(dialogue["turns2"], "turns2", path, line, where)
+    group = dialogue.get("group_id", dialogue_id)
+    return {**dialogue, "dialogue_id": str(dialogue_id), "group_id": str(group)}
+
+
+def _find_units_file(data_path: Path, task_name: str, explicit: str | None) -> Path | None:
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise UserError("units file not found (mephisto.blueprint.units_path)", path)
+        return path
+    for stem in (task_name, data_path.stem):
+        candidate = data_path.with_name(f"{stem}_units.json")
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _load_units(path: Path) -> dict[str, int]:
+    try:
+        units = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise UserError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    if not isinstance(units, dict):
+        raise UserError("a units file maps group_id to a number of annotators", path)
+    for group, count in units.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise UserError(f"group '{group}': the number of annotators must be a whole "
+                            "number >= 0", path)
+    return units
+
+
+def read_task_data(
+    data_path: str | Path,
+    bucket_names: Mapping[str, Any],
+    task_name: str,
+    units_path: str | None = None,
+) -> tuple[list[AssignmentSpec], Path | None]:
+    """Parse and check every line; returns the assignments and the units file used (if any)."""
+    data_path = Path(data_path)
+    if not data_path.is_file():
+        raise UserError("task data file not found (mephisto.blueprint.data_jsonl)", data_path)
+    units_file = _find_units_file(data_path, task_name, units_path)
+    units = _load_units(units_file) if units_file else None
+    specs: list[AssignmentSpec] = []
+    seen: dict[str, int] = {}
+    with data_path.open(encoding="utf-8") as handle:
+        for line_number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"malformed JSON at column {exc.colno}: {exc.msg}", data_path,
+                                line_number) from None
+            raw = record["data"] if isinstance(record, dict) and "data" in record else [record]
+            if not isinstance(raw, list) or not raw:
+                raise UserError("'data' must be a non-empty list of dialogues", data_path,
+                                line_number)
+            dialogues = [_check_dialogue(d, data_path, line_number, bucket_names) for d in raw]
+            annotators = _annotators(dialogues, units, units_file, data_path, line_number)
+            identity = [[d["dialogue_id"], d["group_id"], d["annotation_tasks"]] for d in dialogues]
+            key = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
+            if key in seen:
+                raise UserError(f"the same dialogues and tasks already appear on line {seen[key]}",
+                                data_path, line_number)
+            seen[key] = line_number
+            specs.append(AssignmentSpec(key, line_number, dialogues, annotators))
+    if not specs:
+        raise UserError("the task data file holds no dialogues", data_path)
+    return specs, units_file
+
+
+def _annotators(
+    dialogues: list[dict[str, Any]],
+    units: dict[str, int] | None,
+    units_file: Path | None,
+    data_path: Path,
+    line: int,
+) -> int:
+    if units is None:
+        return 1
+    counts = {}
+    for dialogue in dialogues:
+        group = dialogue["group_id"]
+        if group not in units:
+            raise UserError(f"group '{group}' (line {line} of {data_path.name}) is missing from "
+                            "the units file; add it with its number of annotators", units_file)
+        counts[group] = units[group]
+    if len(set(counts.values())) > 1:
+        raise UserError(f"dialogues on one line need the same number of annotators, got {counts}",
+                        data_path, line)
+    return next(iter(counts.values()))

@@ -1,0 +1,1 @@
+"""Bots: model specs from `model_opts.yaml` and the conversations each needs."""

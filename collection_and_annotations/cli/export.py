@@ -1,0 +1,53 @@
+"""`python -m collection_and_annotations export --task NAME --format jsonl|csv|submissions`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from collection_and_annotations.export.submissions import (
+    ITEM_FIELDS,
+    UnknownTask,
+    answered_items,
+    whole_submissions,
+)
+from collection_and_annotations.export.writers import write_csv, write_jsonl
+from collection_and_annotations.storage.database import Database, default_url
+
+
+@click.command()
+@click.option("--task", "task_name", required=True, help="task_name of the conf")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "submissions"]),
+              default="jsonl", show_default=True,
+              help="jsonl/csv: one row per answered item; submissions: JSONL of whole submissions")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="file to write (default: standard output)")
+@click.option("--data-dir", default="./data", show_default=True,
+              help="data_dir of the runs (for the default SQLite database)")
+@click.option("--database-url", default=None, help="database_url of the runs, if one was set")
+def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
+           database_url: str | None) -> None:
+    """Export a task's submissions."""
+    if database_url is None and not (Path(data_dir) / "cep.sqlite3").is_file():
+        raise click.ClickException(f"no database in {data_dir}; pass --data-dir or --database-url")
+    db = Database(database_url or default_url(data_dir))
+    out = output.open("w", encoding="utf-8", newline="") if output else sys.stdout
+    try:
+        records = whole_submissions(db, task_name)
+        if fmt == "submissions":
+            count = write_jsonl((r for r, _ in records), out)
+        elif fmt == "jsonl":
+            count = write_jsonl((i for r, b in records for i in answered_items(r, b)), out)
+        else:
+            count = write_csv((i for r, b in records for i in answered_items(r, b)), ITEM_FIELDS,
+                              out)
+    except UnknownTask as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        if output:
+            out.close()
+        db.dispose()
+    click.echo(f"exported {count} {'submissions' if fmt == 'submissions' else 'rows'}",
+               err=True)

@@ -1,0 +1,161 @@
+"""`python welcome.py conf=<name> [overrides]`: check everything, then serve the task."""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import time
+import warnings
+from datetime import datetime
+
+from omegaconf import DictConfig, OmegaConf
+from waitress import create_server
+
+from collection_and_annotations.blueprints import Blueprint, build_blueprint, check_supported
+from collection_and_annotations.config import load_run_config
+from collection_and_annotations.engine.allocation import Limits, expire_overdue
+from collection_and_annotations.engine.runs import end_run, start_run, unit_counts
+from collection_and_annotations.engine.served import ServedTask
+from collection_and_annotations.errors import UserError
+from collection_and_annotations.providers.local import LocalProvider, is_loopback
+from collection_and_annotations.quality.blocklist import load_blocklist
+from collection_and_annotations.server.app import check_frontend_built, create_app
+from collection_and_annotations.server.auth import requester_token
+from collection_and_annotations.storage.database import Database, default_url
+
+USAGE = "usage: python welcome.py conf=<name or path.yaml> [key=value ...]"
+SAMPLE_LINKS = 5
+
+
+def split_argv(argv: list[str]) -> tuple[str, list[str]]:
+    conf = [a for a in argv if a.startswith("conf=")]
+    if len(conf) != 1:
+        raise UserError(f"name exactly one conf: {USAGE}")
+    return conf[0].split("=", 1)[1], [a for a in argv if not a.startswith("conf=")]
+
+
+def check_port_free(host: str, port: int) -> None:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UserError(f"port {port} on {host} is not free ({exc.strerror}); stop what uses "
+                            f"it or pick another with mephisto.architect.port=<port>") from None
+
+
+def public_host(hostname: str) -> str:
+    return socket.getfqdn() if hostname in ("0.0.0.0", "::", "") else hostname
+
+
+def prepare(cfg: DictConfig) -> tuple[Database, Blueprint]:
+    """Every check that needs no writes, in the order a user fixes them."""
+    blueprint = build_blueprint(cfg)
+    check_supported(cfg)
+    architect = cfg.mephisto.architect
+    check_port_free(architect.hostname, architect.port)
+    check_frontend_built()
+    db = Database(cfg.database_url or default_url(cfg.data_dir))
+    db.check_reachable()
+    return db, blueprint
+
+
+def open_task(cfg: DictConfig, conf_path: str, db: Database, blueprint: Blueprint) -> ServedTask:
+    """Migrate, create the run and its units: the first writes, after every check passed."""
+    blocked = load_blocklist(cfg.mephisto.blueprint.worker_blocklist_paths,
+                             cfg.mturk.worker_blocklist_paths)
+    db.migrate()
+    secret = db.setting("secret")
+    task_cfg, architect = cfg.mephisto.task, cfg.mephisto.architect
+    run_config = {"conf_path": conf_path, "conf": OmegaConf.to_container(cfg),
+                  **blueprint.describe()}
+    task_id, run_id = start_run(db, task_cfg.task_name, blueprint.name, run_config,
+                                blueprint.plan())
+    provider = LocalProvider(secret, f"http://{public_host(architect.hostname)}:{architect.port}",
+                             require_signature=not is_loopback(architect.hostname))
+    return ServedTask(
+        db=db, blueprint=blueprint, task_name=task_cfg.task_name, task_id=task_id, run_id=run_id,
+        title=task_cfg.task_title or task_cfg.task_name, description_html=task_cfg.task_description,
+        limits=Limits(task_cfg.allowed_concurrent, task_cfg.maximum_units_per_worker,
+                      task_cfg.max_num_concurrent_units, task_cfg.assignment_duration_in_seconds),
+        provider=provider, secret=secret, blocked_workers=blocked,
+    )
+
+
+def serve(cfg: DictConfig, conf_path: str) -> int:
+    db, blueprint = prepare(cfg)
+    served = open_task(cfg, conf_path, db, blueprint)
+    architect = cfg.mephisto.architect
+    server = create_server(create_app(served), host=architect.hostname, port=architect.port,
+                           threads=16, connection_limit=4096, backlog=2048, channel_timeout=60)
+    thread = threading.Thread(target=server.run, name="http", daemon=True)
+    thread.start()
+    _announce(served)
+    status = "stopped"
+    try:
+        status = _monitor(served, cfg.monitoring_log_rate)
+    except KeyboardInterrupt:
+        print("\nstopping: completed work is saved; run the same conf again to continue")
+    finally:
+        server.close()
+        end_run(served.db, served.run_id, status)
+        served.db.dispose()
+    return 0
+
+
+def _announce(served: ServedTask) -> None:
+    provider, run_id = served.provider, served.run_id
+    counts = unit_counts(served.db, served.task_id)
+    total = sum(counts.values()) - counts.get("expired", 0)
+    print(f"task '{served.task_name}', run {run_id}: {total} units "
+          f"({counts.get('completed', 0)} already completed)")
+    print("worker links (each new assignment_id gives that worker a new unit):")
+    for i in range(1, SAMPLE_LINKS + 1):
+        print(f"  {provider.link(f'worker_{i}', '1')}")
+    token = requester_token(served.secret)
+    print(f"requester API: {provider.public_url}/api/requester/progress")
+    print(f"  token: {token}  (send as 'Authorization: Bearer <token>')")
+    print(f"  submissions: {provider.public_url}/api/requester/submissions?format=csv")
+    if provider.require_signature:
+        print(f"  more signed links: {provider.public_url}/api/requester/links?worker_id=W&n=3")
+    print("press Ctrl-C to stop", flush=True)
+
+
+def _progress_line(counts: dict[str, int]) -> str:
+    done = sum(counts.get(s, 0) for s in ("completed", "accepted", "rejected", "soft_rejected"))
+    total = sum(counts.values()) - counts.get("expired", 0)
+    stamp = datetime.now().strftime("%H:%M:%S")
+    return (f"[{stamp}] progress: {done}/{total} units completed, "
+            f"{counts.get('assigned', 0)} in progress, {counts.get('launched', 0)} waiting")
+
+
+def _monitor(served: ServedTask, log_every: int) -> str:
+    """Print progress as units complete; returns 'completed' when no work is left."""
+    last_done, last_log = -1, 0.0
+    while True:
+        with served.db.session() as session:
+            expire_overdue(session, served.run_id)
+        counts = unit_counts(served.db, served.task_id)
+        done = counts.get("completed", 0)
+        if done != last_done or time.monotonic() - last_log >= log_every:
+            print(_progress_line(counts), flush=True)
+            last_done, last_log = done, time.monotonic()
+        if not counts.get("launched") and not counts.get("assigned"):
+            print("all units are completed; the run is done")
+            return "completed"
+        time.sleep(1.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    warnings.formatwarning = lambda message, category, *args, **kwargs: (
+        f"warning: {message}\n"
+    )
+    try:
+        conf, overrides = split_argv(argv)
+        loaded = load_run_config(conf, overrides)
+        return serve(loaded.config, str(loaded.path))
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

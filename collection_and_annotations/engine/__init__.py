@@ -1,0 +1,1 @@
+"""Task engine: runs, assignments, units, allocation to workers, drafts and submissions."""

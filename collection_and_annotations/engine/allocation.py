@@ -1,0 +1,176 @@
+"""Give a worker a unit, inside one database transaction.
+
+Correct under concurrent claims: on PostgreSQL the worker row is locked and units are taken with
+FOR UPDATE SKIP LOCKED; on SQLite every transaction is BEGIN IMMEDIATE. The unique key of
+`worker_groups` is the last guard against a worker getting a group twice.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy import delete, exists, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from collection_and_annotations.engine.runs import DONE_STATUSES
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import (
+    Assignment,
+    AssignmentExclusion,
+    AssignmentGroup,
+    Draft,
+    TaskRun,
+    Unit,
+    Worker,
+    WorkerGroup,
+    utcnow,
+)
+
+
+@dataclass(frozen=True)
+class Limits:
+    allowed_concurrent: int = 1
+    maximum_units_per_worker: int = 0
+    max_num_concurrent_units: int = 0
+    assignment_duration_in_seconds: int = 3600
+
+
+@dataclass(frozen=True)
+class Claim:
+    worker_id: int
+    unit_public_id: str
+    status: str
+
+
+class ClaimRefused(Exception):
+    """The worker gets no unit; `status` is the HTTP status the API answers with."""
+
+    def __init__(self, message: str, status: int = 409):
+        super().__init__(message)
+        self.status = status
+
+
+def get_or_create_worker(session: Session, provider: str, provider_worker_id: str) -> Worker:
+    query = select(Worker).where(
+        Worker.provider == provider, Worker.provider_worker_id == provider_worker_id
+    )
+    worker = session.scalars(query).first()
+    if worker is not None:
+        return worker
+    try:
+        with session.begin_nested():
+            worker = Worker(provider=provider, provider_worker_id=provider_worker_id,
+                            pseudonym=f"w_{secrets.token_hex(6)}")
+            session.add(worker)
+        return worker
+    except IntegrityError:  # created by a concurrent claim
+        return session.scalars(query).one()
+
+
+def expire_overdue(session: Session, run_id: int) -> int:
+    """Return units whose worker ran out of time to the pool; returns how many."""
+    overdue = select(Unit.id).where(
+        Unit.task_run_id == run_id, Unit.status == "assigned", Unit.deadline < utcnow()
+    )
+    ids = list(session.scalars(overdue))
+    if not ids:
+        return 0
+    session.execute(delete(WorkerGroup).where(WorkerGroup.unit_id.in_(ids)))
+    session.execute(delete(Draft).where(Draft.unit_id.in_(ids)))
+    session.execute(
+        update(Unit).where(Unit.id.in_(ids)).values(
+            status="launched", worker_id=None, provider_session=None, assigned_at=None,
+            deadline=None, times_expired=Unit.times_expired + 1,
+        )
+    )
+    return len(ids)
+
+
+def _check_limits(session: Session, task_id: int, run_id: int, worker: Worker,
+                  limits: Limits) -> None:
+    task_units = (
+        select(func.count()).select_from(Unit).join(Assignment)
+        .where(Assignment.task_id == task_id, Unit.worker_id == worker.id)
+    )
+    if limits.allowed_concurrent > 0:
+        open_count = session.scalar(task_units.where(Unit.status == "assigned"))
+        if open_count >= limits.allowed_concurrent:
+            raise ClaimRefused(f"you already have {open_count} unit(s) open in this task; "
+                               "submit one before taking another")
+    if limits.maximum_units_per_worker > 0:
+        total = session.scalar(task_units.where(Unit.status.in_(("assigned", *DONE_STATUSES))))
+        if total >= limits.maximum_units_per_worker:
+            raise ClaimRefused(f"you have reached the maximum of "
+                               f"{limits.maximum_units_per_worker} units for this task")
+    if limits.max_num_concurrent_units > 0:
+        session.execute(select(TaskRun.id).where(TaskRun.id == run_id).with_for_update())
+        running = session.scalar(
+            select(func.count()).select_from(Unit)
+            .where(Unit.task_run_id == run_id, Unit.status == "assigned")
+        )
+        if running >= limits.max_num_concurrent_units:
+            raise ClaimRefused("the task has as many workers as it allows at once; "
+                               "try again in a few minutes")
+
+
+def _free_unit(session: Session, task_id: int, run_id: int, worker: Worker) -> Unit | None:
+    group_taken = exists().where(
+        AssignmentGroup.assignment_id == Unit.assignment_id,
+        WorkerGroup.task_id == task_id,
+        WorkerGroup.worker_id == worker.id,
+        WorkerGroup.group_id == AssignmentGroup.group_id,
+    )
+    authored = exists().where(
+        AssignmentExclusion.assignment_id == Unit.assignment_id,
+        AssignmentExclusion.provider_worker_id == worker.provider_worker_id,
+    )
+    query = (
+        select(Unit)
+        .where(Unit.task_run_id == run_id, Unit.status == "launched", ~group_taken, ~authored)
+        .order_by(Unit.id)
+        .limit(1)
+        .with_for_update(skip_locked=True, of=Unit)
+    )
+    return session.scalars(query).first()
+
+
+def claim_unit(
+    db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
+    provider_session: str, limits: Limits, blocked: frozenset[str] = frozenset(),
+) -> Claim:
+    """Resume the unit of this (worker, provider session), or assign a new one."""
+    if provider_worker_id in blocked:
+        raise ClaimRefused("this worker is not eligible for this task", status=403)
+    with db.session() as session:
+        worker = get_or_create_worker(session, provider, provider_worker_id)
+        session.execute(select(Worker.id).where(Worker.id == worker.id).with_for_update())
+        current = session.scalars(
+            select(Unit).join(Assignment)
+            .where(Assignment.task_id == task_id, Unit.worker_id == worker.id,
+                   Unit.provider_session == provider_session,
+                   Unit.status.in_(("assigned", *DONE_STATUSES)))
+            .order_by(Unit.id.desc()).limit(1)
+        ).first()
+        if current is not None:
+            return Claim(worker.id, current.public_id, current.status)
+        _check_limits(session, task_id, run_id, worker, limits)
+        unit = _free_unit(session, task_id, run_id, worker)
+        if unit is None and expire_overdue(session, run_id):
+            unit = _free_unit(session, task_id, run_id, worker)
+        if unit is None:
+            raise ClaimRefused("there is no more work in this task for you; thank you!")
+        now = utcnow()
+        unit.status, unit.worker_id, unit.provider_session = "assigned", worker.id, provider_session
+        unit.assigned_at = now
+        duration = limits.assignment_duration_in_seconds
+        unit.deadline = now + timedelta(seconds=duration) if duration > 0 else None
+        groups = session.scalars(
+            select(AssignmentGroup.group_id)
+            .where(AssignmentGroup.assignment_id == unit.assignment_id)
+        )
+        session.add_all(WorkerGroup(task_id=task_id, worker_id=worker.id, group_id=g,
+                                    unit_id=unit.id) for g in groups)
+        return Claim(worker.id, unit.public_id, "assigned")

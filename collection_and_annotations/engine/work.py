@@ -1,0 +1,145 @@
+"""A worker's unit: its content, drafts and the final submission."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from collection_and_annotations.blueprints.base import Blueprint
+from collection_and_annotations.engine.runs import DONE_STATUSES
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import (
+    Assignment,
+    Draft,
+    Submission,
+    Unit,
+    utcnow,
+)
+
+MAX_DRAFT_BYTES = 1_000_000
+
+
+class WorkRefused(Exception):
+    """The request cannot be served; `status` is the HTTP status, `problems` any details."""
+
+    def __init__(self, message: str, status: int, problems: list[dict[str, Any]] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str
+    completion_code: str | None
+
+
+def _own_unit(session: Session, public_id: str, worker_id: int, lock: bool = False) -> Unit:
+    query = select(Unit).where(Unit.public_id == public_id)
+    if lock:
+        query = query.with_for_update()
+    unit = session.scalars(query).first()
+    if unit is None or unit.worker_id != worker_id:
+        if unit is not None and unit.times_expired:
+            raise WorkRefused("the time for this unit ran out and it went back to the pool", 409)
+        raise WorkRefused("no such unit for this worker", 404)
+    return unit
+
+
+def unit_view(db: Database, blueprint: Blueprint, public_id: str, worker_id: int) -> dict[str, Any]:
+    """Everything the page shows for a unit, with the worker's latest draft."""
+    with db.session() as session:
+        unit = _own_unit(session, public_id, worker_id)
+        assignment = session.get(Assignment, unit.assignment_id)
+        draft = session.get(Draft, unit.id)
+        seconds = None
+        if unit.deadline is not None and unit.status == "assigned":
+            seconds = max(0, int((unit.deadline - utcnow()).total_seconds()))
+        return {
+            "unit_id": unit.public_id,
+            "status": unit.status,
+            "seconds_remaining": seconds,
+            "draft": None if draft is None else {
+                "answers": draft.answers, "position": draft.position,
+                "saved_at": draft.saved_at.isoformat() + "Z",
+            },
+            **blueprint.unit_content(assignment.data),
+        }
+
+
+def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, position: Any) -> str:
+    if not isinstance(answers, dict):
+        raise WorkRefused("a draft needs 'answers' as an object", 400)
+    if len(json.dumps([answers, position])) > MAX_DRAFT_BYTES:
+        raise WorkRefused("the draft is larger than 1 MB", 413)
+    with db.session() as session:
+        unit = _own_unit(session, public_id, worker_id)
+        if unit.status != "assigned":
+            raise WorkRefused(f"this unit is {unit.status}; drafts are closed", 409)
+        draft = session.get(Draft, unit.id)
+        now = utcnow()
+        if draft is None:
+            session.add(Draft(unit_id=unit.id, worker_id=worker_id, answers=answers,
+                              position=position, saved_at=now))
+        else:
+            draft.answers, draft.position, draft.saved_at = answers, position, now
+        return now.isoformat() + "Z"
+
+
+def submit(
+    db: Database, blueprint: Blueprint, public_id: str, worker_id: int, answers: Any,
+    timings: Any, client_id: str | None, completion_code: str | None,
+) -> Outcome:
+    """Store the answers once; a retry of the same submission gets the same answer."""
+    if not isinstance(timings, dict):
+        raise WorkRefused("'timings' must be an object", 400)
+    with db.session() as session:
+        unit = _own_unit(session, public_id, worker_id, lock=True)
+        if unit.status in DONE_STATUSES:
+            stored = session.scalars(select(Submission).where(Submission.unit_id == unit.id)).one()
+            if stored.answers == answers:
+                return Outcome(unit.status, completion_code)
+            raise WorkRefused("this unit was already submitted with other answers", 409)
+        if unit.status != "assigned":
+            raise WorkRefused(f"this unit is {unit.status} and takes no submission", 409)
+        assignment = session.get(Assignment, unit.assignment_id)
+        problems = blueprint.check_submission(assignment.data, answers)
+        if problems:
+            raise WorkRefused(_summary(problems, assignment.data), 422, problems)
+        now = utcnow()
+        server_timings = {
+            "assigned_at": unit.assigned_at.isoformat() + "Z",
+            "submitted_at": now.isoformat() + "Z",
+            "duration_seconds": round((now - unit.assigned_at).total_seconds(), 3),
+        }
+        session.add(Submission(
+            unit_id=unit.id, worker_id=worker_id, task_run_id=unit.task_run_id, answers=answers,
+            timings={"server": server_timings, "client": timings}, client_id=client_id,
+            created_at=now,
+        ))
+        draft = session.get(Draft, unit.id)
+        if draft is not None:
+            session.delete(draft)
+        unit.status, unit.completed_at = "completed", now
+        return Outcome("completed", completion_code)
+
+
+def _summary(problems: list[dict[str, Any]], data: dict[str, Any]) -> str:
+    """'dialogue 1, turn 6, bucket x: missing: ...' for the first problems (turns 1-based)."""
+    order = {d["key"]: i + 1 for i, d in enumerate(data.get("dialogues", []))}
+    lines = []
+    for problem in problems[:3]:
+        parts = []
+        if problem["dialogue"] in order:
+            parts.append(f"dialogue {order[problem['dialogue']]}")
+        if problem["turn"] is not None:
+            parts.append(f"turn {problem['turn'] + 1}")
+        if problem["bucket"]:
+            parts.append(f"'{problem['bucket']}'")
+        lines.append(f"{', '.join(parts)}: {problem['message']}" if parts else problem["message"])
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return "; ".join(lines) + more

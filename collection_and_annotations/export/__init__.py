@@ -1,0 +1,1 @@
+"""Export of stored submissions: one row per answered item, or whole submissions."""

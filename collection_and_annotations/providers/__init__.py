@@ -1,0 +1,1 @@
+"""Providers: where workers come from and how their identity is vouched for."""

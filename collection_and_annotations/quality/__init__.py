@@ -1,0 +1,1 @@
+"""Quality control: screening tasks, gold units, block lists."""

@@ -1,0 +1,48 @@
+"""Flask application factory: the worker page, the worker API and the requester API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask, jsonify, send_from_directory
+from werkzeug.exceptions import HTTPException
+
+from collection_and_annotations.engine.served import ServedTask
+from collection_and_annotations.errors import UserError
+from collection_and_annotations.server.requester_api import requester_api
+from collection_and_annotations.server.worker_api import worker_api
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+
+def check_frontend_built(static_dir: Path = STATIC_DIR) -> None:
+    if not (static_dir / "index.html").is_file():
+        raise UserError("the worker page is not built (no server/static/index.html); run "
+                        "./setup.sh, or: cd frontend && npm ci && npm run build", static_dir)
+
+
+def create_app(served: ServedTask, static_dir: Path = STATIC_DIR) -> Flask:
+    app = Flask(__name__, static_folder=None)
+    app.config["SERVED_TASK"] = served
+    app.config["MAX_CONTENT_LENGTH"] = 2_000_000
+    app.json.sort_keys = False
+    app.register_blueprint(worker_api)
+    app.register_blueprint(requester_api)
+
+    @app.errorhandler(HTTPException)
+    def _http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
+        return jsonify({"error": exc.description}), exc.code
+
+    @app.get("/api/health")
+    def health():  # type: ignore[no-untyped-def]
+        return jsonify({"ok": True, "task": served.task_name, "run_id": served.run_id})
+
+    @app.get("/")
+    def index():  # type: ignore[no-untyped-def]
+        return send_from_directory(static_dir, "index.html", max_age=0)
+
+    @app.get("/assets/<path:name>")
+    def assets(name: str):  # type: ignore[no-untyped-def]
+        return send_from_directory(static_dir / "assets", name, max_age=31536000)
+
+    return app

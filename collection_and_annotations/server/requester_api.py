@@ -1,0 +1,97 @@
+"""Requester API (token required): progress of runs, submissions as JSON, JSONL or CSV."""
+
+from __future__ import annotations
+
+import hmac
+import io
+import secrets
+from typing import Any
+
+from flask import Blueprint, Response, abort, current_app, jsonify, request
+from sqlalchemy import func, select
+
+from collection_and_annotations.engine.served import ServedTask
+from collection_and_annotations.export.submissions import (
+    ITEM_FIELDS,
+    answered_items,
+    whole_submissions,
+)
+from collection_and_annotations.export.writers import write_csv, write_jsonl
+from collection_and_annotations.server.auth import bearer, requester_token
+from collection_and_annotations.storage.models import TaskRun, Unit
+
+requester_api = Blueprint("requester_api", __name__, url_prefix="/api/requester")
+
+
+def _served() -> ServedTask:
+    return current_app.config["SERVED_TASK"]
+
+
+@requester_api.before_request
+def _require_token() -> Any:
+    given = bearer(request.headers.get("Authorization")) or request.args.get("token")
+    if not given or not hmac.compare_digest(given, requester_token(_served().secret)):
+        return jsonify({"error": "requester token missing or wrong (it is printed at start)"}), 401
+    return None
+
+
+@requester_api.get("/progress")
+def progress() -> Response:
+    served = _served()
+    with served.db.session() as session:
+        runs = session.scalars(
+            select(TaskRun).where(TaskRun.task_id == served.task_id).order_by(TaskRun.id)
+        ).all()
+        counts = session.execute(
+            select(Unit.task_run_id, Unit.status, func.count())
+            .where(Unit.task_run_id.in_([r.id for r in runs]))
+            .group_by(Unit.task_run_id, Unit.status)
+        ).all()
+    by_run: dict[int, dict[str, int]] = {r.id: {} for r in runs}
+    for run_id, status, count in counts:
+        by_run[run_id][status] = count
+    return jsonify({
+        "task": served.task_name,
+        "current_run": served.run_id,
+        "runs": [
+            {"run_id": r.id, "status": r.status, "started_at": r.created_at.isoformat() + "Z",
+             "units": by_run[r.id]}
+            for r in runs
+        ],
+    })
+
+
+@requester_api.get("/submissions")
+def submissions() -> Response:
+    served = _served()
+    fmt = request.args.get("format", "json")
+    records = whole_submissions(served.db, served.task_name)
+    if fmt == "json":
+        return jsonify({"task": served.task_name, "submissions": [r for r, _ in records]})
+    out = io.StringIO()
+    if fmt == "jsonl":
+        write_jsonl((r for r, _ in records), out)
+        mimetype, suffix = "application/x-ndjson", "jsonl"
+    elif fmt == "items-jsonl":
+        write_jsonl((i for r, b in records for i in answered_items(r, b)), out)
+        mimetype, suffix = "application/x-ndjson", "items.jsonl"
+    elif fmt == "csv":
+        write_csv((i for r, b in records for i in answered_items(r, b)), ITEM_FIELDS, out)
+        mimetype, suffix = "text/csv", "csv"
+    else:
+        abort(400, "format must be json, jsonl, items-jsonl or csv")
+    filename = f"{served.task_name}-submissions.{suffix}"
+    return Response(out.getvalue(), mimetype=mimetype,
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+
+
+@requester_api.get("/links")
+def links() -> Response:
+    """Worker links for in-house workers (signed when the server is reachable from outside)."""
+    worker = request.args.get("worker_id", "")
+    count = request.args.get("n", "1")
+    if not worker or not count.isdigit() or not 1 <= int(count) <= 100:
+        abort(400, "give worker_id and n (1-100)")
+    provider = _served().provider
+    return jsonify({"links": [provider.link(worker, secrets.token_hex(4))
+                              for _ in range(int(count))]})

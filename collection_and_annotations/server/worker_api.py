@@ -1,0 +1,106 @@
+"""Worker JSON API: claim or resume a unit, read it, save drafts, submit (docs/worker-api.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, current_app, jsonify, request
+
+from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit
+from collection_and_annotations.engine.served import ServedTask
+from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
+from collection_and_annotations.server.auth import bearer, worker_from_token, worker_token
+
+worker_api = Blueprint("worker_api", __name__, url_prefix="/api")
+
+
+def _served() -> ServedTask:
+    return current_app.config["SERVED_TASK"]
+
+
+def _error(message: str, status: int, problems: list[dict[str, Any]] | None = None):
+    body: dict[str, Any] = {"error": message}
+    if problems is not None:
+        body["problems"] = problems
+    return jsonify(body), status
+
+
+def _body() -> dict[str, Any]:
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise WorkRefused("the request body must be a JSON object", 400)
+    return body
+
+
+def _worker_id() -> int:
+    token = bearer(request.headers.get("Authorization"))
+    worker_id = worker_from_token(_served().secret, token) if token else None
+    if worker_id is None:
+        raise WorkRefused("missing or invalid worker token; open your task link again", 401)
+    return worker_id
+
+
+@worker_api.errorhandler(WorkRefused)
+def _refused(exc: WorkRefused):
+    return _error(str(exc), exc.status, exc.problems)
+
+
+@worker_api.post("/claim")
+def claim():
+    served = _served()
+    body = _body()
+    worker, assignment = body.get("worker_id"), body.get("assignment_id")
+    if not isinstance(worker, str) or not worker or not isinstance(assignment, str) or (
+        not assignment
+    ):
+        raise WorkRefused("worker_id and assignment_id are required (they come from your link)",
+                          400)
+    if len(worker) > 200 or len(assignment) > 200:
+        raise WorkRefused("worker_id and assignment_id must be at most 200 characters", 400)
+    if not served.provider.verify(worker, assignment, body.get("sig")):
+        raise WorkRefused("this link is not valid (its signature does not match); ask the "
+                          "requester for your link", 403)
+    try:
+        result = claim_unit(served.db, served.task_id, served.run_id, served.provider.name,
+                            worker, assignment, served.limits, served.blocked_workers)
+    except ClaimRefused as exc:
+        return _error(str(exc), exc.status)
+    return jsonify({
+        "token": worker_token(served.secret, result.worker_id),
+        "unit_id": result.unit_public_id,
+        "status": result.status,
+    })
+
+
+@worker_api.get("/units/<unit_id>")
+def get_unit(unit_id: str):
+    served = _served()
+    view = unit_view(served.db, served.blueprint, unit_id, _worker_id())
+    view["task"] = {"title": served.title, "description_html": served.description_html}
+    view["completion_code"] = (
+        served.provider.completion_code if view["status"] != "assigned" else None
+    )
+    return jsonify(view)
+
+
+@worker_api.put("/units/<unit_id>/draft")
+def put_draft(unit_id: str):
+    worker_id = _worker_id()
+    body = _body()
+    saved_at = save_draft(_served().db, unit_id, worker_id, body.get("answers"),
+                          body.get("position"))
+    return jsonify({"saved_at": saved_at})
+
+
+@worker_api.post("/units/<unit_id>/submit")
+def post_submit(unit_id: str):
+    served = _served()
+    worker_id = _worker_id()
+    body = _body()
+    if "answers" not in body:
+        raise WorkRefused("the submission has no 'answers'", 400)
+    client_id = body.get("client_id")
+    outcome = submit(served.db, served.blueprint, unit_id, worker_id, body["answers"],
+                     body.get("timings", {}), str(client_id)[:64] if client_id else None,
+                     served.provider.completion_code)
+    return jsonify({"status": outcome.status, "completion_code": outcome.completion_code})

@@ -1,0 +1,101 @@
+"""Engine, sessions and migrations: SQLite (WAL) by default, PostgreSQL through a URL."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from collection_and_annotations.errors import UserError
+from collection_and_annotations.storage.models import Setting
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+
+def default_url(data_dir: str | Path) -> str:
+    path = Path(data_dir).expanduser().resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path / 'cep.sqlite3'}"
+
+
+def _setup_sqlite(engine: Engine) -> None:
+    """WAL for concurrent readers; BEGIN IMMEDIATE so writers queue instead of failing."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection):  # type: ignore[no-untyped-def]
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url, pool_size=20, max_overflow=20)
+        _setup_sqlite(engine)
+    else:
+        engine = create_engine(url, pool_size=20, max_overflow=20, pool_pre_ping=True)
+    return engine
+
+
+class Database:
+    """One per process: the engine and a session factory."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.engine = make_engine(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    def check_reachable(self) -> None:
+        try:
+            with self.engine.connect():
+                pass
+        except OperationalError as exc:
+            reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+            raise UserError(f"cannot reach the database {self.engine.url!r}: {reason}; check "
+                            "database_url (or drop it to use SQLite under data_dir)") from None
+
+    def migrate(self) -> None:
+        """Bring the schema to the newest migration (safe to call on every start)."""
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS_DIR))
+        with self.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A transaction: committed when the block ends, rolled back on an exception."""
+        with self._sessions() as session, session.begin():
+            yield session
+
+    def setting(self, key: str) -> str:
+        """A shared secret, created once per database so every server process agrees."""
+        try:
+            with self.session() as session:
+                row = session.get(Setting, key)
+                if row is None:
+                    row = Setting(key=key, value=secrets.token_hex(32))
+                    session.add(row)
+                return row.value
+        except IntegrityError:  # another process created it first
+            with self.session() as session:
+                return session.get(Setting, key).value
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+

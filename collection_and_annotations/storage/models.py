@@ -1,0 +1,163 @@
+"""Database tables for the domain model (design.md §3)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    """Naive UTC: stored and compared the same way on SQLite and PostgreSQL."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, datetime: DateTime()}
+
+
+class Setting(Base):
+    """Secrets and other values every server process of a deployment must share."""
+
+    __tablename__ = "settings"
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class Task(Base):
+    __tablename__ = "tasks"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    blueprint: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class TaskRun(Base):
+    __tablename__ = "task_runs"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id"), index=True)
+    config: Mapped[dict[str, Any]]
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    ended_at: Mapped[datetime | None]
+
+
+class Assignment(Base):
+    __tablename__ = "assignments"
+    __table_args__ = (UniqueConstraint("task_id", "key"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id"), index=True)
+    key: Mapped[str] = mapped_column(String(64))
+    position: Mapped[int]
+    data: Mapped[dict[str, Any]]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AssignmentGroup(Base):
+    """A group an assignment belongs to: a worker gets each group of a task at most once."""
+
+    __tablename__ = "assignment_groups"
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id"), primary_key=True)
+    group_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+
+
+class AssignmentExclusion(Base):
+    """A provider worker id that may not take an assignment (it authored a dialogue in it)."""
+
+    __tablename__ = "assignment_exclusions"
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id"), primary_key=True)
+    provider_worker_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+
+
+class Worker(Base):
+    __tablename__ = "workers"
+    __table_args__ = (UniqueConstraint("provider", "provider_worker_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    provider: Mapped[str] = mapped_column(String(32))
+    provider_worker_id: Mapped[str] = mapped_column(String(200))
+    pseudonym: Mapped[str] = mapped_column(String(32), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Unit(Base):
+    """One worker's slot on an assignment. Status: launched (free) -> assigned -> completed ->
+    accepted | rejected | soft_rejected; expired when no longer needed."""
+
+    __tablename__ = "units"
+    __table_args__ = (
+        Index("ix_units_run_status", "task_run_id", "status"),
+        Index("ix_units_worker_session", "worker_id", "provider_session"),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    public_id: Mapped[str] = mapped_column(String(40), unique=True)
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id"), index=True)
+    task_run_id: Mapped[int] = mapped_column(ForeignKey("task_runs.id"))
+    status: Mapped[str] = mapped_column(String(16), default="launched")
+    worker_id: Mapped[int | None] = mapped_column(ForeignKey("workers.id"))
+    provider_session: Mapped[str | None] = mapped_column(String(200))
+    assigned_at: Mapped[datetime | None]
+    deadline: Mapped[datetime | None]
+    completed_at: Mapped[datetime | None]
+    times_expired: Mapped[int] = mapped_column(default=0)
+
+
+class WorkerGroup(Base):
+    """Groups a worker holds or has annotated in a task; the unique key forbids a second time."""
+
+    __tablename__ = "worker_groups"
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id"), primary_key=True)
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), primary_key=True)
+    group_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), index=True)
+
+
+class Draft(Base):
+    __tablename__ = "drafts"
+    unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), primary_key=True)
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"))
+    answers: Mapped[dict[str, Any]]
+    position: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    saved_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Submission(Base):
+    __tablename__ = "submissions"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), unique=True)
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), index=True)
+    task_run_id: Mapped[int] = mapped_column(ForeignKey("task_runs.id"), index=True)
+    answers: Mapped[dict[str, Any]]
+    timings: Mapped[dict[str, Any]]
+    client_id: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Message(Base):
+    """A chat message of a dialogue-collection unit (used by the collection blueprint)."""
+
+    __tablename__ = "messages"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), index=True)
+    sender: Mapped[str] = mapped_column(String(64))
+    text: Mapped[str] = mapped_column(Text)
+    meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Qualification(Base):
+    __tablename__ = "qualifications"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class GrantedQualification(Base):
+    __tablename__ = "granted_qualifications"
+    __table_args__ = (UniqueConstraint("qualification_id", "worker_id"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    qualification_id: Mapped[int] = mapped_column(ForeignKey("qualifications.id"))
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), index=True)
+    value: Mapped[int] = mapped_column(default=1)
+    granted_at: Mapped[datetime] = mapped_column(default=utcnow)

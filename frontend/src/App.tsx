@@ -1,0 +1,176 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { ApiError, claim, getUnit, NetworkError } from './api';
+import { Annotator } from './components/Annotator';
+import type { Unit } from './types';
+
+type State =
+  | { phase: 'loading' }
+  | { phase: 'error'; title: string; message: string; retry: boolean }
+  | { phase: 'ready'; unit: Unit; token: string }
+  | { phase: 'completed'; code: string | null };
+
+export interface LinkParams {
+  workerId: string | null;
+  assignmentId: string | null;
+  sig: string | null;
+}
+
+export function readLinkParams(search: string): LinkParams {
+  const q = new URLSearchParams(search);
+  return {
+    workerId: q.get('worker_id'),
+    assignmentId: q.get('assignment_id'),
+    sig: q.get('sig'),
+  };
+}
+
+/** Unit states after a submission (the completion page is shown for these). */
+const DONE_STATUSES = new Set(['completed', 'accepted', 'rejected', 'soft_rejected']);
+
+function errorState(e: unknown, during: 'claim' | 'unit'): State {
+  if (e instanceof ApiError) {
+    if (e.status === 403) return { phase: 'error', title: 'This link is not valid', message: e.message, retry: false };
+    if (e.status === 409) {
+      const title = during === 'claim' ? 'No work available' : 'This task is no longer available';
+      return { phase: 'error', title, message: e.message, retry: false };
+    }
+    if (e.status === 401) return { phase: 'error', title: 'Session expired', message: e.message, retry: true };
+    if (e.status === 404) return { phase: 'error', title: 'Not found', message: e.message, retry: false };
+    return { phase: 'error', title: 'Something went wrong', message: e.message, retry: e.status >= 500 };
+  }
+  if (e instanceof NetworkError) return { phase: 'error', title: 'Cannot reach the server', message: e.message, retry: true };
+  return { phase: 'error', title: 'Something went wrong', message: e instanceof Error ? e.message : String(e), retry: true };
+}
+
+export function App({ search = window.location.search }: { search?: string }) {
+  const [state, setState] = useState<State>({ phase: 'loading' });
+  const started = useRef(false);
+
+  const load = useCallback(async () => {
+    const { workerId, assignmentId, sig } = readLinkParams(search);
+    if (!workerId || !assignmentId) {
+      setState({
+        phase: 'error',
+        title: 'This link is incomplete',
+        message: 'The address must contain worker_id and assignment_id. Please open the exact link you were given.',
+        retry: false,
+      });
+      return;
+    }
+    setState({ phase: 'loading' });
+    let during: 'claim' | 'unit' = 'claim';
+    try {
+      const claimed = await claim(workerId, assignmentId, sig);
+      during = 'unit';
+      if (DONE_STATUSES.has(claimed.status)) {
+        let code: string | null = null;
+        try {
+          code = (await getUnit(claimed.unit_id, claimed.token)).completion_code ?? null;
+        } catch {
+          code = null;
+        }
+        setState({ phase: 'completed', code });
+        return;
+      }
+      const unit = await getUnit(claimed.unit_id, claimed.token);
+      if (DONE_STATUSES.has(unit.status)) {
+        setState({ phase: 'completed', code: unit.completion_code ?? null });
+        return;
+      }
+      if (unit.status !== 'assigned') {
+        setState({
+          phase: 'error',
+          title: 'This task is no longer available',
+          message: `This unit is ${unit.status}. Please open your task link again to get new work.`,
+          retry: false,
+        });
+        return;
+      }
+      setState({ phase: 'ready', unit, token: claimed.token });
+    } catch (e) {
+      setState(errorState(e, during));
+    }
+  }, [search]);
+
+  useEffect(() => {
+    if (started.current) return;
+    started.current = true;
+    void load();
+  }, [load]);
+
+  useEffect(() => {
+    if (state.phase === 'ready' && state.unit.task?.title) document.title = state.unit.task.title;
+  }, [state]);
+
+  switch (state.phase) {
+    case 'loading':
+      return (
+        <main className="page center" aria-busy="true">
+          <p className="muted" role="status">
+            Loading your task…
+          </p>
+        </main>
+      );
+    case 'error':
+      return (
+        <main className="page">
+          <div className="message-card" role="alert">
+            <h1>{state.title}</h1>
+            <p>{state.message}</p>
+          </div>
+          {state.retry && (
+            <button type="button" className="btn btn-primary" onClick={() => void load()}>
+              Try again
+            </button>
+          )}
+        </main>
+      );
+    case 'completed':
+      return <CompletionPage code={state.code} />;
+    case 'ready':
+      return (
+        <Annotator
+          unit={state.unit}
+          token={state.token}
+          onCompleted={(code) => setState({ phase: 'completed', code })}
+        />
+      );
+  }
+}
+
+export function CompletionPage({ code }: { code: string | null }) {
+  const [copied, setCopied] = useState(false);
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  useEffect(() => headingRef.current?.focus(), []);
+  const canCopy = typeof navigator !== 'undefined' && !!navigator.clipboard && window.isSecureContext;
+  return (
+    <main className="page">
+      <div className="message-card is-success">
+        <h1 tabIndex={-1} ref={headingRef}>
+          Thank you!
+        </h1>
+        <p>Your answers have been submitted.</p>
+        {code !== null && code !== undefined && (
+          <p className="completion-code">
+            Your completion code: <strong className="code">{code}</strong>
+            {canCopy && (
+              <button
+                type="button"
+                className="btn btn-small"
+                onClick={() =>
+                  void navigator.clipboard.writeText(code).then(
+                    () => setCopied(true),
+                    () => setCopied(false),
+                  )
+                }
+              >
+                {copied ? 'Copied' : 'Copy code'}
+              </button>
+            )}
+          </p>
+        )}
+        <p className="muted">You can close this page now.</p>
+      </div>
+    </main>
+  );
+}

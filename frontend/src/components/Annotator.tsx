@@ -1,0 +1,332 @@
+import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
+import { ApiError, newClientId, submit, type Problem } from '../api';
+import { answersForSubmit, buildSteps, sanitizeAnswers, type Step } from '../answers';
+import { humanize, makeShow, makeShowHtml, turnNumber } from '../display';
+import { formatMissing, stepMissing, type Missing } from '../require';
+import type { Answers, Unit } from '../types';
+import { useDraftSaver, type SaveStatus } from '../useDraftSaver';
+import { Countdown, useCountdown } from './Countdown';
+import { InstructionsDialog } from './InstructionsDialog';
+import { StepView, stepTitle } from './StepView';
+import { TrustedHtml } from './TrustedHtml';
+
+interface Props {
+  unit: Unit;
+  token: string;
+  onCompleted: (completionCode: string | null) => void;
+  /** Test hooks. */
+  advanceDelayMs?: number;
+  draftDebounceMs?: number;
+}
+
+/** Step 0 is the overview; step k (1..N) is steps[k - 1]. */
+function initialStep(unit: Unit, steps: Step[], missing: Missing[][]): number {
+  const pos = unit.draft?.position as { step?: unknown } | null | undefined;
+  const saved = typeof pos?.step === 'number' && Number.isInteger(pos.step) ? pos.step : 0;
+  const firstIncomplete = missing.findIndex((m) => m.length > 0);
+  const reachable = firstIncomplete === -1 ? steps.length : firstIncomplete + 1;
+  return Math.max(0, Math.min(saved, steps.length, reachable));
+}
+
+function SaveIndicator({ status, error, retrying }: { status: SaveStatus; error: string | null; retrying: boolean }) {
+  if (status === 'idle') return null;
+  if (status === 'error') {
+    return (
+      <span className="save-status is-error" role="status" title={error ?? undefined}>
+        {retrying ? 'Not saved — retrying' : 'Not saved'}
+      </span>
+    );
+  }
+  return <span className="save-status">{status === 'saving' ? 'Saving…' : 'Saved'}</span>;
+}
+
+export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebounceMs }: Props) {
+  const steps = useMemo(() => buildSteps(unit), [unit]);
+  const show = useMemo(() => makeShow(unit.speaker_names), [unit]);
+  const showHtml = useMemo(() => makeShowHtml(unit.speaker_names), [unit]);
+  const [answers, setAnswers] = useState<Answers>(() => sanitizeAnswers(unit, unit.draft?.answers));
+  const update = useCallback((fn: (a: Answers) => Answers) => setAnswers(fn), []);
+
+  const missingByStep = useMemo(
+    () => steps.map((s) => stepMissing(unit, s.dialogueKey, s.bucketName, answers, show)),
+    [steps, unit, answers, show],
+  );
+  const [stepIndex, setStepIndex] = useState(() => initialStep(unit, steps, missingByStep));
+  const [submitted, setSubmitted] = useState(false);
+  const [submitting, setSubmitting] = useState(false);
+  const [submitError, setSubmitError] = useState<{ message: string; problems: Problem[] } | null>(null);
+  const [helpBucket, setHelpBucket] = useState<string | null>(null);
+
+  const position = useMemo(() => ({ step: stepIndex }), [stepIndex]);
+  const saver = useDraftSaver({
+    unitId: unit.unit_id,
+    token,
+    answers,
+    position,
+    enabled: !submitted,
+    debounceMs: draftDebounceMs,
+  });
+  const remaining = useCountdown(unit.seconds_remaining);
+
+  const dialogId = useId();
+  const hintId = useId();
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const clientId = useRef(newClientId());
+  const startedAt = useRef(new Date());
+
+  const shownStep = useRef(stepIndex);
+  useEffect(() => {
+    if (shownStep.current === stepIndex) return;
+    shownStep.current = stepIndex;
+    if (typeof window.scrollTo === 'function') {
+      try {
+        window.scrollTo({ top: 0 });
+      } catch {
+        /* jsdom */
+      }
+    }
+    headingRef.current?.focus();
+  }, [stepIndex]);
+
+  const current = stepIndex > 0 ? steps[stepIndex - 1] : null;
+  const missing = current ? missingByStep[stepIndex - 1] : [];
+  const isLast = stepIndex === steps.length;
+  const firstIncomplete = missingByStep.findIndex((m) => m.length > 0);
+  const canSubmit = firstIncomplete === -1 && !submitting;
+  const dialogueNumber = current ? unit.dialogues.findIndex((d) => d.key === current.dialogueKey) + 1 : 0;
+
+  const goTo = (index: number) => {
+    setSubmitError(null);
+    setStepIndex(Math.max(0, Math.min(index, steps.length)));
+  };
+
+  const doSubmit = async () => {
+    setSubmitting(true);
+    setSubmitError(null);
+    const submittedAt = new Date();
+    try {
+      const result = await submit(
+        unit.unit_id,
+        token,
+        answersForSubmit(answers),
+        {
+          started_at: startedAt.current.toISOString(),
+          submitted_at: submittedAt.toISOString(),
+          duration_ms: submittedAt.getTime() - startedAt.current.getTime(),
+        },
+        clientId.current,
+      );
+      setSubmitted(true);
+      onCompleted(result?.completion_code ?? null);
+    } catch (e) {
+      if (e instanceof ApiError) setSubmitError({ message: e.message, problems: e.problems });
+      else setSubmitError({ message: e instanceof Error ? e.message : String(e), problems: [] });
+    } finally {
+      setSubmitting(false);
+    }
+  };
+
+  const helpFor = (bucketName: string) => {
+    const html = unit.buckets[bucketName]?.instructions_html;
+    return html ? { dialogId, open: () => setHelpBucket(bucketName) } : null;
+  };
+
+  const instructionBuckets = useMemo(() => {
+    const seen: string[] = [];
+    for (const s of steps) {
+      if (!seen.includes(s.bucketName) && unit.buckets[s.bucketName]?.instructions_html) seen.push(s.bucketName);
+    }
+    return seen;
+  }, [steps, unit]);
+
+  const helpBucketObj = helpBucket ? unit.buckets[helpBucket] : null;
+
+  // What the worker is told is missing.
+  let hints: string[] = [];
+  let gotoIncomplete: number | null = null;
+  if (current && missing.length > 0) {
+    hints = missing.map(formatMissing);
+  } else if (isLast && firstIncomplete !== -1) {
+    gotoIncomplete = firstIncomplete + 1;
+    hints = [`Step ${gotoIncomplete} is not complete yet.`];
+  }
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <h1 className="task-title">{show(unit.task?.title || 'Annotation task')}</h1>
+        <div className="topbar-status">
+          {remaining !== null && <Countdown seconds={remaining} />}
+          <SaveIndicator status={saver.status} error={saver.error} retrying={saver.retrying} />
+        </div>
+      </header>
+      {saver.status === 'error' && !saver.retrying && saver.error && (
+        <div className="banner is-error" role="alert">
+          Your answers could not be saved: {saver.error}
+        </div>
+      )}
+      {remaining === 0 && (
+        <div className="banner is-warning" role="alert">
+          The time for this task is over.
+        </div>
+      )}
+
+      <main className="content" id="main">
+        {current === null ? (
+          <section className="overview">
+            <h2 ref={headingRef} tabIndex={-1}>
+              Before you start
+            </h2>
+            {unit.task?.description_html && <TrustedHtml className="rich" html={showHtml(unit.task.description_html)} />}
+            {instructionBuckets.length > 0 && (
+              <div className="instructions">
+                <h3>Instructions</h3>
+                {instructionBuckets.map((name) => (
+                  <section key={name} className="panel">
+                    <h4>{humanize(unit.buckets[name].task_title || name)}</h4>
+                    <TrustedHtml className="rich" html={showHtml(unit.buckets[name].instructions_html ?? '')} />
+                  </section>
+                ))}
+              </div>
+            )}
+            <p className="muted">
+              {steps.length === 1 ? 'This task has 1 step.' : `This task has ${steps.length} steps.`} Your answers are
+              saved as you go: if you reload this page or come back to the same link, you continue where you were.
+            </p>
+          </section>
+        ) : (
+          <section
+            className={unit.buckets[current.bucketName]?.level === 'dialogue' ? 'step is-wide' : 'step'}
+            key={stepIndex}
+          >
+            <div className="step-head">
+              <div>
+                <h2 ref={headingRef} tabIndex={-1}>
+                  {stepTitle(unit, current)}
+                </h2>
+                <p className="muted small">
+                  Dialogue {dialogueNumber} of {unit.dialogues.length}
+                </p>
+              </div>
+              {unit.buckets[current.bucketName]?.instructions_html && (
+                <button
+                  type="button"
+                  className="btn btn-quiet"
+                  aria-haspopup="dialog"
+                  aria-controls={dialogId}
+                  onClick={() => setHelpBucket(current.bucketName)}
+                >
+                  Instructions
+                </button>
+              )}
+            </div>
+            <StepView
+              unit={unit}
+              step={current}
+              answers={answers}
+              update={update}
+              show={show}
+              help={helpFor(current.bucketName)}
+              advanceDelayMs={advanceDelayMs}
+            />
+          </section>
+        )}
+      </main>
+
+      <footer className="footer">
+        {submitError && (
+          <div className="submit-error" role="alert">
+            <p>
+              <strong>Your answers were not accepted:</strong> {submitError.message}
+            </p>
+            {submitError.problems.length > 0 && (
+              <ul>
+                {submitError.problems.map((p, i) => {
+                  const target = steps.findIndex((s) => s.dialogueKey === p.dialogue && s.bucketName === p.bucket);
+                  return (
+                    <li key={i}>
+                      {target >= 0 && `Step ${target + 1}`}
+                      {typeof p.turn === 'number' && `${target >= 0 ? ', ' : ''}Turn ${turnNumber(p.turn)}`}
+                      {(target >= 0 || typeof p.turn === 'number') && ': '}
+                      {show(p.message)}
+                      {target >= 0 && target + 1 !== stepIndex && (
+                        <>
+                          {' '}
+                          <button type="button" className="link-button" onClick={() => goTo(target + 1)}>
+                            Go to step {target + 1}
+                          </button>
+                        </>
+                      )}
+                    </li>
+                  );
+                })}
+              </ul>
+            )}
+          </div>
+        )}
+        {hints.length > 0 && (
+          <div className="missing" id={hintId}>
+            <span className="missing-title">{hints.length > 1 ? `Still to do (${hints.length}):` : 'Still to do:'}</span>{' '}
+            <ul>
+              {hints.map((h, i) => (
+                <li key={i}>{h}</li>
+              ))}
+            </ul>
+            {gotoIncomplete !== null && (
+              <button type="button" className="link-button" onClick={() => goTo(gotoIncomplete!)}>
+                Go to step {gotoIncomplete}
+              </button>
+            )}
+          </div>
+        )}
+        <nav className="step-nav" aria-label="Steps">
+          <button type="button" className="btn" onClick={() => goTo(stepIndex - 1)} disabled={stepIndex === 0}>
+            Back
+          </button>
+          <div className="progress">
+            <span className="progress-text">
+              {current === null ? 'Overview' : `Step ${stepIndex} of ${steps.length}`}
+            </span>
+            <span className="progress-bar" aria-hidden="true">
+              <span style={{ width: `${steps.length ? (stepIndex / steps.length) * 100 : 0}%` }} />
+            </span>
+          </div>
+          {isLast ? (
+            <button
+              type="button"
+              className="btn btn-primary"
+              onClick={doSubmit}
+              disabled={!canSubmit || missing.length > 0}
+              aria-describedby={hints.length > 0 ? hintId : undefined}
+            >
+              Submit
+            </button>
+          ) : (
+            <button
+              type="button"
+              className="btn btn-primary"
+              onClick={() => goTo(stepIndex + 1)}
+              disabled={missing.length > 0}
+              aria-describedby={hints.length > 0 ? hintId : undefined}
+            >
+              Next
+            </button>
+          )}
+        </nav>
+        {submitting && (
+          <p className="muted small center" role="status">
+            Submitting…
+          </p>
+        )}
+      </footer>
+
+      <InstructionsDialog
+        id={dialogId}
+        open={helpBucketObj !== null && helpBucketObj !== undefined}
+        title={`Instructions: ${humanize(helpBucketObj?.task_title || helpBucket || '')}`}
+        html={showHtml(helpBucketObj?.instructions_html ?? '')}
+        onClose={() => setHelpBucket(null)}
+      />
+    </div>
+  );
+}

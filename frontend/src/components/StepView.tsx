@@ -1,0 +1,312 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { getValue, setValue, type Step } from '../answers';
+import { humanize, turnNumber, type Show } from '../display';
+import { targetsOf, turnContext } from '../require';
+import { chooseRadio, normalizeTree, toggleCheckbox, type TreePath } from '../tree';
+import type { Answers, Bucket, BucketValue, Dialogue, TreeValue, Turn, Unit } from '../types';
+import { DIALOGUE_TARGET } from '../types';
+import { isTreeBucket, isValueComplete, valueGaps } from '../values';
+import { DialogueView } from './DialogueView';
+import { ComparativeQuestion, ForeachQuestions, LikertQuestions, MultiselectQuestion } from './Renderers';
+import { TreeQuestions, type HelpLink } from './TreeQuestions';
+
+export type Update = (fn: (answers: Answers) => Answers) => void;
+
+export interface StepViewProps {
+  unit: Unit;
+  step: Step;
+  answers: Answers;
+  update: Update;
+  show: Show;
+  /** Opens the instructions of the step's bucket; null when the bucket has none. */
+  help: HelpLink | null;
+  /** Delay before moving on to the next target turn after one is completed by a click. */
+  advanceDelayMs?: number;
+}
+
+/** The answer area of one step: the dialogue(s) plus the bucket's questions. */
+export function StepView(props: StepViewProps) {
+  const { unit, step } = props;
+  const bucket = unit.buckets[step.bucketName];
+  const dialogue = unit.dialogues.find((d) => d.key === step.dialogueKey);
+  if (!bucket || !dialogue) return <p className="error-text">This step cannot be shown.</p>;
+  if (bucket.config === 'comparative') return <ComparativeStep {...props} bucket={bucket} dialogue={dialogue} />;
+  if (bucket.level === 'dialogue') return <DialogueLevelStep {...props} bucket={bucket} dialogue={dialogue} />;
+  return <TurnLevelStep {...props} bucket={bucket} dialogue={dialogue} />;
+}
+
+interface InnerProps extends StepViewProps {
+  bucket: Bucket;
+  dialogue: Dialogue;
+}
+
+function useTargetSetter(props: InnerProps) {
+  const { update, step } = props;
+  return useCallback(
+    (target: string, fn: (old: unknown) => BucketValue | undefined) =>
+      update((a) => {
+        const old = getValue(a, step.dialogueKey, step.bucketName, target);
+        const next = fn(old);
+        return next === old ? a : setValue(a, step.dialogueKey, step.bucketName, target, next);
+      }),
+    [update, step.dialogueKey, step.bucketName],
+  );
+}
+
+function turnStatus(bucket: Bucket, value: unknown, turn: Turn): string {
+  if (value === undefined) return 'Not answered yet';
+  const gaps = valueGaps(bucket, value, { speaker: turn.speaker });
+  if (gaps.length === 0) return 'Answered';
+  return 'Partly answered';
+}
+
+function TurnLevelStep(props: InnerProps) {
+  const { bucket, dialogue, answers, show, help, step, advanceDelayMs = 250 } = props;
+  const setTarget = useTargetSetter(props);
+  const targets = useMemo(() => targetsOf(bucket, dialogue.key), [bucket, dialogue.key]);
+  const targetSet = useMemo(() => new Set(targets), [targets]);
+  const accordion = isTreeBucket(bucket);
+  const bucketAnswers = answers[dialogue.key]?.[step.bucketName] ?? {};
+  const latest = useRef(bucketAnswers);
+  latest.current = bucketAnswers;
+
+  const isComplete = useCallback(
+    (index: number, values: Record<string, unknown>) =>
+      isValueComplete(bucket, values[String(index)], turnContext(dialogue, index)),
+    [bucket, dialogue],
+  );
+
+  const [current, setCurrent] = useState<number | null>(() => {
+    const firstOpen = targets.find((i) => !isComplete(i, bucketAnswers));
+    return firstOpen ?? targets[0] ?? null;
+  });
+
+  // Opening a tree turn records it as seen: its checkbox questions get `{}` ("none of these").
+  // Multiselect turns are all shown at once and start as `[]` ("none apply").
+  useEffect(() => {
+    if (accordion) {
+      if (current === null) return;
+      const ctx = turnContext(dialogue, current);
+      setTarget(String(current), (old) => (old === undefined ? normalizeTree(bucket.options, {}, ctx) : (old as BucketValue)));
+    } else if (bucket.config === 'multiselect') {
+      for (const index of targets) {
+        setTarget(String(index), (old) => (old === undefined ? [] : (old as BucketValue)));
+      }
+    }
+  }, [accordion, current, bucket, dialogue, targets, setTarget]);
+
+  // Focus handling when moving between target turns.
+  const groupRefs = useRef(new Map<number, HTMLDivElement>());
+  const [focusTurn, setFocusTurn] = useState<number | null>(null);
+  useEffect(() => {
+    if (focusTurn === null) return;
+    const el = groupRefs.current.get(focusTurn);
+    if (el) {
+      el.focus({ preventScroll: true });
+      if (typeof el.scrollIntoView === 'function') el.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+    }
+    setFocusTurn(null);
+  }, [focusTurn, current]);
+
+  const openTurn = (index: number, focus: boolean) => {
+    setCurrent(index);
+    if (focus) setFocusTurn(index);
+  };
+
+  const nextTarget = (index: number): number | null => {
+    const pos = targets.indexOf(index);
+    return pos >= 0 && pos + 1 < targets.length ? targets[pos + 1] : null;
+  };
+
+  // Completing a turn with the mouse moves on to the next unfinished target turn. Keyboard users
+  // (arrow keys change radios) stay where they are and use "Go to turn N".
+  const pointerRef = useRef(false);
+  const advanceTimer = useRef<number | undefined>(undefined);
+  useEffect(() => () => window.clearTimeout(advanceTimer.current), []);
+  const maybeAdvance = (index: number, before: unknown, after: unknown) => {
+    if (!pointerRef.current) return;
+    const ctx = turnContext(dialogue, index);
+    if (isValueComplete(bucket, before, ctx) || !isValueComplete(bucket, after, ctx)) return;
+    const values = { ...latest.current, [String(index)]: after };
+    const pos = targets.indexOf(index);
+    const rest = [...targets.slice(pos + 1), ...targets.slice(0, Math.max(pos, 0))];
+    const next = rest.find((i) => !isComplete(i, values));
+    if (next === undefined) return;
+    window.clearTimeout(advanceTimer.current);
+    advanceTimer.current = window.setTimeout(() => openTurn(next, true), advanceDelayMs);
+  };
+
+  const renderAnswers = (turn: Turn) => {
+    const index = turn.index;
+    const ctx = { speaker: turn.speaker };
+    const key = String(index);
+    const value = bucketAnswers[key];
+    const n = turnNumber(index);
+    const groupProps = {
+      ref: (el: HTMLDivElement | null) => {
+        if (el) groupRefs.current.set(index, el);
+        else groupRefs.current.delete(index);
+      },
+      role: 'group',
+      'aria-label': `Turn ${n}`,
+      'data-turn-index': index,
+      tabIndex: -1,
+    } as const;
+
+    if (accordion && index !== current) {
+      const status = turnStatus(bucket, value, turn);
+      return (
+        <div {...groupProps} className="answers is-collapsed">
+          <span className={status === 'Answered' ? 'status is-done' : 'status'}>{status}</span>
+          <button type="button" className="btn btn-small" onClick={() => openTurn(index, true)}>
+            {status === 'Answered' ? `Change turn ${n}` : `Answer turn ${n}`}
+          </button>
+        </div>
+      );
+    }
+
+    let body: React.ReactNode = null;
+    if (accordion) {
+      const next = nextTarget(index);
+      body = (
+        <>
+          <TreeQuestions
+            spec={bucket.options}
+            value={value as TreeValue | undefined}
+            turn={ctx}
+            show={show}
+            help={bucket.config === 'nondetails_nonhelp_button_flow' ? null : help}
+            onRadio={(path: TreePath, q, a) => {
+              const after = chooseRadio(bucket.options, value as TreeValue | undefined, path, q, a, ctx);
+              setTarget(key, (old) => chooseRadio(bucket.options, old as TreeValue | undefined, path, q, a, ctx));
+              maybeAdvance(index, value, after);
+            }}
+            onCheckbox={(path: TreePath, q, a, checked) => {
+              const after = toggleCheckbox(bucket.options, value as TreeValue | undefined, path, q, a, checked, ctx);
+              setTarget(key, (old) => toggleCheckbox(bucket.options, old as TreeValue | undefined, path, q, a, checked, ctx));
+              maybeAdvance(index, value, after);
+            }}
+          />
+          {next !== null && (
+            <div className="turn-nav">
+              <button type="button" className="btn btn-small" onClick={() => openTurn(next, true)}>
+                Go to turn {turnNumber(next)}
+              </button>
+            </div>
+          )}
+        </>
+      );
+    } else if (bucket.config === 'multiselect') {
+      body = (
+        <MultiselectQuestion
+          bucket={bucket}
+          speaker={turn.speaker}
+          value={value as string[] | undefined}
+          onChange={(v) => setTarget(key, () => v)}
+          show={show}
+        />
+      );
+    } else if (bucket.config === 'likert-5-turn') {
+      body = (
+        <LikertQuestions
+          bucket={bucket}
+          value={value as Record<string, number> | undefined}
+          onChange={(v) => setTarget(key, () => v)}
+          show={show}
+        />
+      );
+    } else if (bucket.config === 'foreach-5-select') {
+      body = (
+        <ForeachQuestions
+          bucket={bucket}
+          value={value as Record<string, number> | undefined}
+          onChange={(v) => setTarget(key, () => v)}
+          show={show}
+        />
+      );
+    }
+    return (
+      <div {...groupProps} className="answers">
+        {body}
+      </div>
+    );
+  };
+
+  return (
+    <div
+      className="step-body"
+      onPointerDownCapture={() => {
+        pointerRef.current = true;
+      }}
+      onKeyDownCapture={() => {
+        pointerRef.current = false;
+      }}
+    >
+      {targets.length === 0 && <p className="note">There is nothing to annotate in this dialogue for this task.</p>}
+      <DialogueView
+        dialogueKey={dialogue.key}
+        turns={dialogue.turns}
+        persona={dialogue.persona}
+        names={props.unit.speaker_names ?? {}}
+        show={show}
+        targets={targetSet}
+        current={accordion ? current : null}
+        renderAnswers={renderAnswers}
+        onTurnClick={accordion ? (i) => openTurn(i, true) : undefined}
+      />
+    </div>
+  );
+}
+
+function DialogueLevelStep(props: InnerProps) {
+  const { bucket, dialogue, answers, show, step } = props;
+  const setTarget = useTargetSetter(props);
+  const value = answers[dialogue.key]?.[step.bucketName]?.[DIALOGUE_TARGET];
+  const onChange = (v: Record<string, number>) => setTarget(DIALOGUE_TARGET, () => v);
+  return (
+    <div className="step-body split">
+      <DialogueView
+        dialogueKey={dialogue.key}
+        turns={dialogue.turns}
+        persona={dialogue.persona}
+        names={props.unit.speaker_names ?? {}}
+        show={show}
+      />
+      <section className="panel questions-panel" aria-label="Questions about the dialogue">
+        {bucket.config === 'likert-5-dialogue' ? (
+          <LikertQuestions bucket={bucket} value={value as Record<string, number> | undefined} onChange={onChange} show={show} />
+        ) : (
+          <ForeachQuestions bucket={bucket} value={value as Record<string, number> | undefined} onChange={onChange} show={show} />
+        )}
+      </section>
+    </div>
+  );
+}
+
+function ComparativeStep(props: InnerProps) {
+  const { bucket, dialogue, answers, show, step } = props;
+  const setTarget = useTargetSetter(props);
+  const value = answers[dialogue.key]?.[step.bucketName]?.[DIALOGUE_TARGET];
+  const names = props.unit.speaker_names ?? {};
+  return (
+    <div className="step-body">
+      <div className="compare">
+        <DialogueView dialogueKey={dialogue.key} side={1} title="Dialogue 1" turns={dialogue.turns} persona={dialogue.persona} names={names} show={show} />
+        <DialogueView dialogueKey={dialogue.key} side={2} title="Dialogue 2" turns={dialogue.turns2 ?? []} names={names} show={show} />
+      </div>
+      <section className="panel" aria-label="Comparison question">
+        <ComparativeQuestion
+          bucket={bucket}
+          value={typeof value === 'string' ? value : undefined}
+          onChange={(v) => setTarget(DIALOGUE_TARGET, () => v)}
+          show={show}
+        />
+      </section>
+    </div>
+  );
+}
+
+export function stepTitle(unit: Unit, step: Step): string {
+  const bucket = unit.buckets[step.bucketName];
+  return humanize(bucket?.task_title || step.bucketName);
+}

@@ -1,0 +1,142 @@
+/**
+ * Per-config knowledge about bucket options and answer values (docs/worker-api.md, "Answer
+ * format"). Pure functions only.
+ */
+import { isPlainObject, normalizeTree, treeGaps } from './tree';
+import type {
+  Bucket,
+  BucketValue,
+  ForeachOption,
+  LikertOption,
+  MultiselectOption,
+  TurnContext,
+} from './types';
+import { TREE_CONFIGS } from './types';
+
+export const SCALE = [1, 2, 3, 4, 5] as const;
+
+export function isTreeBucket(bucket: Bucket): boolean {
+  return TREE_CONFIGS.has(bucket.config);
+}
+
+export function isDialogueLevel(bucket: Bucket): boolean {
+  return bucket.level === 'dialogue';
+}
+
+/** Multiselect options offered for a turn: those without `speaker`, or whose speaker matches. */
+export function multiselectOptions(bucket: Bucket, speaker: string | null): MultiselectOption[] {
+  if (!Array.isArray(bucket.options)) return [];
+  return (bucket.options as MultiselectOption[]).filter(
+    (o) =>
+      isPlainObject(o) &&
+      typeof o.value === 'string' &&
+      (o.speaker === undefined || o.speaker === null || o.speaker === speaker),
+  );
+}
+
+export function likertOptions(bucket: Bucket): LikertOption[] {
+  if (!Array.isArray(bucket.options)) return [];
+  return (bucket.options as LikertOption[]).filter((o) => isPlainObject(o) && typeof o.label === 'string');
+}
+
+export function foreachOptions(bucket: Bucket): ForeachOption[] {
+  if (!Array.isArray(bucket.options)) return [];
+  return (bucket.options as ForeachOption[]).filter((o) => isPlainObject(o) && typeof o.value === 'string');
+}
+
+export function comparativeOptions(bucket: Bucket): string[] {
+  if (!Array.isArray(bucket.options)) return [];
+  return (bucket.options as unknown[]).filter((o): o is string => typeof o === 'string');
+}
+
+/** The keys a rating bucket's value is made of: likert option labels or foreach option values. */
+export function ratingKeys(bucket: Bucket): string[] {
+  if (bucket.config === 'likert-5-turn' || bucket.config === 'likert-5-dialogue') {
+    return likertOptions(bucket).map((o) => o.label);
+  }
+  return foreachOptions(bucket).map((o) => o.value);
+}
+
+export function isRatingBucket(bucket: Bucket): boolean {
+  return (
+    bucket.config === 'likert-5-turn' ||
+    bucket.config === 'likert-5-dialogue' ||
+    bucket.config === 'foreach-5-select' ||
+    bucket.config === 'foreach-5-select-dialogue'
+  );
+}
+
+function isRating(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 5;
+}
+
+/**
+ * The valid part of a value (e.g. restored from a draft), or undefined when nothing of it is
+ * valid for this bucket.
+ */
+export function sanitizeValue(bucket: Bucket, value: unknown, turn: TurnContext): BucketValue | undefined {
+  if (isTreeBucket(bucket)) {
+    if (!isPlainObject(value)) return undefined;
+    return normalizeTree(bucket.options, value, turn);
+  }
+  if (bucket.config === 'multiselect') {
+    if (!Array.isArray(value)) return undefined;
+    const offered = new Set(multiselectOptions(bucket, turn.speaker).map((o) => o.value));
+    return [...new Set(value.filter((v): v is string => typeof v === 'string' && offered.has(v)))];
+  }
+  if (isRatingBucket(bucket)) {
+    if (!isPlainObject(value)) return undefined;
+    const out: Record<string, number> = {};
+    for (const key of ratingKeys(bucket)) {
+      if (isRating(value[key])) out[key] = value[key];
+    }
+    return out;
+  }
+  if (bucket.config === 'comparative') {
+    return typeof value === 'string' && comparativeOptions(bucket).includes(value) ? value : undefined;
+  }
+  return undefined;
+}
+
+/** A missing piece of one value, described for the worker by `describeGap`. */
+export type ValueGap =
+  | { kind: 'radio' | 'checkbox'; question: string }
+  | { kind: 'unvisited' }
+  | { kind: 'rating'; key: string; text: string }
+  | { kind: 'choice'; question: string };
+
+/** What keeps a value from being complete (empty when complete). */
+export function valueGaps(bucket: Bucket, value: unknown, turn: TurnContext): ValueGap[] {
+  if (isTreeBucket(bucket)) {
+    const gaps = treeGaps(bucket.options, value, turn);
+    if (value === undefined && gaps.some((g) => g.kind === 'checkbox')) {
+      // Opening the turn fills the checkbox entries: name only what needs an answer.
+      const radios = gaps.filter((g) => g.kind === 'radio');
+      return radios.length > 0 ? radios : [{ kind: 'unvisited' }];
+    }
+    return gaps;
+  }
+  if (bucket.config === 'multiselect') {
+    return Array.isArray(value) ? [] : [{ kind: 'unvisited' }];
+  }
+  if (isRatingBucket(bucket)) {
+    const v = isPlainObject(value) ? value : {};
+    if (bucket.config === 'likert-5-turn' || bucket.config === 'likert-5-dialogue') {
+      return likertOptions(bucket)
+        .filter((o) => !isRating(v[o.label]))
+        .map((o) => ({ kind: 'rating' as const, key: o.label, text: o.question || o.label }));
+    }
+    return foreachOptions(bucket)
+      .filter((o) => !isRating(v[o.value]))
+      .map((o) => ({ kind: 'rating' as const, key: o.value, text: o.label || o.value }));
+  }
+  if (bucket.config === 'comparative') {
+    const ok = typeof value === 'string' && comparativeOptions(bucket).includes(value);
+    return ok ? [] : [{ kind: 'choice', question: bucket.question || 'Which dialogue?' }];
+  }
+  return [];
+}
+
+export function isValueComplete(bucket: Bucket, value: unknown, turn: TurnContext): boolean {
+  return valueGaps(bucket, value, turn).length === 0;
+}

@@ -1,0 +1,282 @@
+import { render, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { App } from '../src/App';
+import type { Unit } from '../src/types';
+import { makeSampleUnit } from '../dev/sampleUnit';
+
+interface Call {
+  method: string;
+  url: string;
+  body: unknown;
+  auth: string | null;
+}
+
+/** A fake server: routes by method and path, records every call. */
+function fakeServer(routes: Record<string, (body: unknown) => [number, unknown]>) {
+  const calls: Call[] = [];
+  const fetchMock = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = String(input);
+    const method = init?.method ?? 'GET';
+    const body = init?.body ? JSON.parse(String(init.body)) : undefined;
+    const headers = (init?.headers ?? {}) as Record<string, string>;
+    calls.push({ method, url, body, auth: headers.Authorization ?? null });
+    const route = routes[`${method} ${url}`];
+    const [status, payload] = route ? route(body) : [404, { error: 'not found' }];
+    return new Response(JSON.stringify(payload), { status, headers: { 'Content-Type': 'application/json' } });
+  });
+  vi.stubGlobal('fetch', fetchMock);
+  return calls;
+}
+
+/** A two-step unit: a multiselect (no require) and a comparative (require dialogue). */
+function smallUnit(overrides: Partial<Unit> = {}): Unit {
+  const base = makeSampleUnit();
+  return {
+    ...base,
+    unit_id: 'u_1',
+    seconds_remaining: null,
+    dialogues: [
+      { ...base.dialogues[0], annotation_tasks: ['labels'] },
+      { ...base.dialogues[1], annotation_tasks: ['which_better'] },
+    ],
+    ...overrides,
+  };
+}
+
+const LINK = '?worker_id=w1&assignment_id=a1&sig=s1';
+
+function standardRoutes(unit: Unit, extra: Record<string, (body: unknown) => [number, unknown]> = {}) {
+  return {
+    'POST /api/claim': () => [200, { token: 'tok', unit_id: unit.unit_id, status: 'assigned' }] as [number, unknown],
+    [`GET /api/units/${unit.unit_id}`]: () => [200, unit] as [number, unknown],
+    [`PUT /api/units/${unit.unit_id}/draft`]: () => [200, { saved_at: '2026-01-01T00:00:00Z' }] as [number, unknown],
+    [`POST /api/units/${unit.unit_id}/submit`]: () =>
+      [200, { status: 'completed', completion_code: 'XYZ-123' }] as [number, unknown],
+    ...extra,
+  };
+}
+
+beforeEach(() => {
+  vi.unstubAllGlobals();
+});
+afterEach(() => {
+  vi.unstubAllGlobals();
+});
+
+describe('claim', () => {
+  it('an incomplete link says so without calling the server', async () => {
+    const calls = fakeServer({});
+    render(<App search="?worker_id=w1" />);
+    expect(await screen.findByRole('heading', { name: 'This link is incomplete' })).toBeInTheDocument();
+    expect(calls).toHaveLength(0);
+  });
+
+  it('sends worker_id, assignment_id and sig; 403 shows its error message', async () => {
+    const calls = fakeServer({ 'POST /api/claim': () => [403, { error: 'Invalid signature.' }] });
+    render(<App search={LINK} />);
+    expect(await screen.findByRole('heading', { name: 'This link is not valid' })).toBeInTheDocument();
+    expect(screen.getByText('Invalid signature.')).toBeInTheDocument();
+    expect(calls[0].body).toEqual({ worker_id: 'w1', assignment_id: 'a1', sig: 's1' });
+  });
+
+  it('409 shows why no work is available', async () => {
+    fakeServer({ 'POST /api/claim': () => [409, { error: 'All units are taken.' }] });
+    render(<App search="?worker_id=w1&assignment_id=a1" />);
+    expect(await screen.findByRole('heading', { name: 'No work available' })).toBeInTheDocument();
+    expect(screen.getByText('All units are taken.')).toBeInTheDocument();
+  });
+
+  it('status "completed" goes straight to the completion page', async () => {
+    const unit = smallUnit({ status: 'completed', completion_code: 'DONE-42' });
+    fakeServer(standardRoutes(unit, { 'POST /api/claim': () => [200, { token: 't', unit_id: 'u_1', status: 'completed' }] }));
+    render(<App search={LINK} />);
+    expect(await screen.findByRole('heading', { name: 'Thank you!' })).toBeInTheDocument();
+    expect(screen.getByText(/Your completion code:/)).toHaveTextContent('Your completion code: DONE-42');
+  });
+});
+
+describe('unit errors', () => {
+  it('a unit whose time ran out (409 on GET) says it is no longer available', async () => {
+    const unit = smallUnit();
+    fakeServer(standardRoutes(unit, { 'GET /api/units/u_1': () => [409, { error: 'The time for this unit ran out.' }] }));
+    render(<App search={LINK} />);
+    expect(await screen.findByRole('heading', { name: 'This task is no longer available' })).toBeInTheDocument();
+    expect(screen.getByText('The time for this unit ran out.')).toBeInTheDocument();
+  });
+
+  it('a refused draft (409) is shown, not silently retried', async () => {
+    const user = userEvent.setup();
+    const unit = smallUnit();
+    const calls = fakeServer(
+      standardRoutes(unit, { 'PUT /api/units/u_1/draft': () => [409, { error: 'this unit is expired; drafts are closed' }] }),
+    );
+    render(<App search={LINK} />);
+    await user.click(await screen.findByRole('button', { name: 'Next' }));
+    expect(await screen.findByText('Your answers could not be saved: this unit is expired; drafts are closed')).toBeInTheDocument();
+    expect(screen.getByText('Not saved')).toBeInTheDocument();
+    expect(calls.filter((c) => c.method === 'PUT')).toHaveLength(1);
+  });
+});
+
+describe('annotation flow', () => {
+  it('overview → steps with gating → submit → completion code', async () => {
+    const user = userEvent.setup();
+    const unit = smallUnit();
+    const calls = fakeServer(standardRoutes(unit));
+    render(<App search={LINK} />);
+
+    expect(await screen.findByRole('heading', { name: 'Before you start' })).toBeInTheDocument();
+    expect(screen.getByText(/short conversations between a person and a chatbot/)).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Back' })).toBeDisabled();
+    expect(calls.find((c) => c.method === 'GET')!.auth).toBe('Bearer tok');
+
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    expect(screen.getByText('Step 1 of 2')).toBeInTheDocument();
+    await user.click(within(screen.getByRole('group', { name: 'Turn 2' })).getByRole('checkbox', { name: 'Asks a question' }));
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+
+    expect(screen.getByText('Step 2 of 2')).toBeInTheDocument();
+    const submit = screen.getByRole('button', { name: 'Submit' });
+    expect(submit).toBeDisabled();
+    expect(screen.getByText("Answer 'In which conversation was Bot more helpful?'")).toBeInTheDocument();
+    await user.click(screen.getByRole('radio', { name: 'No difference' }));
+    expect(submit).toBeEnabled();
+    await user.click(submit);
+
+    expect(await screen.findByRole('heading', { name: 'Thank you!' })).toBeInTheDocument();
+    expect(screen.getByText(/Your completion code:/)).toHaveTextContent('Your completion code: XYZ-123');
+    const posted = calls.find((c) => c.url === '/api/units/u_1/submit')!;
+    expect(posted.auth).toBe('Bearer tok');
+    const body = posted.body as { answers: unknown; client_id: string; timings: object };
+    expect(body.answers).toEqual({
+      d_one: { labels: { '0': [], '1': ['asks'], '2': [], '3': [] } },
+      d_two: { which_better: { dialogue: 'No difference' } },
+    });
+    expect(body.client_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
+  it('Next stays disabled with a hint naming the turn and question', async () => {
+    const user = userEvent.setup();
+    const base = makeSampleUnit();
+    const unit = smallUnit({ dialogues: [{ ...base.dialogues[0], annotation_tasks: ['relevance', 'labels'] }] });
+    fakeServer(standardRoutes(unit));
+    render(<App search={LINK} />);
+    await user.click(await screen.findByRole('button', { name: 'Next' }));
+    expect(screen.getByRole('button', { name: 'Next' })).toBeDisabled();
+    expect(screen.getByText("Turn 2: answer 'Is Bot's response relevant to what Partner said?'")).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Next' })).toHaveAccessibleDescription(/Turn 2: answer/);
+  });
+
+  it('a 422 on submit shows the problems', async () => {
+    const user = userEvent.setup();
+    const unit = smallUnit({ dialogues: [{ ...makeSampleUnit().dialogues[0], annotation_tasks: ['labels'] }] });
+    fakeServer(
+      standardRoutes(unit, {
+        'POST /api/units/u_1/submit': () => [
+          422,
+          {
+            error: 'Some answers are missing.',
+            problems: [{ dialogue: 'd_one', bucket: 'labels', turn: 3, question: null, message: 'value missing' }],
+          },
+        ],
+      }),
+    );
+    render(<App search={LINK} />);
+    await user.click(await screen.findByRole('button', { name: 'Next' }));
+    await user.click(screen.getByRole('button', { name: 'Submit' }));
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('Some answers are missing.');
+    expect(alert).toHaveTextContent('Step 1, Turn 4: value missing');
+  });
+});
+
+describe('drafts and time', () => {
+  it('restores answers and the step from the draft', async () => {
+    const unit = smallUnit({
+      draft: {
+        answers: { d_one: { labels: { '1': ['greets'] } }, d_two: { which_better: { dialogue: 'The left one' } } },
+        position: { step: 2 },
+        saved_at: '2026-01-01T00:00:00Z',
+      },
+    });
+    fakeServer(standardRoutes(unit));
+    render(<App search={LINK} />);
+    expect(await screen.findByText('Step 2 of 2')).toBeInTheDocument();
+    expect(screen.getByRole('radio', { name: 'The left one' })).toBeChecked();
+    expect(screen.getByRole('button', { name: 'Submit' })).toBeEnabled();
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Back' }));
+    expect(within(screen.getByRole('group', { name: 'Turn 2' })).getByRole('checkbox', { name: 'Greets Partner' })).toBeChecked();
+  });
+
+  it('never restores past the first incomplete step', async () => {
+    const base = makeSampleUnit();
+    const unit = smallUnit({
+      dialogues: [{ ...base.dialogues[0], annotation_tasks: ['relevance', 'labels'] }],
+      draft: { answers: {}, position: { step: 2 } },
+    });
+    fakeServer(standardRoutes(unit));
+    render(<App search={LINK} />);
+    expect(await screen.findByText('Step 1 of 2')).toBeInTheDocument();
+  });
+
+  it('saves drafts with answers and position, at once on step change', async () => {
+    const user = userEvent.setup();
+    const unit = smallUnit();
+    const calls = fakeServer(standardRoutes(unit));
+    render(<App search={LINK} />);
+    await user.click(await screen.findByRole('button', { name: 'Next' }));
+    await waitFor(() => expect(calls.some((c) => c.method === 'PUT')).toBe(true));
+    const first = calls.find((c) => c.method === 'PUT')!;
+    expect(first.url).toBe('/api/units/u_1/draft');
+    expect(first.auth).toBe('Bearer tok');
+    expect((first.body as { position: unknown }).position).toEqual({ step: 1 });
+    await user.click(within(screen.getByRole('group', { name: 'Turn 4' })).getByRole('checkbox', { name: 'Greets Partner' }));
+    await waitFor(
+      () => {
+        const last = calls.filter((c) => c.method === 'PUT').at(-1)!;
+        expect(last.body).toEqual({
+          answers: { d_one: { labels: { '0': [], '1': [], '2': [], '3': ['greets'] } } },
+          position: { step: 1 },
+        });
+      },
+      { timeout: 3000 },
+    );
+    expect(await screen.findByText('Saved')).toBeInTheDocument();
+  });
+
+  it('shows the remaining time and when it is over', async () => {
+    const unit = smallUnit({ seconds_remaining: 1 });
+    fakeServer(standardRoutes(unit));
+    render(<App search={LINK} />);
+    expect(await screen.findByRole('timer')).toHaveTextContent('Time left 0:01');
+    await waitFor(() => expect(screen.getByRole('timer')).toHaveTextContent('Time is over'), { timeout: 3000 });
+  });
+
+  it('no timer when seconds_remaining is null', async () => {
+    fakeServer(standardRoutes(smallUnit()));
+    render(<App search={LINK} />);
+    await screen.findByRole('heading', { name: 'Before you start' });
+    expect(screen.queryByRole('timer')).toBeNull();
+  });
+});
+
+describe('instructions', () => {
+  it('the Instructions button opens the bucket instructions in a dialog; Escape closes it', async () => {
+    const user = userEvent.setup();
+    const unit = smallUnit();
+    fakeServer(standardRoutes(unit));
+    render(<App search={LINK} />);
+    expect(await screen.findByText('Compare the two conversations.')).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    const button = screen.getByRole('button', { name: 'Instructions' });
+    await user.click(button);
+    const dialog = screen.getByRole('dialog', { name: 'Instructions: Which better' });
+    expect(dialog).toHaveTextContent('Compare the two conversations.');
+    expect(button).toHaveAttribute('aria-controls', dialog.id);
+    await user.keyboard('{Escape}');
+    expect(screen.queryByRole('dialog')).toBeNull();
+    expect(button).toHaveFocus();
+  });
+});

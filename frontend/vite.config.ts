@@ -1,0 +1,27 @@
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vitest/config';
+import { mockApi } from './dev/mockApi.ts';
+
+// The built page is served by Flask at "/", its assets under "/assets/".
+// `npm run dev` serves a mock API (dev/mockApi.ts) unless CEP_API points at a running server,
+// e.g. CEP_API=http://127.0.0.1:3000 npm run dev
+const apiTarget = process.env.CEP_API;
+
+export default defineConfig({
+  plugins: [react(), ...(apiTarget ? [] : [mockApi()])],
+  base: '/',
+  build: {
+    outDir: '../collection_and_annotations/server/static',
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    target: 'es2020',
+    sourcemap: false,
+  },
+  server: apiTarget ? { proxy: { '/api': { target: apiTarget, changeOrigin: false } } } : {},
+  test: {
+    environment: 'jsdom',
+    include: ['tests/**/*.test.{ts,tsx}'],
+    setupFiles: ['tests/setup.ts'],
+    css: false,
+  },
+});

@@ -1,0 +1,81 @@
+"""Shared fixtures: databases (SQLite and the local PostgreSQL), fixture paths, served tasks."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from pathlib import Path
+
+import psycopg
+import pytest
+from sqlalchemy.engine import make_url
+
+from collection_and_annotations.blueprints import build_blueprint
+from collection_and_annotations.cli.run import open_task
+from collection_and_annotations.config import load_run_config
+from collection_and_annotations.storage.database import Database
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+CEP_FIXTURES = SHARED / "fixtures" / "cep"
+POSTGRES_URL = os.environ.get(
+    "CEP_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+
+@pytest.fixture
+def cep_fixtures() -> Path:
+    if not CEP_FIXTURES.is_dir():
+        pytest.skip("../shared/fixtures/cep is absent (fixtures of the original project)")
+    return CEP_FIXTURES
+
+
+def _postgres_admin() -> psycopg.Connection:
+    url = make_url(POSTGRES_URL)
+    try:
+        return psycopg.connect(host=url.host, port=url.port or 5432, user=url.username,
+                               dbname=url.database, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"PostgreSQL at {POSTGRES_URL} is unreachable: {exc}")
+
+
+@pytest.fixture
+def postgres_url():
+    """A fresh, empty PostgreSQL database for one test."""
+    name = f"cep_test_{secrets.token_hex(6)}"
+    with _postgres_admin() as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    yield make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    with _postgres_admin() as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'cep.sqlite3'}"
+    return request.getfixturevalue("postgres_url")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def open_conf(tmp_path):
+    """Open a conf against a database the way `welcome.py` does, without the HTTP server."""
+    opened: list[Database] = []
+
+    def _open(conf: str, database_url: str, *overrides: str):
+        loaded = load_run_config(conf, [f"database_url={database_url}",
+                                        f"data_dir={tmp_path / 'data'}", *overrides])
+        db = Database(database_url)
+        opened.append(db)
+        return open_task(loaded.config, str(loaded.path), db, build_blueprint(loaded.config))
+
+    yield _open
+    for db in opened:
+        db.dispose()

@@ -1,0 +1,113 @@
+"""`python welcome.py conf=demo` as a user runs it: links, answers over HTTP, progress, Ctrl-C,
+and a second run that continues the first."""
+
+from __future__ import annotations
+
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from conftest import REPO, free_port
+
+from collection_and_annotations.server.app import STATIC_DIR
+
+
+class Running:
+    def __init__(self, tmp_path: Path, port: int):
+        self.process = subprocess.Popen(
+            [sys.executable, "-u", str(REPO / "welcome.py"), "conf=demo",
+             f"mephisto.architect.port={port}", f"data_dir={tmp_path / 'data'}"],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        self.lines: list[str] = []
+        self.output: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.output.put(line)
+
+    def wait_for(self, pattern: str, timeout: float = 30) -> re.Match:
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in self.lines:
+                if found := re.search(pattern, line):
+                    return found
+            try:
+                self.lines.append(self.output.get(timeout=max(0.01, deadline - time.monotonic())))
+            except queue.Empty:
+                raise AssertionError(f"no line matching {pattern!r}:\n"
+                                     + "".join(self.lines)) from None
+
+
+def _answer_everything(unit: dict) -> dict:
+    answers: dict = {}
+    for d in unit["dialogues"]:
+        for name in d["annotation_tasks"]:
+            bucket = unit["buckets"][name]
+            if bucket["config"] == "comparative":
+                value = {"dialogue": bucket["options"][0]}
+            elif bucket["config"] == "likert-5-dialogue":
+                value = {"dialogue": {o["label"]: 4 for o in bucket["options"]}}
+            elif bucket["config"] == "multiselect":
+                value = {str(t): [] for t in bucket["targets"][d["key"]]}
+            else:
+                value = {str(t): {q: ({} if "_type_" in a else {next(iter(a)): {}})
+                                  for q, a in bucket["options"].items()}
+                         for t in bucket["targets"][d["key"]]}
+            answers.setdefault(d["key"], {})[name] = value
+    return answers
+
+
+def _work(base: str, worker: str, assignment: str) -> str:
+    claim = httpx.post(f"{base}/api/claim", json={"worker_id": worker,
+                                                  "assignment_id": assignment}).json()
+    headers = {"Authorization": f"Bearer {claim['token']}"}
+    unit = httpx.get(f"{base}/api/units/{claim['unit_id']}", headers=headers).json()
+    reply = httpx.post(f"{base}/api/units/{claim['unit_id']}/submit", headers=headers,
+                       json={"answers": _answer_everything(unit)})
+    assert reply.status_code == 200, reply.text
+    return claim["unit_id"]
+
+
+def test_demo_run_serves_links_records_progress_and_continues(tmp_path):
+    assert (STATIC_DIR / "index.html").is_file(), "build the frontend first (./setup.sh)"
+    port = free_port()
+    run = Running(tmp_path, port)
+    try:
+        link = run.wait_for(r"(http://127\.0\.0\.1:\d+/\?worker_id=worker_1&assignment_id=1)")
+        token = run.wait_for(r"token: ([0-9a-f]+)").group(1)
+        run.wait_for(r"progress: 0/8 units completed")
+        base = f"http://127.0.0.1:{port}"
+        page = httpx.get(link.group(1))
+        assert page.status_code == 200 and '<div id="root">' in page.text
+        done = [_work(base, "alice", "1"), _work(base, "alice", "2")]
+        run.wait_for(r"progress: 2/8 units completed")
+        progress = httpx.get(f"{base}/api/requester/progress",
+                             headers={"Authorization": f"Bearer {token}"}).json()
+        assert progress["runs"][0]["units"]["completed"] == 2
+        run.process.send_signal(signal.SIGINT)
+        assert run.process.wait(timeout=20) == 0
+        run.wait_for("stopping: completed work is saved")
+    finally:
+        run.process.kill()
+
+    again = Running(tmp_path, port)
+    try:
+        again.wait_for(r"run 2: 8 units \(2 already completed\)")
+        again.wait_for(r"progress: 2/8 units completed")
+        base = f"http://127.0.0.1:{port}"
+        done_again = [_work(base, w, "1") for w in ("bob", "carol", "dave")]
+        assert not set(done_again) & set(done)
+        for worker in ("erin", "frank", "gina"):  # a worker never gets a group twice
+            _work(base, worker, "1")
+        again.wait_for("all units are completed")
+        assert again.process.wait(timeout=20) == 0
+    finally:
+        again.process.kill()
