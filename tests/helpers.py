@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from collection_and_annotations import PACKAGE_DIR
 
+REPO = PACKAGE_DIR.parent
 BUCKETS = PACKAGE_DIR / "task_config" / "annotation_buckets.json"
 
 
@@ -45,3 +52,33 @@ def write_task(folder: Path, lines: list[Any], units: dict[str, int] | None, *,
         f"  task:\n{task_yaml}\n"
     )
     return conf
+
+
+class Running:
+    """`welcome.py` in a subprocess, its output read line by line without blocking."""
+
+    def __init__(self, tmp_path: Path, port: int, conf: str = "demo", *overrides: str):
+        self.process = subprocess.Popen(
+            [sys.executable, "-u", str(REPO / "welcome.py"), f"conf={conf}",
+             f"mephisto.architect.port={port}", f"data_dir={tmp_path / 'data'}", *overrides],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        self.lines: list[str] = []
+        self.output: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.output.put(line)
+
+    def wait_for(self, pattern: str, timeout: float = 30) -> re.Match:
+        deadline = time.monotonic() + timeout
+        while True:
+            for line in self.lines:
+                if found := re.search(pattern, line):
+                    return found
+            try:
+                self.lines.append(self.output.get(timeout=max(0.01, deadline - time.monotonic())))
+            except queue.Empty:
+                raise AssertionError(f"no line matching {pattern!r}:\n"
+                                     + "".join(self.lines)) from None

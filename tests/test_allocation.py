@@ -9,7 +9,7 @@ import pytest
 from helpers import dialogue, write_task
 from sqlalchemy import func, select, update
 
-from collection_and_annotations.engine.allocation import ClaimRefused, Limits, claim_unit
+from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit
 from collection_and_annotations.engine.runs import unit_counts
 from collection_and_annotations.engine.work import WorkRefused, submit
 from collection_and_annotations.storage.models import Assignment, Unit, WorkerGroup, utcnow
@@ -28,8 +28,8 @@ def _answer(served, claim):
         data = session.get(Assignment, unit.assignment_id).data
     answers = {d["key"]: {"overall_quality": {"dialogue": {"Overall": 4}}}
                for d in data["dialogues"]}
-    return submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers, {}, None,
-                  None)
+    return submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
+                  {}, None, None)
 
 
 def _groups_of(served, claim):

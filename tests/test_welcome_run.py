@@ -3,47 +3,13 @@ and a second run that continues the first."""
 
 from __future__ import annotations
 
-import queue
-import re
 import signal
-import subprocess
-import sys
-import threading
-import time
-from pathlib import Path
 
 import httpx
-from conftest import REPO, free_port
+from conftest import free_port
+from helpers import Running
 
 from collection_and_annotations.server.app import STATIC_DIR
-
-
-class Running:
-    def __init__(self, tmp_path: Path, port: int):
-        self.process = subprocess.Popen(
-            [sys.executable, "-u", str(REPO / "welcome.py"), "conf=demo",
-             f"mephisto.architect.port={port}", f"data_dir={tmp_path / 'data'}"],
-            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )
-        self.lines: list[str] = []
-        self.output: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout:
-            self.output.put(line)
-
-    def wait_for(self, pattern: str, timeout: float = 30) -> re.Match:
-        deadline = time.monotonic() + timeout
-        while True:
-            for line in self.lines:
-                if found := re.search(pattern, line):
-                    return found
-            try:
-                self.lines.append(self.output.get(timeout=max(0.01, deadline - time.monotonic())))
-            except queue.Empty:
-                raise AssertionError(f"no line matching {pattern!r}:\n"
-                                     + "".join(self.lines)) from None
 
 
 def _answer_everything(unit: dict) -> dict:

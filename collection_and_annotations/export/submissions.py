@@ -99,9 +99,9 @@ def answered_items(
     """One row per answered question of a whole submission."""
     by_key = {d["key"]: d for d in submission["dialogues"]}
     duration = submission["timings"].get("server", {}).get("duration_seconds")
-    for key, buckets in submission["answers"].items():
+    for key, answered in submission["answers"].items():
         dialogue = by_key[key]
-        for bucket_name, targets in buckets.items():
+        for bucket_name, targets in answered.items():
             bucket = buckets.get(bucket_name, {})
             for target, value in targets.items():
                 turn = None if target == "dialogue" else int(target)

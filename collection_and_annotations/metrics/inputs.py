@@ -77,6 +77,12 @@ class Segments:
         self.fields.append(extra)
         self.latencies.append(latency)
 
+    def truncate(self, size: int) -> None:
+        """Drop the segments after the first `size` (those of a record found malformed)."""
+        columns = (self.texts, self.references, self.lines, self.records, self.fields)
+        for column in (*columns, self.latencies):
+            del column[size:]
+
 
 def tag_values(record: Mapping[str, Any], key: str) -> tuple[str, ...]:
     """The values of tag `key` for a record: from its `tags` object, else from the record.
@@ -165,11 +171,13 @@ def _collect(
     segments = Segments(source)
     problems: list[str] = []
     for line, record in numbered:
+        size = len(segments)
         try:
             if isinstance(record, _BadRecord):
                 raise record
             _add_record(segments, record, line)
         except _BadRecord as exc:
+            segments.truncate(size)  # a line counts whole or not at all
             problems.append(f"line {line}: {exc}")
     if problems:
         listing = "\n  ".join(problems[:_MAX_LISTED])
@@ -214,7 +222,7 @@ def _add_prediction(segments: Segments, record: Mapping[str, Any], line: int) ->
     latency = record.get("latency")
     if latency is not None and (not _is_number(latency) or latency < 0):
         raise _BadRecord(f"'latency' must be a number of seconds >= 0, got {latency!r}")
-    references = _references(record.get("references"), "'references'")
+    references = _references(record.get("references"))
     segments.append(hypothesis, references, line, record, record, latency)
 
 
@@ -250,7 +258,7 @@ def _add_turns(
                         raise _BadRecord(
                             f"timestamp is {-latency:.3f} s earlier than the user turn before it"
                         )
-                references = _references(extra.get("references"), "'references'")
+                references = _references(extra.get("references"))
                 segments.append(text, references, line, tags, extra, latency)
         except _BadRecord as exc:
             raise _BadRecord(f"{where}[{index}]: {exc}") from None
@@ -293,11 +301,11 @@ def _timestamp(value: Any) -> float:
     raise _BadRecord(f"timestamp must be seconds (a number) or an ISO 8601 string, got {value!r}")
 
 
-def _references(value: Any, what: str) -> list[str]:
+def _references(value: Any) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _BadRecord(f"{what} must be a list of strings, got {json.dumps(value)[:80]}")
+        raise _BadRecord(f"'references' must be a list of strings, got {json.dumps(value)[:80]}")
     return value
 
 

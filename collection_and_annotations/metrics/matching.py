@@ -43,7 +43,7 @@ class ExactMatch(ReferenceMetric):
 
     def score_from_sum(self, summed: np.ndarray) -> Score:
         matches, total = summed
-        return Score(100.0 * matches / total if total else 0.0)
+        return Score(float(100.0 * matches / total) if total else 0.0)
 
 
 SPECS = (

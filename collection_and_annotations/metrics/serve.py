@@ -67,7 +67,7 @@ class ProtocolServer:
             return f"ERROR EVAL needs {self.width} numbers: EVAL ||| s1 s2 ..."
         if len(summed) != self.width:
             return f"ERROR EVAL needs {self.width} numbers, got {len(summed)}"
-        return repr(self.metric.score_from_sum(summed).value / self.metric.eval_scale)
+        return repr(float(self.metric.score_from_sum(summed).value) / self.metric.eval_scale)
 
 
 def servable_metrics() -> list[str]:

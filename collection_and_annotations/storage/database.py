@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -45,6 +46,9 @@ def _setup_sqlite(engine: Engine) -> None:
 
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
+        database = make_url(url).database
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(url, pool_size=20, max_overflow=20)
         _setup_sqlite(engine)
     else:
@@ -59,6 +63,9 @@ class Database:
         self.url = url
         self.engine = make_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # SQLite takes one writer at a time; queueing threads here is fairer and faster than
+        # letting them poll the file lock through busy_timeout's sleeps.
+        self._serialize = threading.Lock() if url.startswith("sqlite") else nullcontext()
 
     def check_reachable(self) -> None:
         try:
@@ -80,7 +87,7 @@ class Database:
     @contextmanager
     def session(self) -> Iterator[Session]:
         """A transaction: committed when the block ends, rolled back on an exception."""
-        with self._sessions() as session, session.begin():
+        with self._serialize, self._sessions() as session, session.begin():
             yield session
 
     def setting(self, key: str) -> str:

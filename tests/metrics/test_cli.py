@@ -114,6 +114,25 @@ def test_external_evaluator_from_the_command_line(
     assert code == 0, stderr
     metrics = json.loads(stdout)["metrics"]
     assert metrics["ext"]["value"] == pytest.approx(metrics["bleu"]["value"] / 100, abs=1e-12)
+    assert metrics["ext"]["direction"] == "higher"
+
+
+def test_failing_external_evaluator_names_command_file_and_line(
+    predictions: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "flaky.py"
+    script.write_text(
+        "import sys\nfor n, line in enumerate(sys.stdin):\n"
+        "    print('7' if n == 0 else 'crash!', flush=True)\n",
+        encoding="utf-8",
+    )
+    code, _, stderr = run(
+        "--input", str(predictions), "--metrics", "flaky",
+        "--external", f"flaky:lower={sys.executable} {script}",
+    )  # fmt: skip
+    assert code == 1
+    assert f"external metric `{sys.executable} {script}` answered 'crash!'" in stderr
+    assert f"request ({predictions}, line 2)" in stderr
 
 
 def test_module_entry_point_on_shared_dialogues(shared_dir: Path, tmp_path: Path) -> None:

@@ -133,6 +133,17 @@ def test_every_bad_line_is_listed_then_skip_invalid_keeps_the_rest(tmp_path: Pat
     assert "line 2" in warnings[0] and "left out" in warnings[0]
 
 
+def test_a_line_counts_whole_or_not_at_all(tmp_path: Path) -> None:
+    good = {"turns": [["system", "kept"]]}
+    bad = {"turns": [["system", "dropped"], ["robot", "?"]]}
+    path = write_lines(tmp_path / "mixed.jsonl", [{"data": [good, bad]}, good])
+    warnings: list[str] = []
+    segments = read_jsonl(path, skip_invalid=True, warn=warnings.append)
+    assert segments.texts == ["kept"] and segments.lines == [2]
+    assert len(segments.records) == len(segments.fields) == len(segments.latencies) == 1
+    assert "line 1: data[1], turns[1]: speaker must be 'user' or 'system'" in warnings[0]
+
+
 def test_non_utf8_line_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "latin1.jsonl"
     path.write_bytes(b'{"hypothesis": "ok"}\n{"hypothesis": "caf\xe9"}\n')

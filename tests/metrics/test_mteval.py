@@ -14,6 +14,7 @@ import pytest
 import sacrebleu
 
 from collection_and_annotations.metrics import Direction, compute_metrics, default_registry
+from collection_and_annotations.metrics.matching import ExactMatch
 from collection_and_annotations.metrics.mteval import (
     ExternalMetric,
     ExternalMetricError,
@@ -21,6 +22,7 @@ from collection_and_annotations.metrics.mteval import (
     score_request,
 )
 from collection_and_annotations.metrics.sacrebleu_metrics import Bleu
+from collection_and_annotations.metrics.serve import ProtocolServer
 
 HYPOTHESES = ["The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."]
 REFERENCES = [
@@ -200,3 +202,11 @@ def test_requests_keep_one_line_per_segment() -> None:
 def test_bleu_rows_sum_like_the_protocol_says() -> None:
     rows = Bleu().segment_statistics(HYPOTHESES, REFERENCES)
     assert rows.sum(axis=0).tolist() == [14, 7, 5, 3, 17, 14, 11, 8, 17, 18]
+
+
+def test_any_additive_reference_metric_can_be_served() -> None:
+    server = ProtocolServer(ExactMatch())
+    assert server.answer("SCORE ||| yes ||| no ||| yes\n") == "1 1"
+    assert server.answer("SCORE ||| yes ||| maybe") == "0 1"
+    assert server.answer("EVAL ||| 1 2") == "0.5"
+    assert server.answer("EVAL ||| 1 x").startswith("ERROR EVAL needs 2 numbers")

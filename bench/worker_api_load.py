@@ -1,0 +1,200 @@
+"""Load harness for the worker API: C simulated annotators over real HTTP.
+
+Each annotator claims a unit, reads it, saves a draft and submits. The server is the real
+`welcome.py` in a subprocess; the database is SQLite (default) or a fresh PostgreSQL database.
+At the end every acknowledged submission is looked up in the database.
+
+    .venv/bin/python bench/worker_api_load.py --clients 100 --db sqlite
+    .venv/bin/python bench/worker_api_load.py --clients 1000 --db postgres
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import resource
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import psycopg
+from sqlalchemy import create_engine, func, select
+from sqlalchemy.engine import make_url
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from collection_and_annotations.storage.models import Submission, Unit  # noqa: E402
+
+BUCKETS = REPO / "collection_and_annotations" / "task_config" / "annotation_buckets.json"
+POSTGRES_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def write_task(folder: Path, units: int) -> Path:
+    """`units` one-annotator dialogues rated with a dialogue-level Likert scale."""
+    with (folder / "load.jsonl").open("w") as data:
+        for i in range(units):
+            turns = [["user", f"Hello number {i}"], ["system", "Hi! How can I help?"],
+                     ["user", "Just testing."], ["system", "Happy to be tested."]]
+            data.write(json.dumps({"data": [{"dialogue_id": f"load-{i}", "group_id": f"g{i}",
+                                             "annotation_tasks": ["overall_quality"],
+                                             "turns": turns}]}) + "\n")
+    conf = folder / "load.yaml"
+    conf.write_text(
+        "#@package _global_\n"
+        "mephisto:\n  architect:\n    hostname: 127.0.0.1\n"
+        f"  blueprint:\n    data_jsonl: {folder / 'load.jsonl'}\n"
+        f"    annotations_config_path: {BUCKETS}\n"
+        "  task:\n    task_name: load\n    allowed_concurrent: 1\n"
+    )
+    return conf
+
+
+def postgres_database() -> tuple[str, str]:
+    name = f"cep_bench_{secrets.token_hex(4)}"
+    admin = make_url(POSTGRES_ADMIN)
+    with psycopg.connect(host=admin.host, port=admin.port, user=admin.username,
+                         dbname=admin.database, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    return admin.set(database=name).render_as_string(hide_password=False), name
+
+
+def drop_postgres(name: str) -> None:
+    admin = make_url(POSTGRES_ADMIN)
+    with psycopg.connect(host=admin.host, port=admin.port, user=admin.username,
+                         dbname=admin.database, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.latencies: dict[str, list[float]] = {}
+        self.errors: list[str] = []
+        self.acknowledged: list[str] = []
+
+    async def call(self, name: str, request) -> httpx.Response | None:  # noqa: ANN001
+        start = time.perf_counter()
+        try:
+            response = await request
+        except httpx.HTTPError as exc:
+            self.errors.append(f"{name}: {type(exc).__name__} {exc}")
+            return None
+        self.latencies.setdefault(name, []).append(time.perf_counter() - start)
+        if response.status_code != 200:
+            self.errors.append(f"{name}: HTTP {response.status_code} {response.text[:200]}")
+            return None
+        return response
+
+
+async def annotator(client: httpx.AsyncClient, n: int, record: Recorder) -> None:
+    claim = await record.call("claim", client.post(
+        "/api/claim", json={"worker_id": f"load-worker-{n}", "assignment_id": "1"}))
+    if claim is None:
+        return
+    token, unit_id = claim.json()["token"], claim.json()["unit_id"]
+    headers = {"Authorization": f"Bearer {token}"}
+    unit = await record.call("unit", client.get(f"/api/units/{unit_id}", headers=headers))
+    if unit is None:
+        return
+    key = unit.json()["dialogues"][0]["key"]
+    draft = {key: {"overall_quality": {"dialogue": {"Overall": 3}}}}
+    if await record.call("draft", client.put(f"/api/units/{unit_id}/draft", headers=headers,
+                                             json={"answers": draft, "position": {"step": 1}})):
+        final = {key: {"overall_quality": {"dialogue": {"Overall": 1 + n % 5}}}}
+        if await record.call("submit", client.post(f"/api/units/{unit_id}/submit",
+                                                   headers=headers, json={"answers": final})):
+            record.acknowledged.append(unit_id)
+
+
+async def run_clients(base: str, clients: int) -> tuple[Recorder, float]:
+    record = Recorder()
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+        start = time.perf_counter()
+        await asyncio.gather(*(annotator(client, n, record) for n in range(clients)))
+        return record, time.perf_counter() - start
+
+
+def percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 10) - 1] \
+        if len(values) > 1 else values[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", "-c", type=int, default=100)
+    parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
+    args = parser.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.clients + 256)),
+                                                hard))
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        conf = write_task(folder, args.clients)
+        port, pg_name = free_port(), None
+        url = f"sqlite:///{folder / 'data' / 'cep.sqlite3'}"
+        if args.db == "postgres":
+            url, pg_name = postgres_database()
+        server = subprocess.Popen(
+            [sys.executable, str(REPO / "welcome.py"), f"conf={conf}",
+             f"mephisto.architect.port={port}", f"data_dir={folder / 'data'}",
+             f"database_url={url}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )
+        try:
+            base = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    httpx.get(f"{base}/api/health", timeout=1).raise_for_status()
+                    break
+                except httpx.HTTPError:
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        raise SystemExit("server did not start:\n" + server.stderr.read())
+                    time.sleep(0.2)
+            record, wall = asyncio.run(run_clients(base, args.clients))
+            engine = create_engine(url)
+            with engine.connect() as connection:
+                stored = set(connection.scalars(
+                    select(Unit.public_id).join(Submission, Submission.unit_id == Unit.id)))
+                total = connection.scalar(select(func.count()).select_from(Submission))
+            engine.dispose()
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            if pg_name:
+                drop_postgres(pg_name)
+    every = [x for values in record.latencies.values() for x in values]
+    missing = [u for u in record.acknowledged if u not in stored]
+    print(f"worker API load: C={args.clients} db={args.db} on {platform.node()} "
+          f"(python {platform.python_version()})")
+    print(f"  requests: {len(every)} in {wall:.2f} s -> {len(every) / wall:.0f} req/s; "
+          f"annotators completed: {len(record.acknowledged)}/{args.clients}")
+    print(f"  latency all: p50 {1000 * percentile(every, 50):.1f} ms, "
+          f"p99 {1000 * percentile(every, 99):.1f} ms, max {1000 * max(every):.1f} ms")
+    for name, values in record.latencies.items():
+        print(f"  {name:>6}: p50 {1000 * percentile(values, 50):.1f} ms, "
+              f"p99 {1000 * percentile(values, 99):.1f} ms (n={len(values)})")
+    print(f"  errors: {len(record.errors)}" + (f" (first: {record.errors[0]})"
+                                                if record.errors else ""))
+    print(f"  acknowledged submissions in the database: "
+          f"{len(record.acknowledged) - len(missing)}/{len(record.acknowledged)} "
+          f"(rows: {total})")
+    return 1 if record.errors or missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Server-side answer checks for every bucket config, `require` levels and `_dep_` conditions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collection_and_annotations.blueprints.static_annotation.answers import (
+    DialogueView,
+    check_answers,
+)
+from collection_and_annotations.blueprints.static_annotation.buckets import (
+    load_buckets,
+    parse_bucket,
+)
+from collection_and_annotations.errors import UserError
+from helpers import BUCKETS
+
+SPEAKERS = ["user", "system", "user", "system"]
+HERE = Path("inline.json")
+
+
+def _check(bucket_spec, value, target="1", speakers=SPEAKERS):
+    bucket = parse_bucket("b", bucket_spec, HERE)
+    answers = {"d": {"b": {target: value}}} if value is not None else {"d": {}}
+    return check_answers(answers, [DialogueView("d", speakers, ["b"])], {"b": bucket})
+
+
+TREE = {
+    "config": "nondetails_button_flow", "indices": "odd", "require": {"level": "turn"},
+    "options": {
+        "Q1": {"A": {}, "B": {"Q2": {"B1": {}, "B2": {}}}},
+        "Q3": {"_type_": {"checkbox": {}}, "C1": {}, "C2": {}},
+        "Q4": {"_dep_": {"answered": {"question": "Q1", "answer": "A"}}, "D1": {}, "D2": {}},
+    },
+}
+
+
+def _tree_value(q1, q3=(), q4=None):
+    value = {"Q1": q1, "Q3": {c: {} for c in q3}}
+    if q4:
+        value["Q4"] = {q4: {}}
+    return value
+
+
+def test_tree_complete_with_nested_and_dependency():
+    full = {"1": _tree_value({"B": {"Q2": {"B2": {}}}}, ["C1", "C2"]),
+            "3": _tree_value({"A": {}}, [], "D1")}
+    bucket = parse_bucket("b", TREE, HERE)
+    assert check_answers({"d": {"b": full}}, [DialogueView("d", SPEAKERS, ["b"])],
+                         {"b": bucket}) == []
+
+
+@pytest.mark.parametrize("value, message", [
+    (_tree_value({"B": {}}), "missing"),                          # nested Q2 unanswered
+    (_tree_value({"A": {}}), "missing"),                          # Q4 shown but unanswered
+    (_tree_value({"B": {"Q2": {"B1": {}}}}, [], "D1"), "not shown"),  # Q4 hidden
+    (_tree_value({"A": {}, "B": {}}, [], "D1"), "only one answer"),
+    (_tree_value({"Z": {}}), "'Z' is not an offered answer"),
+    ({"Q9": {"A": {}}}, "not offered here"),
+])
+def test_tree_problems(value, message):
+    problems = _check(TREE, value)
+    assert any(message in p.message for p in problems), problems
+
+
+def test_require_turn_counts_every_target_turn_and_dialogue_level():
+    problems = _check(TREE, _tree_value({"A": {}}, [], "D2"), target="1")
+    assert [(p.turn, p.message.split(":")[0]) for p in problems] == [(3, "missing")]
+    dialogue_level = {**TREE, "require": {"level": "dialogue"}}
+    assert _check(dialogue_level, _tree_value({"A": {}}, [], "D2")) == []
+    assert "answer at least one turn" in _check(dialogue_level, None)[0].message
+
+
+def test_no_require_accepts_partial_values():
+    spec = {k: v for k, v in TREE.items() if k != "require"}
+    assert _check(spec, {"Q1": {"B": {}}}) == []
+    assert _check(spec, None) == []
+
+
+def test_multiselect_values_and_speaker_filter():
+    spec = {"config": "multiselect", "indices": "all", "require": {"level": "turn"},
+            "options": [{"value": "x", "label": "X"},
+                        {"value": "y", "label": "Y", "speaker": "system"}]}
+    assert _check(spec, ["x", "y"], target="1")[0].turn == 0  # turn 0 missing, turn 1 fine
+    problems = _check(spec, ["y"], target="0")
+    assert any("'y' is not an offered option" in p.message for p in problems)
+    assert any("list of option values" in p.message for p in _check(spec, "x", target="1"))
+
+
+@pytest.mark.parametrize("config, options, good, bad", [
+    ("likert-5-dialogue", [{"label": "Q", "question": "How?"}], {"Q": 5}, {"Q": 0}),
+    ("foreach-5-select-dialogue", [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}],
+     {"a": 1, "b": 2}, {"a": 1, "b": True}),
+    ("comparative", ["left", "right"], "left", "middle"),
+])
+def test_dialogue_level_values(config, options, good, bad):
+    spec = {"config": config, "options": options, "require": {"level": "dialogue"}}
+    assert _check(spec, good, target="dialogue") == []
+    assert _check(spec, bad, target="dialogue")
+    assert "missing" in _check(spec, None)[0].message
+
+
+def test_foreach_turn_needs_every_option_when_required():
+    spec = {"config": "foreach-5-select", "indices": "system", "require": {"level": "turn"},
+            "options": [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]}
+    problems = _check(spec, {"a": 3}, target="1")
+    assert {p.turn for p in problems} == {1, 3}
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"config": "radio_grid", "options": {}}, "unknown config 'radio_grid'"),
+    ({"config": "multiselect", "indices": "every_other", "options": []}, "unknown indices"),
+    ({"config": "comparative", "options": [1, 2]}, "list of strings"),
+    ({**TREE, "options": {"Q": {"_dep_": {"when_sunny": {}}, "A": {}}}},
+     "unknown function 'when_sunny'"),
+    ({**TREE, "require": {"level": "page"}}, "require.level"),
+])
+def test_bad_bucket_definitions_fail_at_launch(spec, message):
+    with pytest.raises(UserError, match=message):
+        parse_bucket("b", spec, HERE)
+
+
+def test_builtin_buckets_cover_every_config():
+    configs = {b.config for b in load_buckets(BUCKETS).values()}
+    assert configs == {"button_flow", "nondetails_button_flow", "nondetails_nonhelp_button_flow",
+                       "multiselect", "likert-5-turn", "foreach-5-select",
+                       "foreach-5-select-dialogue", "likert-5-dialogue", "comparative"}
+
+
+def test_fixture_buckets_parse(cep_fixtures):
+    buckets = load_buckets(cep_fixtures / "task_config" / "annotation_buckets.json")
+    assert len(buckets) == 35
+    assert buckets["transitions"].target_turns([["user", ""], ["system", ""]] * 3) == [1, 3, 5]

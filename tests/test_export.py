@@ -1,0 +1,92 @@
+"""`python -m collection_and_annotations export`: item rows and whole submissions."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+from helpers import dialogue, write_task
+
+from collection_and_annotations.engine.allocation import claim_unit
+from collection_and_annotations.engine.work import submit, unit_view
+
+RELEVANCE_Q = "Does SPEAKER_X's reply follow from what SPEAKER_Y just said?"
+PROBLEMS_Q = "Which problems does the reply have?"
+
+
+def _submit_one(served, worker):
+    claim = claim_unit(served.db, served.task_id, served.run_id, "local", worker, "1",
+                       served.limits)
+    view = unit_view(served.db, served.blueprint, claim.unit_public_id, claim.worker_id)
+    key = view["dialogues"][0]["key"]
+    answers = {key: {
+        "relevance": {
+            "1": {RELEVANCE_Q: {"Partly, it responds but drifts away.": {
+                "Where does it drift?": {"To something unrelated.": {}}}},
+                  PROBLEMS_Q: {"It repeats an earlier reply.": {}, "It is hard to understand.": {}}},
+            "3": {RELEVANCE_Q: {"Yes, it responds to it directly.": {}}, PROBLEMS_Q: {}},
+        },
+        "issues": {"1": ["off_topic"]},
+        "overall_quality": {"dialogue": {"Overall": 2}},
+    }}
+    submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
+           {"duration_ms": 1}, None, None)
+    return answers
+
+
+def _export(database_url, *args):
+    result = subprocess.run(
+        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "t",
+         "--database-url", database_url, *args],
+        capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_export_items_csv_jsonl_and_whole_submissions(tmp_path, database_url, open_conf):
+    tasks = ["relevance", "issues", "overall_quality"]
+    conf = write_task(tmp_path, [{"data": [dialogue("d1", "g1", tasks, origin="author")]}],
+                      {"g1": 2})
+    served = open_conf(str(conf), database_url)
+    answers = _submit_one(served, "alice")
+
+    rows = list(csv.DictReader(io.StringIO(_export(database_url, "--format", "csv").stdout)))
+    summary = {(r["turn_index"], r["bucket"], r["question"], r["answer"]) for r in rows}
+    assert summary == {
+        ("1", "relevance", RELEVANCE_Q, "Partly, it responds but drifts away."),
+        ("1", "relevance", "Where does it drift?", "To something unrelated."),
+        ("1", "relevance", PROBLEMS_Q,
+         json.dumps(["It is hard to understand.", "It repeats an earlier reply."])),
+        ("3", "relevance", RELEVANCE_Q, "Yes, it responds to it directly."),
+        ("3", "relevance", PROBLEMS_Q, "[]"),
+        ("1", "issues", "issues_labels", '["off_topic"]'),
+        ("", "overall_quality", "Overall, how good a conversation partner was SPEAKER_X?", "2"),
+    }
+    assert {r["dialogue_id"] for r in rows} == {"d1"} and {r["speaker"] for r in rows} == {
+        "system", ""}
+    worker = rows[0]["worker"]
+    assert worker.startswith("w_") and "alice" not in json.dumps(rows)
+    assert all(float(r["duration_seconds"]) >= 0 for r in rows)
+
+    items = [json.loads(line) for line in _export(database_url).stdout.splitlines()]
+    assert len(items) == len(rows) and items[0]["dialogue_id"] == "d1"
+
+    out = tmp_path / "whole.jsonl"
+    result = _export(database_url, "--format", "submissions", "-o", str(out))
+    assert "exported 1 submissions" in result.stderr
+    (whole,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert whole["answers"] == answers and whole["worker"] == worker
+    assert whole["timings"]["client"] == {"duration_ms": 1}
+
+
+def test_export_unknown_task(tmp_path, database_url, open_conf):
+    open_conf(str(write_task(tmp_path, [{"data": [dialogue("d1", "g1", ["issues"])]}],
+                             {"g1": 1})), database_url)
+    result = subprocess.run(
+        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "nope",
+         "--database-url", database_url], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1 and "no task named 'nope'" in result.stderr
+    assert "tasks: t" in result.stderr
