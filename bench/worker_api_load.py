@@ -161,9 +161,9 @@ def main() -> int:
                 try:
                     httpx.get(f"{base}/api/health", timeout=1).raise_for_status()
                     break
-                except httpx.HTTPError:
+                except httpx.HTTPError as exc:
                     if server.poll() is not None or time.monotonic() > deadline:
-                        raise SystemExit("server did not start:\n" + server.stderr.read())
+                        raise SystemExit("server did not start:\n" + server.stderr.read()) from exc
                     time.sleep(0.2)
             record, wall = asyncio.run(run_clients(base, args.clients))
             engine = create_engine(url)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import BUCKETS
 
 from collection_and_annotations.blueprints.static_annotation.answers import (
     DialogueView,
@@ -15,7 +16,6 @@ from collection_and_annotations.blueprints.static_annotation.buckets import (
     parse_bucket,
 )
 from collection_and_annotations.errors import UserError
-from helpers import BUCKETS
 
 SPEAKERS = ["user", "system", "user", "system"]
 HERE = Path("inline.json")

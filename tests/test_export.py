@@ -26,7 +26,8 @@ def _submit_one(served, worker):
         "relevance": {
             "1": {RELEVANCE_Q: {"Partly, it responds but drifts away.": {
                 "Where does it drift?": {"To something unrelated.": {}}}},
-                  PROBLEMS_Q: {"It repeats an earlier reply.": {}, "It is hard to understand.": {}}},
+                  PROBLEMS_Q: {"It repeats an earlier reply.": {},
+                               "It is hard to understand.": {}}},
             "3": {RELEVANCE_Q: {"Yes, it responds to it directly.": {}}, PROBLEMS_Q: {}},
         },
         "issues": {"1": ["off_topic"]},
