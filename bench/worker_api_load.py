@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import json
 import platform
+import random
 import resource
 import secrets
 import socket
@@ -79,53 +80,93 @@ def drop_postgres(name: str) -> None:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+class Connection:
+    """One annotator's keep-alive HTTP/1.1 connection: a few lines of asyncio instead of a
+    client library, so the harness spends its CPU time on the server, not on itself."""
+
+    def __init__(self, host: str, port: int):
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, path: str, body: object = None,
+                      token: str | None = None) -> tuple[int, dict]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        payload = json.dumps(body).encode() if body is not None else b""
+        head = [f"{method} {path} HTTP/1.1", f"Host: {self.host}:{self.port}",
+                f"Content-Length: {len(payload)}", "Content-Type: application/json"]
+        if token:
+            head.append(f"Authorization: Bearer {token}")
+        self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + payload)
+        await self.writer.drain()
+        status_line, *header_lines = (
+            (await self.reader.readuntil(b"\r\n\r\n")).decode().split("\r\n")
+        )
+        headers = dict(line.split(": ", 1) for line in header_lines if ": " in line)
+        length = int(headers.get("Content-Length", "0"))
+        content = await self.reader.readexactly(length) if length else b"{}"
+        return int(status_line.split()[1]), json.loads(content)
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
 class Recorder:
     def __init__(self) -> None:
         self.latencies: dict[str, list[float]] = {}
         self.errors: list[str] = []
         self.acknowledged: list[str] = []
 
-    async def call(self, name: str, request) -> httpx.Response | None:  # noqa: ANN001
+    async def call(self, name: str, request) -> dict | None:  # noqa: ANN001
         start = time.perf_counter()
         try:
-            response = await request
-        except httpx.HTTPError as exc:
+            status, body = await request
+        except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
             self.errors.append(f"{name}: {type(exc).__name__} {exc}")
             return None
         self.latencies.setdefault(name, []).append(time.perf_counter() - start)
-        if response.status_code != 200:
-            self.errors.append(f"{name}: HTTP {response.status_code} {response.text[:200]}")
+        if status != 200:
+            self.errors.append(f"{name}: HTTP {status} {str(body)[:200]}")
             return None
-        return response
+        return body
 
 
-async def annotator(client: httpx.AsyncClient, n: int, record: Recorder) -> None:
-    claim = await record.call("claim", client.post(
-        "/api/claim", json={"worker_id": f"load-worker-{n}", "assignment_id": "1"}))
-    if claim is None:
-        return
-    token, unit_id = claim.json()["token"], claim.json()["unit_id"]
-    headers = {"Authorization": f"Bearer {token}"}
-    unit = await record.call("unit", client.get(f"/api/units/{unit_id}", headers=headers))
-    if unit is None:
-        return
-    key = unit.json()["dialogues"][0]["key"]
-    draft = {key: {"overall_quality": {"dialogue": {"Overall": 3}}}}
-    if await record.call("draft", client.put(f"/api/units/{unit_id}/draft", headers=headers,
-                                             json={"answers": draft, "position": {"step": 1}})):
-        final = {key: {"overall_quality": {"dialogue": {"Overall": 1 + n % 5}}}}
-        if await record.call("submit", client.post(f"/api/units/{unit_id}/submit",
-                                                   headers=headers, json={"answers": final})):
-            record.acknowledged.append(unit_id)
+async def annotator(port: int, n: int, record: Recorder, think: float) -> None:
+    await asyncio.sleep(random.uniform(0, think))
+    connection = Connection("127.0.0.1", port)
+    try:
+        claim = await record.call("claim", connection.request(
+            "POST", "/api/claim", {"worker_id": f"load-worker-{n}", "assignment_id": "1"}))
+        if claim is None:
+            return
+        token, unit_id = claim["token"], claim["unit_id"]
+        await asyncio.sleep(random.uniform(0, think))
+        unit = await record.call("unit", connection.request("GET", f"/api/units/{unit_id}",
+                                                            token=token))
+        if unit is None:
+            return
+        key = unit["dialogues"][0]["key"]
+        draft = {key: {"overall_quality": {"dialogue": {"Overall": 3}}}}
+        await asyncio.sleep(random.uniform(0, think))
+        if await record.call("draft", connection.request(
+                "PUT", f"/api/units/{unit_id}/draft", {"answers": draft, "position": {"step": 1}},
+                token)):
+            final = {key: {"overall_quality": {"dialogue": {"Overall": 1 + n % 5}}}}
+            await asyncio.sleep(random.uniform(0, think))
+            if await record.call("submit", connection.request(
+                    "POST", f"/api/units/{unit_id}/submit", {"answers": final}, token)):
+                record.acknowledged.append(unit_id)
+    finally:
+        await connection.close()
 
 
-async def run_clients(base: str, clients: int) -> tuple[Recorder, float]:
+async def run_clients(port: int, clients: int, think: float) -> tuple[Recorder, float]:
     record = Recorder()
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
-        start = time.perf_counter()
-        await asyncio.gather(*(annotator(client, n, record) for n in range(clients)))
-        return record, time.perf_counter() - start
+    start = time.perf_counter()
+    await asyncio.gather(*(annotator(port, n, record, think) for n in range(clients)))
+    return record, time.perf_counter() - start
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -137,6 +178,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", "-c", type=int, default=100)
     parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="each annotator waits up to this many seconds (uniformly at random) "
+                             "before each request; 0 = all annotators fire at once")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.clients + 256)),
@@ -165,7 +209,7 @@ def main() -> int:
                     if server.poll() is not None or time.monotonic() > deadline:
                         raise SystemExit("server did not start:\n" + server.stderr.read()) from exc
                     time.sleep(0.2)
-            record, wall = asyncio.run(run_clients(base, args.clients))
+            record, wall = asyncio.run(run_clients(port, args.clients, args.think))
             engine = create_engine(url)
             with engine.connect() as connection:
                 stored = set(connection.scalars(
@@ -179,7 +223,8 @@ def main() -> int:
                 drop_postgres(pg_name)
     every = [x for values in record.latencies.values() for x in values]
     missing = [u for u in record.acknowledged if u not in stored]
-    print(f"worker API load: C={args.clients} db={args.db} on {platform.node()} "
+    print(f"worker API load: C={args.clients} db={args.db} think<={args.think}s "
+          f"on {platform.node()} "
           f"(python {platform.python_version()})")
     print(f"  requests: {len(every)} in {wall:.2f} s -> {len(every) / wall:.0f} req/s; "
           f"annotators completed: {len(record.acknowledged)}/{args.clients}")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 from pathlib import Path
 
 import psycopg
 import pytest
+from helpers import REPO
 from sqlalchemy.engine import make_url
 
 from collection_and_annotations.blueprints import build_blueprint
@@ -16,7 +16,6 @@ from collection_and_annotations.cli.run import open_task
 from collection_and_annotations.config import load_run_config
 from collection_and_annotations.storage.database import Database
 
-REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 CEP_FIXTURES = SHARED / "fixtures" / "cep"
 POSTGRES_URL = os.environ.get(
@@ -56,12 +55,6 @@ def database_url(request, tmp_path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'cep.sqlite3'}"
     return request.getfixturevalue("postgres_url")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import queue
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -16,6 +17,12 @@ from collection_and_annotations import PACKAGE_DIR
 
 REPO = PACKAGE_DIR.parent
 BUCKETS = PACKAGE_DIR / "task_config" / "annotation_buckets.json"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def dialogue(dialogue_id: str, group: str, tasks: list[str], origin: str | None = None,

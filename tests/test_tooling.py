@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO
+from helpers import REPO
 
 
 def test_ruff_clean():

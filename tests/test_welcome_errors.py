@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, free_port
-from helpers import dialogue, write_task
+from helpers import REPO, dialogue, free_port, write_task
 
 LINES = [{"data": [dialogue("d1", "g1", ["relevance"])]},
          {"data": [dialogue("d2", "g2", ["overall_quality"])]}]
@@ -87,3 +86,11 @@ def test_screening_not_supported_yet(cep_fixtures, tmp_path):
 def test_usage(tmp_path, argv):
     result = welcome(*argv, cwd=tmp_path)
     assert result.returncode == 2 and "usage: python welcome.py conf=" in result.stderr
+
+
+def test_server_refuses_to_start_without_the_built_page(tmp_path):
+    from collection_and_annotations.errors import UserError
+    from collection_and_annotations.server.app import check_frontend_built
+
+    with pytest.raises(UserError, match="the worker page is not built .* run ./setup.sh"):
+        check_frontend_built(tmp_path)

@@ -6,8 +6,7 @@ from __future__ import annotations
 import signal
 
 import httpx
-from conftest import free_port
-from helpers import Running
+from helpers import Running, free_port
 
 from collection_and_annotations.server.app import STATIC_DIR
 

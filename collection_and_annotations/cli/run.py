@@ -9,8 +9,8 @@ import time
 import warnings
 from datetime import datetime
 
+from cheroot.wsgi import Server as WSGIServer
 from omegaconf import DictConfig, OmegaConf
-from waitress import create_server
 
 from collection_and_annotations.blueprints import Blueprint, build_blueprint, check_supported
 from collection_and_annotations.config import load_run_config
@@ -26,6 +26,9 @@ from collection_and_annotations.storage.database import Database, default_url
 
 USAGE = "usage: python welcome.py conf=<name or path.yaml> [key=value ...]"
 SAMPLE_LINKS = 5
+# Requests hold the GIL most of the time and SQLite takes one writer: a few threads queue
+# better than many (measured with bench/worker_api_load.py).
+SERVER_THREADS = 8
 
 
 def split_argv(argv: list[str]) -> tuple[str, list[str]]:
@@ -87,9 +90,10 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     db, blueprint = prepare(cfg)
     served = open_task(cfg, conf_path, db, blueprint)
     architect = cfg.mephisto.architect
-    server = create_server(create_app(served), host=architect.hostname, port=architect.port,
-                           threads=16, connection_limit=4096, backlog=2048, channel_timeout=60)
-    thread = threading.Thread(target=server.run, name="http", daemon=True)
+    server = WSGIServer((architect.hostname, architect.port), create_app(served),
+                        numthreads=SERVER_THREADS, request_queue_size=2048, timeout=60)
+    server.prepare()
+    thread = threading.Thread(target=server.serve, name="http", daemon=True)
     thread.start()
     _announce(served)
     status = "stopped"
@@ -98,7 +102,7 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     except KeyboardInterrupt:
         print("\nstopping: completed work is saved; run the same conf again to continue")
     finally:
-        server.close()
+        server.stop()
         end_run(served.db, served.run_id, status)
         served.db.dispose()
     return 0
