@@ -50,7 +50,8 @@ def test_group_missing_from_units_file(tmp_path):
 def test_missing_data_file(tmp_path):
     conf = write_task(tmp_path, LINES, {"g1": 1, "g2": 1})
     (tmp_path / "t.jsonl").unlink()
-    assert "t.jsonl: task data file not found" in _fails(conf, tmp_path)
+    assert "t.jsonl: task data file (mephisto.blueprint.data_jsonl) not found" in _fails(
+        conf, tmp_path)
 
 
 def test_unknown_conf_key_is_named(tmp_path):

@@ -6,12 +6,12 @@ broken file is found before workers arrive.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from collection_and_annotations.errors import UserError
+from collection_and_annotations.json_files import read_json, read_json_lines
 
 
 def _check_annotated_dialogue(
@@ -39,12 +39,7 @@ def _check_annotated_dialogue(
 def check_screening_file(path: str | Path, buckets: Mapping[str, Any]) -> int:
     """Returns the number of training dialogues."""
     path = Path(path)
-    if not path.is_file():
-        raise UserError("screening file not found (mephisto.blueprint.screen_json)", path)
-    try:
-        document = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise UserError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    document = read_json(path, "screening file (mephisto.blueprint.screen_json)")
     if not isinstance(document, dict) or not document:
         raise UserError("screening data must be an object of training dialogues", path)
     for name, dialogue in document.items():
@@ -54,20 +49,10 @@ def check_screening_file(path: str | Path, buckets: Mapping[str, Any]) -> int:
 
 def check_gold_file(path: str | Path, buckets: Mapping[str, Any]) -> int:
     """Returns the number of gold dialogues."""
-    path = Path(path)
-    if not path.is_file():
-        raise UserError("gold file not found (mephisto.blueprint.gold_jsonl)", path)
     count = 0
-    with path.open(encoding="utf-8") as handle:
-        for line, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"malformed JSON: {exc.msg}", path, line) from None
-            dialogues = record.get("data", [record]) if isinstance(record, dict) else [record]
-            for dialogue in dialogues:
-                _check_annotated_dialogue(dialogue, "gold dialogue", path, line, buckets)
-                count += 1
+    for line, record in read_json_lines(path, "gold file (mephisto.blueprint.gold_jsonl)"):
+        dialogues = record.get("data", [record]) if isinstance(record, dict) else [record]
+        for dialogue in dialogues:
+            _check_annotated_dialogue(dialogue, "gold dialogue", Path(path), line, buckets)
+            count += 1
     return count

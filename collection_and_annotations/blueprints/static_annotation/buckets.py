@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from collection_and_annotations.blueprints.static_annotation.dependencies import check_dependency
 from collection_and_annotations.errors import UserError
+from collection_and_annotations.json_files import read_json
 
 TURN_CONFIGS = frozenset({
     "button_flow", "nondetails_button_flow", "nondetails_nonhelp_button_flow",
@@ -153,13 +153,9 @@ def parse_bucket(name: str, spec: Any, path: Path) -> Bucket:
 
 def load_buckets(path: str | Path) -> dict[str, Bucket]:
     path = Path(path)
-    if not path.is_file():
-        raise UserError("annotation buckets file not found (mephisto.blueprint."
-                        "annotations_config_path)", path)
-    try:
-        document = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise UserError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    document = read_json(
+        path, "annotation buckets file (mephisto.blueprint.annotations_config_path)"
+    )
     if not isinstance(document, dict) or not isinstance(document.get("config"), dict):
         raise UserError("the top-level key 'config' must hold an object of buckets", path)
     return {name: parse_bucket(name, spec, path) for name, spec in document["config"].items()}

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from collection_and_annotations.errors import UserError
+from collection_and_annotations.json_files import read_json, read_json_lines
 
 SPEAKERS = ("user", "system")
 
@@ -83,10 +84,7 @@ def _find_units_file(data_path: Path, task_name: str, explicit: str | None) -> P
 
 
 def _load_units(path: Path) -> dict[str, int]:
-    try:
-        units = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise UserError(f"invalid JSON: {exc.msg}", path, exc.lineno) from None
+    units = read_json(path, "units file")
     if not isinstance(units, dict):
         raise UserError("a units file maps group_id to a number of annotators", path)
     for group, count in units.items():
@@ -104,34 +102,25 @@ def read_task_data(
 ) -> tuple[list[AssignmentSpec], Path | None]:
     """Parse and check every line; returns the assignments and the units file used (if any)."""
     data_path = Path(data_path)
-    if not data_path.is_file():
-        raise UserError("task data file not found (mephisto.blueprint.data_jsonl)", data_path)
+    lines = read_json_lines(data_path, "task data file (mephisto.blueprint.data_jsonl)")
     units_file = _find_units_file(data_path, task_name, units_path)
     units = _load_units(units_file) if units_file else None
     specs: list[AssignmentSpec] = []
     seen: dict[str, int] = {}
-    with data_path.open(encoding="utf-8") as handle:
-        for line_number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"malformed JSON at column {exc.colno}: {exc.msg}", data_path,
-                                line_number) from None
-            raw = record["data"] if isinstance(record, dict) and "data" in record else [record]
-            if not isinstance(raw, list) or not raw:
-                raise UserError("'data' must be a non-empty list of dialogues", data_path,
-                                line_number)
-            dialogues = [_check_dialogue(d, data_path, line_number, bucket_names) for d in raw]
-            annotators = _annotators(dialogues, units, units_file, data_path, line_number)
-            identity = [[d["dialogue_id"], d["group_id"], d["annotation_tasks"]] for d in dialogues]
-            key = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
-            if key in seen:
-                raise UserError(f"the same dialogues and tasks already appear on line {seen[key]}",
-                                data_path, line_number)
-            seen[key] = line_number
-            specs.append(AssignmentSpec(key, line_number, dialogues, annotators))
+    for line_number, record in lines:
+        raw = record["data"] if isinstance(record, dict) and "data" in record else [record]
+        if not isinstance(raw, list) or not raw:
+            raise UserError("'data' must be a non-empty list of dialogues", data_path,
+                            line_number)
+        dialogues = [_check_dialogue(d, data_path, line_number, bucket_names) for d in raw]
+        annotators = _annotators(dialogues, units, units_file, data_path, line_number)
+        identity = [[d["dialogue_id"], d["group_id"], d["annotation_tasks"]] for d in dialogues]
+        key = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
+        if key in seen:
+            raise UserError(f"the same dialogues and tasks already appear on line {seen[key]}",
+                            data_path, line_number)
+        seen[key] = line_number
+        specs.append(AssignmentSpec(key, line_number, dialogues, annotators))
     if not specs:
         raise UserError("the task data file holds no dialogues", data_path)
     return specs, units_file
