@@ -106,11 +106,14 @@ class Connection:
         headers = dict(line.split(": ", 1) for line in header_lines if ": " in line)
         length = int(headers.get("Content-Length", "0"))
         content = await self.reader.readexactly(length) if length else b"{}"
+        if headers.get("Connection", "").lower() == "close":
+            await self.close()
         return int(status_line.split()[1]), json.loads(content)
 
     async def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+            self.reader = self.writer = None
 
 
 class Recorder:

@@ -29,6 +29,8 @@ SAMPLE_LINKS = 5
 # Requests hold the GIL most of the time and SQLite takes one writer: a few threads queue
 # better than many (measured with bench/worker_api_load.py).
 SERVER_THREADS = 8
+# Idle keep-alive connections wait in a selector, not in a thread; keep many (cheroot keeps 10).
+KEEP_ALIVE_CONNECTIONS = 4096
 
 
 def split_argv(argv: list[str]) -> tuple[str, list[str]]:
@@ -92,6 +94,7 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     architect = cfg.mephisto.architect
     server = WSGIServer((architect.hostname, architect.port), create_app(served),
                         numthreads=SERVER_THREADS, request_queue_size=2048, timeout=60)
+    server.keep_alive_conn_limit = KEEP_ALIVE_CONNECTIONS
     server.prepare()
     thread = threading.Thread(target=server.serve, name="http", daemon=True)
     thread.start()

@@ -11,7 +11,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import delete, exists, func, select, update
+from sqlalchemy import delete, exists, func, insert, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -54,9 +54,10 @@ class ClaimRefused(Exception):
 
 
 def get_or_create_worker(session: Session, provider: str, provider_worker_id: str) -> Worker:
+    """The worker's row, locked until the transaction ends so its claims happen one by one."""
     query = select(Worker).where(
         Worker.provider == provider, Worker.provider_worker_id == provider_worker_id
-    )
+    ).with_for_update()
     worker = session.scalars(query).first()
     if worker is not None:
         return worker
@@ -89,22 +90,17 @@ def expire_overdue(session: Session, run_id: int) -> int:
     return len(ids)
 
 
-def _check_limits(session: Session, task_id: int, run_id: int, worker: Worker,
+def _check_limits(session: Session, run_id: int, held: list[tuple[str, str | None]],
                   limits: Limits) -> None:
-    task_units = (
-        select(func.count()).select_from(Unit).join(Assignment)
-        .where(Assignment.task_id == task_id, Unit.worker_id == worker.id)
-    )
+    """`held`: (status, provider session) of the worker's units in the task."""
     if limits.allowed_concurrent > 0:
-        open_count = session.scalar(task_units.where(Unit.status == "assigned"))
+        open_count = sum(1 for status, _ in held if status == "assigned")
         if open_count >= limits.allowed_concurrent:
             raise ClaimRefused(f"you already have {open_count} unit(s) open in this task; "
                                "submit one before taking another")
-    if limits.maximum_units_per_worker > 0:
-        total = session.scalar(task_units.where(Unit.status.in_(("assigned", *DONE_STATUSES))))
-        if total >= limits.maximum_units_per_worker:
-            raise ClaimRefused(f"you have reached the maximum of "
-                               f"{limits.maximum_units_per_worker} units for this task")
+    if limits.maximum_units_per_worker > 0 and len(held) >= limits.maximum_units_per_worker:
+        raise ClaimRefused(f"you have reached the maximum of "
+                           f"{limits.maximum_units_per_worker} units for this task")
     if limits.max_num_concurrent_units > 0:
         session.execute(select(TaskRun.id).where(TaskRun.id == run_id).with_for_update())
         running = session.scalar(
@@ -146,17 +142,17 @@ def claim_unit(
         raise ClaimRefused("this worker is not eligible for this task", status=403)
     with db.session() as session:
         worker = get_or_create_worker(session, provider, provider_worker_id)
-        session.execute(select(Worker.id).where(Worker.id == worker.id).with_for_update())
-        current = session.scalars(
-            select(Unit).join(Assignment)
+        # One query for both resuming and the per-worker limits: the worker's units here.
+        held = session.execute(
+            select(Unit.public_id, Unit.status, Unit.provider_session).join(Assignment)
             .where(Assignment.task_id == task_id, Unit.worker_id == worker.id,
-                   Unit.provider_session == provider_session,
                    Unit.status.in_(("assigned", *DONE_STATUSES)))
-            .order_by(Unit.id.desc()).limit(1)
-        ).first()
-        if current is not None:
-            return Claim(worker.id, current.public_id, current.status)
-        _check_limits(session, task_id, run_id, worker, limits)
+            .order_by(Unit.id.desc())
+        ).all()
+        for public_id, status, session_id in held:
+            if session_id == provider_session:
+                return Claim(worker.id, public_id, status)
+        _check_limits(session, run_id, [(status, sid) for _, status, sid in held], limits)
         unit = _free_unit(session, task_id, run_id, worker)
         if unit is None and expire_overdue(session, run_id):
             unit = _free_unit(session, task_id, run_id, worker)
@@ -167,10 +163,10 @@ def claim_unit(
         unit.assigned_at = now
         duration = limits.assignment_duration_in_seconds
         unit.deadline = now + timedelta(seconds=duration) if duration > 0 else None
-        groups = session.scalars(
-            select(AssignmentGroup.group_id)
-            .where(AssignmentGroup.assignment_id == unit.assignment_id)
-        )
-        session.add_all(WorkerGroup(task_id=task_id, worker_id=worker.id, group_id=g,
-                                    unit_id=unit.id) for g in groups)
+        session.execute(insert(WorkerGroup).from_select(
+            ["task_id", "worker_id", "group_id", "unit_id"],
+            select(literal(task_id), literal(worker.id), AssignmentGroup.group_id,
+                   literal(unit.id))
+            .where(AssignmentGroup.assignment_id == unit.assignment_id),
+        ))
         return Claim(worker.id, unit.public_id, "assigned")

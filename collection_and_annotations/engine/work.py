@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import Blueprint
@@ -38,24 +38,34 @@ class Outcome:
     completion_code: str | None
 
 
+def _refuse_missing(unit: Unit | None) -> WorkRefused:
+    if unit is not None and unit.times_expired:
+        return WorkRefused("the time for this unit ran out and it went back to the pool", 409)
+    return WorkRefused("no such unit for this worker", 404)
+
+
 def _own_unit(session: Session, public_id: str, worker_id: int, lock: bool = False) -> Unit:
     query = select(Unit).where(Unit.public_id == public_id)
     if lock:
         query = query.with_for_update()
     unit = session.scalars(query).first()
     if unit is None or unit.worker_id != worker_id:
-        if unit is not None and unit.times_expired:
-            raise WorkRefused("the time for this unit ran out and it went back to the pool", 409)
-        raise WorkRefused("no such unit for this worker", 404)
+        raise _refuse_missing(unit)
     return unit
 
 
 def unit_view(db: Database, blueprint: Blueprint, public_id: str, worker_id: int) -> dict[str, Any]:
-    """Everything the page shows for a unit, with the worker's latest draft."""
+    """Everything the page shows for a unit, with the worker's latest draft (one query)."""
     with db.session() as session:
-        unit = _own_unit(session, public_id, worker_id)
-        assignment = session.get(Assignment, unit.assignment_id)
-        draft = session.get(Draft, unit.id)
+        row = session.execute(
+            select(Unit, Assignment.data, Draft)
+            .join(Assignment, Unit.assignment_id == Assignment.id)
+            .outerjoin(Draft, Draft.unit_id == Unit.id)
+            .where(Unit.public_id == public_id)
+        ).first()
+        if row is None or row[0].worker_id != worker_id:
+            raise _refuse_missing(row[0] if row else None)
+        unit, data, draft = row
         seconds = None
         if unit.deadline is not None and unit.status == "assigned":
             seconds = max(0, int((unit.deadline - utcnow()).total_seconds()))
@@ -67,7 +77,7 @@ def unit_view(db: Database, blueprint: Blueprint, public_id: str, worker_id: int
                 "answers": draft.answers, "position": draft.position,
                 "saved_at": draft.saved_at.isoformat() + "Z",
             },
-            **blueprint.unit_content(assignment.data),
+            **blueprint.unit_content(data),
         }
 
 
@@ -121,9 +131,7 @@ def submit(
             timings={"server": server_timings, "client": timings}, client_id=client_id,
             created_at=now,
         ))
-        draft = session.get(Draft, unit.id)
-        if draft is not None:
-            session.delete(draft)
+        session.execute(delete(Draft).where(Draft.unit_id == unit.id))
         unit.status, unit.completed_at = "completed", now
         return Outcome("completed", completion_code)
 

@@ -52,7 +52,9 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, pool_size=20, max_overflow=20)
         _setup_sqlite(engine)
     else:
-        engine = create_engine(url, pool_size=20, max_overflow=20, pool_pre_ping=True)
+        # No pre-ping: it costs a round trip per request; a dropped connection invalidates the
+        # pool and fails one request instead.
+        engine = create_engine(url, pool_size=20, max_overflow=20, pool_recycle=1800)
     return engine
 
 
