@@ -28,7 +28,7 @@ USAGE = "usage: python welcome.py conf=<name or path.yaml> [key=value ...]"
 SAMPLE_LINKS = 5
 # Requests hold the GIL most of the time and SQLite takes one writer: a few threads queue
 # better than many (measured with bench/worker_api_load.py).
-SERVER_THREADS = 8
+SERVER_THREADS = 4
 # Idle keep-alive connections wait in a selector, not in a thread; keep many (cheroot keeps 10).
 KEEP_ALIVE_CONNECTIONS = 4096
 

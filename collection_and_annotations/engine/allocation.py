@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import delete, exists, func, insert, literal, select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.engine.runs import DONE_STATUSES
-from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.database import Database, dialect_insert
 from collection_and_annotations.storage.models import (
     Assignment,
     AssignmentExclusion,
@@ -61,14 +60,13 @@ def get_or_create_worker(session: Session, provider: str, provider_worker_id: st
     worker = session.scalars(query).first()
     if worker is not None:
         return worker
-    try:
-        with session.begin_nested():
-            worker = Worker(provider=provider, provider_worker_id=provider_worker_id,
-                            pseudonym=f"w_{secrets.token_hex(6)}")
-            session.add(worker)
-        return worker
-    except IntegrityError:  # created by a concurrent claim
-        return session.scalars(query).one()
+    session.execute(  # a concurrent first claim of the same worker may have inserted it
+        dialect_insert(session, Worker)
+        .values(provider=provider, provider_worker_id=provider_worker_id,
+                pseudonym=f"w_{secrets.token_hex(6)}", created_at=utcnow())
+        .on_conflict_do_nothing(index_elements=["provider", "provider_worker_id"])
+    )
+    return session.scalars(query).one()
 
 
 def expire_overdue(session: Session, run_id: int) -> int:

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import Blueprint
 from collection_and_annotations.engine.runs import DONE_STATUSES
-from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.database import Database, dialect_insert
 from collection_and_annotations.storage.models import (
     Assignment,
     Draft,
@@ -44,11 +44,8 @@ def _refuse_missing(unit: Unit | None) -> WorkRefused:
     return WorkRefused("no such unit for this worker", 404)
 
 
-def _own_unit(session: Session, public_id: str, worker_id: int, lock: bool = False) -> Unit:
-    query = select(Unit).where(Unit.public_id == public_id)
-    if lock:
-        query = query.with_for_update()
-    unit = session.scalars(query).first()
+def _own_unit(session: Session, public_id: str, worker_id: int) -> Unit:
+    unit = session.scalars(select(Unit).where(Unit.public_id == public_id)).first()
     if unit is None or unit.worker_id != worker_id:
         raise _refuse_missing(unit)
     return unit
@@ -90,13 +87,12 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
         unit = _own_unit(session, public_id, worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; drafts are closed", 409)
-        draft = session.get(Draft, unit.id)
         now = utcnow()
-        if draft is None:
-            session.add(Draft(unit_id=unit.id, worker_id=worker_id, answers=answers,
-                              position=position, saved_at=now))
-        else:
-            draft.answers, draft.position, draft.saved_at = answers, position, now
+        values = {"answers": answers, "position": position, "saved_at": now}
+        session.execute(
+            dialect_insert(session, Draft).values(unit_id=unit.id, worker_id=worker_id, **values)
+            .on_conflict_do_update(index_elements=["unit_id"], set_=values)
+        )
         return now.isoformat() + "Z"
 
 
@@ -108,7 +104,13 @@ def submit(
     if not isinstance(timings, dict):
         raise WorkRefused("'timings' must be an object", 400)
     with db.session() as session:
-        unit = _own_unit(session, public_id, worker_id, lock=True)
+        row = session.execute(
+            select(Unit, Assignment.data).join(Assignment, Unit.assignment_id == Assignment.id)
+            .where(Unit.public_id == public_id).with_for_update(of=Unit)
+        ).first()
+        if row is None or row[0].worker_id != worker_id:
+            raise _refuse_missing(row[0] if row else None)
+        unit, data = row
         if unit.status in DONE_STATUSES:
             stored = session.scalars(select(Submission).where(Submission.unit_id == unit.id)).one()
             if stored.answers == answers:
@@ -116,10 +118,9 @@ def submit(
             raise WorkRefused("this unit was already submitted with other answers", 409)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status} and takes no submission", 409)
-        assignment = session.get(Assignment, unit.assignment_id)
-        problems = blueprint.check_submission(assignment.data, answers)
+        problems = blueprint.check_submission(data, answers)
         if problems:
-            raise WorkRefused(_summary(problems, assignment.data), 422, problems)
+            raise WorkRefused(_summary(problems, data), 422, problems)
         now = utcnow()
         server_timings = {
             "assigned_at": unit.assigned_at.isoformat() + "Z",

@@ -11,6 +11,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -18,6 +19,12 @@ from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.models import Setting
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+
+def dialect_insert(session: Session, model: type) -> postgresql.Insert | sqlite.Insert:
+    """An INSERT that supports ON CONFLICT (both SQLite and PostgreSQL do)."""
+    dialect = sqlite if session.get_bind().dialect.name == "sqlite" else postgresql
+    return dialect.insert(model)
 
 
 def default_url(data_dir: str | Path) -> str:
