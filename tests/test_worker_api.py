@@ -140,6 +140,7 @@ def test_signed_links_when_listening_beyond_loopback(tmp_path, open_conf, databa
     assert served.provider.require_signature
     assert _claim(client).status_code == 403
     assert _claim(client, sig="0" * 32).status_code == 403
+    assert _claim(client, sig=12345).status_code == 403
     link = served.provider.link("w1", "a1")
     signature = link.split("sig=")[1]
     assert _claim(client, sig=signature).status_code == 200

@@ -52,21 +52,18 @@ class ClaimRefused(Exception):
         self.status = status
 
 
-def get_or_create_worker(session: Session, provider: str, provider_worker_id: str) -> Worker:
-    """The worker's row, locked until the transaction ends so its claims happen one by one."""
-    query = select(Worker).where(
-        Worker.provider == provider, Worker.provider_worker_id == provider_worker_id
-    ).with_for_update()
-    worker = session.scalars(query).first()
-    if worker is not None:
-        return worker
-    session.execute(  # a concurrent first claim of the same worker may have inserted it
-        dialect_insert(session, Worker)
-        .values(provider=provider, provider_worker_id=provider_worker_id,
-                pseudonym=f"w_{secrets.token_hex(6)}", created_at=utcnow())
-        .on_conflict_do_nothing(index_elements=["provider", "provider_worker_id"])
+def lock_worker(session: Session, provider: str, provider_worker_id: str) -> int:
+    """The worker's id, created on first sight; the row stays locked until the transaction
+    ends, so one worker's claims happen one by one (a single upsert, one round trip)."""
+    statement = dialect_insert(session, Worker).values(
+        provider=provider, provider_worker_id=provider_worker_id,
+        pseudonym=f"w_{secrets.token_hex(6)}", created_at=utcnow(),
     )
-    return session.scalars(query).one()
+    statement = statement.on_conflict_do_update(
+        index_elements=["provider", "provider_worker_id"],
+        set_={"provider": statement.excluded.provider},
+    ).returning(Worker.id)
+    return session.scalar(statement)
 
 
 def expire_overdue(session: Session, run_id: int) -> int:
@@ -110,25 +107,40 @@ def _check_limits(session: Session, run_id: int, held: list[tuple[str, str | Non
                                "try again in a few minutes")
 
 
-def _free_unit(session: Session, task_id: int, run_id: int, worker: Worker) -> Unit | None:
+def _take_free_unit(
+    session: Session, task_id: int, run_id: int, worker_id: int, provider_worker_id: str,
+    provider_session: str, duration: int,
+) -> tuple[int, str, int] | None:
+    """Assign the first unit this worker may take; (id, public id, assignment id) or None."""
     group_taken = exists().where(
         AssignmentGroup.assignment_id == Unit.assignment_id,
         WorkerGroup.task_id == task_id,
-        WorkerGroup.worker_id == worker.id,
+        WorkerGroup.worker_id == worker_id,
         WorkerGroup.group_id == AssignmentGroup.group_id,
     )
     authored = exists().where(
         AssignmentExclusion.assignment_id == Unit.assignment_id,
-        AssignmentExclusion.provider_worker_id == worker.provider_worker_id,
+        AssignmentExclusion.provider_worker_id == provider_worker_id,
     )
-    query = (
-        select(Unit)
+    candidate = (
+        select(Unit.id)
         .where(Unit.task_run_id == run_id, Unit.status == "launched", ~group_taken, ~authored)
         .order_by(Unit.id)
         .limit(1)
-        .with_for_update(skip_locked=True, of=Unit)
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
     )
-    return session.scalars(query).first()
+    now = utcnow()
+    taken = session.execute(
+        update(Unit)
+        .where(Unit.id == candidate, Unit.status == "launched")
+        .values(status="assigned", worker_id=worker_id, provider_session=provider_session,
+                assigned_at=now,
+                deadline=now + timedelta(seconds=duration) if duration > 0 else None)
+        .returning(Unit.id, Unit.public_id, Unit.assignment_id)
+        .execution_options(synchronize_session=False)
+    ).first()
+    return tuple(taken) if taken else None
 
 
 def claim_unit(
@@ -139,32 +151,30 @@ def claim_unit(
     if provider_worker_id in blocked:
         raise ClaimRefused("this worker is not eligible for this task", status=403)
     with db.session() as session:
-        worker = get_or_create_worker(session, provider, provider_worker_id)
+        worker_id = lock_worker(session, provider, provider_worker_id)
         # One query for both resuming and the per-worker limits: the worker's units here.
         held = session.execute(
             select(Unit.public_id, Unit.status, Unit.provider_session).join(Assignment)
-            .where(Assignment.task_id == task_id, Unit.worker_id == worker.id,
+            .where(Assignment.task_id == task_id, Unit.worker_id == worker_id,
                    Unit.status.in_(("assigned", *DONE_STATUSES)))
             .order_by(Unit.id.desc())
         ).all()
         for public_id, status, session_id in held:
             if session_id == provider_session:
-                return Claim(worker.id, public_id, status)
+                return Claim(worker_id, public_id, status)
         _check_limits(session, run_id, [(status, sid) for _, status, sid in held], limits)
-        unit = _free_unit(session, task_id, run_id, worker)
-        if unit is None and expire_overdue(session, run_id):
-            unit = _free_unit(session, task_id, run_id, worker)
-        if unit is None:
+        arguments = (session, task_id, run_id, worker_id, provider_worker_id, provider_session,
+                     limits.assignment_duration_in_seconds)
+        taken = _take_free_unit(*arguments)
+        if taken is None and expire_overdue(session, run_id):
+            taken = _take_free_unit(*arguments)
+        if taken is None:
             raise ClaimRefused("there is no more work in this task for you; thank you!")
-        now = utcnow()
-        unit.status, unit.worker_id, unit.provider_session = "assigned", worker.id, provider_session
-        unit.assigned_at = now
-        duration = limits.assignment_duration_in_seconds
-        unit.deadline = now + timedelta(seconds=duration) if duration > 0 else None
+        unit_id, public_id, assignment_id = taken
         session.execute(insert(WorkerGroup).from_select(
             ["task_id", "worker_id", "group_id", "unit_id"],
-            select(literal(task_id), literal(worker.id), AssignmentGroup.group_id,
-                   literal(unit.id))
-            .where(AssignmentGroup.assignment_id == unit.assignment_id),
+            select(literal(task_id), literal(worker_id), AssignmentGroup.group_id,
+                   literal(unit_id))
+            .where(AssignmentGroup.assignment_id == assignment_id),
         ))
-        return Claim(worker.id, unit.public_id, "assigned")
+        return Claim(worker_id, public_id, "assigned")

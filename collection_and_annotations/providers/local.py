@@ -44,8 +44,8 @@ class LocalProvider:
             query["sig"] = link_signature(self.secret, worker_id, assignment_id)
         return f"{self.public_url}/?{urlencode(query)}"
 
-    def verify(self, worker_id: str, assignment_id: str, signature: str | None) -> bool:
+    def verify(self, worker_id: str, assignment_id: str, signature: object) -> bool:
         if not self.require_signature:
             return True
         expected = link_signature(self.secret, worker_id, assignment_id)
-        return signature is not None and hmac.compare_digest(expected, signature)
+        return isinstance(signature, str) and hmac.compare_digest(expected, signature)
