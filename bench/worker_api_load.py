@@ -5,7 +5,7 @@ Each annotator claims a unit, reads it, saves a draft and submits. The server is
 At the end every acknowledged submission is looked up in the database.
 
     .venv/bin/python bench/worker_api_load.py --clients 100 --db sqlite
-    .venv/bin/python bench/worker_api_load.py --clients 1000 --db postgres
+    .venv/bin/python bench/worker_api_load.py --clients 1000 --db postgres --processes 2
 """
 
 from __future__ import annotations
@@ -181,6 +181,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", "-c", type=int, default=100)
     parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="server processes (mephisto.architect.server_processes; "
+                             "more than 1 needs --db postgres)")
     parser.add_argument("--think", type=float, default=0.0,
                         help="each annotator waits up to this many seconds (uniformly at random) "
                              "before each request; 0 = all annotators fire at once")
@@ -198,7 +201,7 @@ def main() -> int:
         server = subprocess.Popen(
             [sys.executable, str(REPO / "welcome.py"), f"conf={conf}",
              f"mephisto.architect.port={port}", f"data_dir={folder / 'data'}",
-             f"database_url={url}"],
+             f"database_url={url}", f"mephisto.architect.server_processes={args.processes}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )
         try:
@@ -226,7 +229,8 @@ def main() -> int:
                 drop_postgres(pg_name)
     every = [x for values in record.latencies.values() for x in values]
     missing = [u for u in record.acknowledged if u not in stored]
-    print(f"worker API load: C={args.clients} db={args.db} think<={args.think}s "
+    print(f"worker API load: C={args.clients} db={args.db} processes={args.processes} "
+          f"think<={args.think}s "
           f"on {platform.node()} "
           f"(python {platform.python_version()})")
     print(f"  requests: {len(every)} in {wall:.2f} s -> {len(every) / wall:.0f} req/s; "

@@ -95,3 +95,9 @@ def test_server_refuses_to_start_without_the_built_page(tmp_path):
 
     with pytest.raises(UserError, match="the worker page is not built .* run ./setup.sh"):
         check_frontend_built(tmp_path)
+
+
+def test_several_server_processes_need_postgres(tmp_path):
+    conf = write_task(tmp_path, LINES, {"g1": 1, "g2": 1})
+    error = _fails(conf, tmp_path, "mephisto.architect.server_processes=2")
+    assert "several server processes" in error and "need PostgreSQL" in error

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 import socket
 import sys
-import threading
 import time
 import warnings
 from datetime import datetime
 
-from cheroot.wsgi import Server as WSGIServer
 from omegaconf import DictConfig, OmegaConf
 
 from collection_and_annotations.blueprints import Blueprint, build_blueprint, check_supported
@@ -20,17 +19,13 @@ from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.providers.local import LocalProvider, is_loopback
 from collection_and_annotations.quality.blocklist import load_blocklist
-from collection_and_annotations.server.app import check_frontend_built, create_app
+from collection_and_annotations.server.app import check_frontend_built
 from collection_and_annotations.server.auth import requester_token
+from collection_and_annotations.server.http import HttpService
 from collection_and_annotations.storage.database import Database, default_url
 
 USAGE = "usage: python welcome.py conf=<name or path.yaml> [key=value ...]"
 SAMPLE_LINKS = 5
-# Requests hold the GIL most of the time and SQLite takes one writer: a few threads queue
-# better than many (measured with bench/worker_api_load.py).
-SERVER_THREADS = 4
-# Idle keep-alive connections wait in a selector, not in a thread; keep many (cheroot keeps 10).
-KEEP_ALIVE_CONNECTIONS = 4096
 
 
 def split_argv(argv: list[str]) -> tuple[str, list[str]]:
@@ -61,7 +56,14 @@ def prepare(cfg: DictConfig) -> tuple[Database, Blueprint]:
     architect = cfg.mephisto.architect
     check_port_free(architect.hostname, architect.port)
     check_frontend_built()
-    db = Database(cfg.database_url or default_url(cfg.data_dir))
+    url = cfg.database_url or default_url(cfg.data_dir)
+    if architect.server_processes < 1:
+        raise UserError("mephisto.architect.server_processes must be 1 or more")
+    if architect.server_processes > 1 and url.startswith("sqlite"):
+        raise UserError("several server processes (mephisto.architect.server_processes="
+                        f"{architect.server_processes}) need PostgreSQL: set database_url, or "
+                        "serve SQLite with one process")
+    db = Database(url)
     db.check_reachable()
     return db, blueprint
 
@@ -92,12 +94,9 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     db, blueprint = prepare(cfg)
     served = open_task(cfg, conf_path, db, blueprint)
     architect = cfg.mephisto.architect
-    server = WSGIServer((architect.hostname, architect.port), create_app(served),
-                        numthreads=SERVER_THREADS, request_queue_size=2048, timeout=60)
-    server.keep_alive_conn_limit = KEEP_ALIVE_CONNECTIONS
-    server.prepare()
-    thread = threading.Thread(target=server.serve, name="http", daemon=True)
-    thread.start()
+    http = HttpService(served, architect.hostname, architect.port, architect.server_processes)
+    # `kill` (SIGTERM) stops as cleanly as Ctrl-C: server processes ended, run closed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     _announce(served)
     status = "stopped"
     try:
@@ -105,7 +104,7 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     except KeyboardInterrupt:
         print("\nstopping: completed work is saved; run the same conf again to continue")
     finally:
-        server.stop()
+        http.stop()
         end_run(served.db, served.run_id, status)
         served.db.dispose()
     return 0

@@ -79,6 +79,7 @@ class ArchitectConfig:
     _architect_type: str = "local"
     hostname: str = "localhost"
     port: int = 3000
+    server_processes: int = 1
 
 
 @dataclass
