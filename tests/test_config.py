@@ -76,3 +76,30 @@ def test_demo_conf_needs_nothing_else():
 def test_unknown_conf_name_lists_builtin_confs():
     with pytest.raises(UserError, match="built-in confs: demo"):
         load_run_config("no_such_conf")
+
+
+def test_conf_selects_metrics_checked_at_launch_and_used_by_evaluate(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from collection_and_annotations.cli import main
+    from collection_and_annotations.config.loader import CONF_DIR
+
+    cfg = load_run_config("demo", ["metrics.names=[richness,blue]"]).config
+    with pytest.raises(UserError, match="unknown metric 'blue'"):
+        build_blueprint(cfg)
+    cfg = load_run_config("demo", ["metrics.perf_metric=bleu"]).config
+    with pytest.raises(UserError, match="must be one of metrics.names"):
+        build_blueprint(cfg)
+
+    data = CONF_DIR.parents[1] / "task_config" / "task_data" / "demo.jsonl"
+    out = tmp_path / "results.json"
+    result = CliRunner().invoke(main, ["evaluate", "--input", str(data), "--conf", "demo",
+                                       "--output", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    results = json.loads(out.read_text())
+    assert list(results["metrics"]) == ["richness"] and results["by"] == ["dialogue_id"]
+    assert results["perf_metric"] == "richness.msttr"
+    assert set(results["metrics"]["richness"]["by_tag"]["dialogue_id"]["groups"]) == {
+        "demo-garden", "demo-trip", "demo-cooking", "demo-books-pair"}

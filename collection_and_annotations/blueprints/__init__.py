@@ -17,6 +17,7 @@ __all__ = ["AssignmentPlan", "Blueprint", "build_blueprint", "check_supported"]
 
 def build_blueprint(cfg: DictConfig) -> Blueprint | None:
     """Parse and check every file the conf names; None for a blueprint not built yet."""
+    check_metric_selection(cfg)
     blueprint_cfg = cfg.mephisto.blueprint
     if blueprint_cfg.do_collect_dialogue:
         if blueprint_cfg.model_opt_path:
@@ -33,6 +34,21 @@ def build_blueprint(cfg: DictConfig) -> Blueprint | None:
     if blueprint_cfg.gold_jsonl:
         check_gold_file(blueprint_cfg.gold_jsonl, blueprint.buckets)
     return blueprint
+
+
+def check_metric_selection(cfg: DictConfig) -> None:
+    """Unknown metric names in `metrics.*` fail at launch, not when someone evaluates later."""
+    from collection_and_annotations.metrics import default_registry
+
+    registry = default_registry()
+    names = list(cfg.metrics.names)
+    perf = cfg.metrics.perf_metric
+    for name in [*names, *([perf.split(".", 1)[0]] if perf else [])]:
+        if name not in registry:
+            raise UserError(f"metrics: unknown metric '{name}' (available: "
+                            f"{', '.join(spec.name for spec in registry)})")
+    if perf and perf.split(".", 1)[0] not in names:
+        raise UserError(f"metrics.perf_metric '{perf}' must be one of metrics.names")
 
 
 def check_supported(cfg: DictConfig) -> None:

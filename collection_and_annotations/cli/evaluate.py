@@ -37,8 +37,14 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option(
     "--metrics",
     "metric_names",
-    required=True,
-    help="Comma-separated metric names, e.g. bleu,chrf,richness (see --list-metrics).",
+    help="Comma-separated metric names, e.g. bleu,chrf,richness (see --list-metrics). "
+    "Required unless --conf names a task conf with metrics.names.",
+)
+@click.option(
+    "--conf",
+    "conf",
+    help="A task conf (name or path); its metrics.names, metrics.perf_metric and "
+    "metrics.perf_by_tag are the defaults of --metrics, --perf-metric and --by.",
 )
 @click.option(
     "--by",
@@ -83,7 +89,8 @@ def _split(values: tuple[str, ...]) -> list[str]:
 )
 def evaluate(
     input_path: Path,
-    metric_names: str,
+    metric_names: str | None,
+    conf: str | None,
     by: tuple[str, ...],
     perf_metric: str | None,
     output: Path | None,
@@ -102,6 +109,10 @@ def evaluate(
     )
     from collection_and_annotations.metrics.mteval import external_spec
 
+    if conf is not None:
+        metric_names, perf_metric, by = _from_conf(conf, metric_names, perf_metric, by)
+    if not metric_names:
+        raise click.UsageError("name the metrics with --metrics (or --conf with metrics.names)")
     registry = default_registry()
     try:
         for option in external:
@@ -144,6 +155,24 @@ def evaluate(
     for name, result in results["metrics"].items():
         click.echo(f"{name}: {_short(result['value'])} (n={result['n']})", err=True)
     click.echo(f"results written to {output}", err=True)
+
+
+def _from_conf(
+    conf: str, metric_names: str | None, perf_metric: str | None, by: tuple[str, ...]
+) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """Command-line options win; the conf's `metrics` section fills what they leave out."""
+    from collection_and_annotations.config import load_run_config
+    from collection_and_annotations.errors import UserError
+
+    try:
+        selection = load_run_config(conf).config.metrics
+    except UserError as exc:
+        raise click.ClickException(str(exc)) from None
+    return (
+        metric_names or ",".join(selection.names) or None,
+        perf_metric or selection.perf_metric,
+        by or tuple(selection.perf_by_tag),
+    )
 
 
 def _short(value: Any) -> str:

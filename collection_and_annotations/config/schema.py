@@ -102,9 +102,19 @@ class MturkConfig:
 
 
 @dataclass
+class MetricsConfig:
+    """Automatic metrics over the task's logs (`evaluate --conf`)."""
+
+    names: list[str] = field(default_factory=list)
+    perf_metric: str | None = None
+    perf_by_tag: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RunConfig:
     mephisto: MephistoConfig = field(default_factory=MephistoConfig)
     mturk: MturkConfig = field(default_factory=MturkConfig)
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
     task_dir: str = str(PACKAGE_DIR)
     data_dir: str = "./data"
     database_url: str | None = None
