@@ -1,0 +1,1 @@
+"""The web layer: worker API, requester API and the built worker page."""
