@@ -29,7 +29,7 @@ def _answer(served, claim):
     answers = {d["key"]: {"overall_quality": {"dialogue": {"Overall": 4}}}
                for d in data["dialogues"]}
     return submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
-                  {}, None, None)
+                  {}, None)
 
 
 def _groups_of(served, claim):
@@ -105,7 +105,7 @@ def test_unit_not_submitted_in_time_returns_to_pool(tmp_path, database_url, open
     assert taken.unit_public_id == late.unit_public_id
     with pytest.raises(WorkRefused, match="time for this unit ran out"):
         _answer(served, late)
-    assert _answer(served, taken).status == "completed"
+    assert _answer(served, taken) == "completed"
 
 
 def test_rerun_continues_task(tmp_path, database_url, open_conf):

@@ -34,7 +34,7 @@ def _submit_one(served, worker):
         "overall_quality": {"dialogue": {"Overall": 2}},
     }}
     submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
-           {"duration_ms": 1}, None, None)
+           {"duration_ms": 1}, None)
     return answers
 
 

@@ -8,12 +8,10 @@ from pathlib import Path
 import click
 
 from collection_and_annotations.export.submissions import (
-    ITEM_FIELDS,
     UnknownTask,
-    answered_items,
     whole_submissions,
 )
-from collection_and_annotations.export.writers import write_csv, write_jsonl
+from collection_and_annotations.export.writers import write_export
 from collection_and_annotations.storage.database import Database, default_url
 
 
@@ -35,14 +33,8 @@ def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
     db = Database(database_url or default_url(data_dir))
     out = output.open("w", encoding="utf-8", newline="") if output else sys.stdout
     try:
-        records = whole_submissions(db, task_name)
-        if fmt == "submissions":
-            count = write_jsonl((r for r, _ in records), out)
-        elif fmt == "jsonl":
-            count = write_jsonl((i for r, b in records for i in answered_items(r, b)), out)
-        else:
-            count = write_csv((i for r, b in records for i in answered_items(r, b)), ITEM_FIELDS,
-                              out)
+        kind = {"jsonl": "items-jsonl", "csv": "items-csv"}.get(fmt, fmt)
+        count = write_export(whole_submissions(db, task_name), kind, out)
     except UnknownTask as exc:
         raise click.ClickException(str(exc)) from None
     finally:

@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 from collection_and_annotations.blueprints import Blueprint, build_blueprint, check_supported
 from collection_and_annotations.config import load_run_config
 from collection_and_annotations.engine.allocation import Limits, expire_overdue
-from collection_and_annotations.engine.runs import end_run, start_run, unit_counts
+from collection_and_annotations.engine.runs import Progress, end_run, start_run, unit_counts
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.providers.local import LocalProvider, is_loopback
@@ -112,10 +112,9 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
 
 def _announce(served: ServedTask) -> None:
     provider, run_id = served.provider, served.run_id
-    counts = unit_counts(served.db, served.task_id)
-    total = sum(counts.values()) - counts.get("expired", 0)
-    print(f"task '{served.task_name}', run {run_id}: {total} units "
-          f"({counts.get('completed', 0)} already completed)")
+    progress = Progress.of(unit_counts(served.db, served.task_id))
+    print(f"task '{served.task_name}', run {run_id}: {progress.total} units "
+          f"({progress.done} already completed)")
     print("worker links (each new assignment_id gives that worker a new unit):")
     for i in range(1, SAMPLE_LINKS + 1):
         print(f"  {provider.link(f'worker_{i}', '1')}")
@@ -128,12 +127,10 @@ def _announce(served: ServedTask) -> None:
     print("press Ctrl-C to stop", flush=True)
 
 
-def _progress_line(counts: dict[str, int]) -> str:
-    done = sum(counts.get(s, 0) for s in ("completed", "accepted", "rejected", "soft_rejected"))
-    total = sum(counts.values()) - counts.get("expired", 0)
+def _progress_line(progress: Progress) -> str:
     stamp = datetime.now().strftime("%H:%M:%S")
-    return (f"[{stamp}] progress: {done}/{total} units completed, "
-            f"{counts.get('assigned', 0)} in progress, {counts.get('launched', 0)} waiting")
+    return (f"[{stamp}] progress: {progress.done}/{progress.total} units completed, "
+            f"{progress.in_progress} in progress, {progress.waiting} waiting")
 
 
 def _monitor(served: ServedTask, log_every: int) -> str:
@@ -142,12 +139,11 @@ def _monitor(served: ServedTask, log_every: int) -> str:
     while True:
         with served.db.session() as session:
             expire_overdue(session, served.run_id)
-        counts = unit_counts(served.db, served.task_id)
-        done = counts.get("completed", 0)
-        if done != last_done or time.monotonic() - last_log >= log_every:
-            print(_progress_line(counts), flush=True)
-            last_done, last_log = done, time.monotonic()
-        if not counts.get("launched") and not counts.get("assigned"):
+        progress = Progress.of(unit_counts(served.db, served.task_id))
+        if progress.done != last_done or time.monotonic() - last_log >= log_every:
+            print(_progress_line(progress), flush=True)
+            last_done, last_log = progress.done, time.monotonic()
+        if not progress.waiting and not progress.in_progress:
             print("all units are completed; the run is done")
             return "completed"
         time.sleep(1.0)

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, select
-from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import Blueprint
 from collection_and_annotations.engine.runs import DONE_STATUSES
@@ -17,6 +15,7 @@ from collection_and_annotations.storage.models import (
     Draft,
     Submission,
     Unit,
+    iso_utc,
     utcnow,
 )
 
@@ -32,23 +31,13 @@ class WorkRefused(Exception):
         self.problems = problems
 
 
-@dataclass(frozen=True)
-class Outcome:
-    status: str
-    completion_code: str | None
-
-
-def _refuse_missing(unit: Unit | None) -> WorkRefused:
+def _owned(unit: Unit | None, worker_id: int) -> Unit:
+    """The unit if it is this worker's; otherwise why not (expired, or not theirs at all)."""
+    if unit is not None and unit.worker_id == worker_id:
+        return unit
     if unit is not None and unit.times_expired:
-        return WorkRefused("the time for this unit ran out and it went back to the pool", 409)
-    return WorkRefused("no such unit for this worker", 404)
-
-
-def _own_unit(session: Session, public_id: str, worker_id: int) -> Unit:
-    unit = session.scalars(select(Unit).where(Unit.public_id == public_id)).first()
-    if unit is None or unit.worker_id != worker_id:
-        raise _refuse_missing(unit)
-    return unit
+        raise WorkRefused("the time for this unit ran out and it went back to the pool", 409)
+    raise WorkRefused("no such unit for this worker", 404)
 
 
 def unit_view(db: Database, blueprint: Blueprint, public_id: str, worker_id: int) -> dict[str, Any]:
@@ -60,9 +49,8 @@ def unit_view(db: Database, blueprint: Blueprint, public_id: str, worker_id: int
             .outerjoin(Draft, Draft.unit_id == Unit.id)
             .where(Unit.public_id == public_id)
         ).first()
-        if row is None or row[0].worker_id != worker_id:
-            raise _refuse_missing(row[0] if row else None)
-        unit, data, draft = row
+        unit = _owned(row[0] if row else None, worker_id)
+        _, data, draft = row
         seconds = None
         if unit.deadline is not None and unit.status == "assigned":
             seconds = max(0, int((unit.deadline - utcnow()).total_seconds()))
@@ -72,7 +60,7 @@ def unit_view(db: Database, blueprint: Blueprint, public_id: str, worker_id: int
             "seconds_remaining": seconds,
             "draft": None if draft is None else {
                 "answers": draft.answers, "position": draft.position,
-                "saved_at": draft.saved_at.isoformat() + "Z",
+                "saved_at": iso_utc(draft.saved_at),
             },
             **blueprint.unit_content(data),
         }
@@ -84,7 +72,9 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
     if len(json.dumps([answers, position])) > MAX_DRAFT_BYTES:
         raise WorkRefused("the draft is larger than 1 MB", 413)
     with db.session() as session:
-        unit = _own_unit(session, public_id, worker_id)
+        unit = _owned(
+            session.scalars(select(Unit).where(Unit.public_id == public_id)).first(), worker_id
+        )
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; drafts are closed", 409)
         now = utcnow()
@@ -93,14 +83,15 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
             dialect_insert(session, Draft).values(unit_id=unit.id, worker_id=worker_id, **values)
             .on_conflict_do_update(index_elements=["unit_id"], set_=values)
         )
-        return now.isoformat() + "Z"
+        return iso_utc(now)
 
 
 def submit(
     db: Database, blueprint: Blueprint, public_id: str, worker_id: int, answers: Any,
-    timings: Any, client_id: str | None, completion_code: str | None,
-) -> Outcome:
-    """Store the answers once; a retry of the same submission gets the same answer."""
+    timings: Any, client_id: str | None,
+) -> str:
+    """Store the answers once and return the unit's status; a retry of the same submission
+    gets the same answer."""
     if not isinstance(timings, dict):
         raise WorkRefused("'timings' must be an object", 400)
     with db.session() as session:
@@ -108,13 +99,12 @@ def submit(
             select(Unit, Assignment.data).join(Assignment, Unit.assignment_id == Assignment.id)
             .where(Unit.public_id == public_id).with_for_update(of=Unit)
         ).first()
-        if row is None or row[0].worker_id != worker_id:
-            raise _refuse_missing(row[0] if row else None)
-        unit, data = row
+        unit = _owned(row[0] if row else None, worker_id)
+        data = row[1]
         if unit.status in DONE_STATUSES:
             stored = session.scalars(select(Submission).where(Submission.unit_id == unit.id)).one()
             if stored.answers == answers:
-                return Outcome(unit.status, completion_code)
+                return unit.status
             raise WorkRefused("this unit was already submitted with other answers", 409)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status} and takes no submission", 409)
@@ -123,8 +113,8 @@ def submit(
             raise WorkRefused(_summary(problems, data), 422, problems)
         now = utcnow()
         server_timings = {
-            "assigned_at": unit.assigned_at.isoformat() + "Z",
-            "submitted_at": now.isoformat() + "Z",
+            "assigned_at": iso_utc(unit.assigned_at),
+            "submitted_at": iso_utc(now),
             "duration_seconds": round((now - unit.assigned_at).total_seconds(), 3),
         }
         session.add(Submission(
@@ -134,7 +124,7 @@ def submit(
         ))
         session.execute(delete(Draft).where(Draft.unit_id == unit.id))
         unit.status, unit.completed_at = "completed", now
-        return Outcome("completed", completion_code)
+        return unit.status
 
 
 def _summary(problems: list[dict[str, Any]], data: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ from collection_and_annotations.storage.models import (
     TaskRun,
     Unit,
     Worker,
+    iso_utc,
 )
 
 ITEM_FIELDS = (
@@ -59,7 +60,7 @@ def whole_submissions(
                 "run_id": submission.task_run_id,
                 "unit_id": unit_id,
                 "worker": pseudonym,
-                "submitted_at": submission.created_at.isoformat() + "Z",
+                "submitted_at": iso_utc(submission.created_at),
                 "timings": submission.timings,
                 "dialogues": dialogues,
                 "answers": submission.answers,

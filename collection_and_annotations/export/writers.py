@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TextIO
+
+from collection_and_annotations.export.submissions import ITEM_FIELDS, answered_items
+
+# What an export holds and how it is written; the CLI and the requester API name them their way.
+EXPORT_KINDS = ("submissions", "items-jsonl", "items-csv")
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], out: TextIO) -> int:
@@ -27,3 +32,20 @@ def write_csv(records: Iterable[dict[str, Any]], fields: Sequence[str], out: Tex
         })
         count += 1
     return count
+
+
+def write_export(
+    submissions: Iterable[tuple[dict[str, Any], dict[str, Any]]], kind: str, out: TextIO
+) -> int:
+    """Whole submissions as JSONL, or one row per answered item as JSONL or CSV; returns the
+    number of records written. `submissions` as `whole_submissions` yields them."""
+    if kind == "submissions":
+        return write_jsonl((record for record, _ in submissions), out)
+    items: Iterator[dict[str, Any]] = (
+        item for record, buckets in submissions for item in answered_items(record, buckets)
+    )
+    if kind == "items-jsonl":
+        return write_jsonl(items, out)
+    if kind == "items-csv":
+        return write_csv(items, ITEM_FIELDS, out)
+    raise ValueError(f"unknown export kind {kind!r}; one of {', '.join(EXPORT_KINDS)}")

@@ -12,15 +12,19 @@ from sqlalchemy import func, select
 
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.export.submissions import (
-    ITEM_FIELDS,
-    answered_items,
     whole_submissions,
 )
-from collection_and_annotations.export.writers import write_csv, write_jsonl
+from collection_and_annotations.export.writers import write_export
 from collection_and_annotations.server.auth import bearer, requester_token
-from collection_and_annotations.storage.models import TaskRun, Unit
+from collection_and_annotations.storage.models import TaskRun, Unit, iso_utc
 
 requester_api = Blueprint("requester_api", __name__, url_prefix="/api/requester")
+# ?format= -> (export kind, media type, file suffix)
+DOWNLOADS = {
+    "jsonl": ("submissions", "application/x-ndjson", "jsonl"),
+    "items-jsonl": ("items-jsonl", "application/x-ndjson", "items.jsonl"),
+    "csv": ("items-csv", "text/csv", "csv"),
+}
 
 
 def _served() -> ServedTask:
@@ -54,7 +58,7 @@ def progress() -> Response:
         "task": served.task_name,
         "current_run": served.run_id,
         "runs": [
-            {"run_id": r.id, "status": r.status, "started_at": r.created_at.isoformat() + "Z",
+            {"run_id": r.id, "status": r.status, "started_at": iso_utc(r.created_at),
              "units": by_run[r.id]}
             for r in runs
         ],
@@ -68,18 +72,11 @@ def submissions() -> Response:
     records = whole_submissions(served.db, served.task_name)
     if fmt == "json":
         return jsonify({"task": served.task_name, "submissions": [r for r, _ in records]})
-    out = io.StringIO()
-    if fmt == "jsonl":
-        write_jsonl((r for r, _ in records), out)
-        mimetype, suffix = "application/x-ndjson", "jsonl"
-    elif fmt == "items-jsonl":
-        write_jsonl((i for r, b in records for i in answered_items(r, b)), out)
-        mimetype, suffix = "application/x-ndjson", "items.jsonl"
-    elif fmt == "csv":
-        write_csv((i for r, b in records for i in answered_items(r, b)), ITEM_FIELDS, out)
-        mimetype, suffix = "text/csv", "csv"
-    else:
+    if fmt not in DOWNLOADS:
         abort(400, "format must be json, jsonl, items-jsonl or csv")
+    kind, mimetype, suffix = DOWNLOADS[fmt]
+    out = io.StringIO()
+    write_export(records, kind, out)
     filename = f"{served.task_name}-submissions.{suffix}"
     return Response(out.getvalue(), mimetype=mimetype,
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})

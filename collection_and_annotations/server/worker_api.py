@@ -100,7 +100,6 @@ def post_submit(unit_id: str):
     if "answers" not in body:
         raise WorkRefused("the submission has no 'answers'", 400)
     client_id = body.get("client_id")
-    outcome = submit(served.db, served.blueprint, unit_id, worker_id, body["answers"],
-                     body.get("timings", {}), str(client_id)[:64] if client_id else None,
-                     served.provider.completion_code)
-    return jsonify({"status": outcome.status, "completion_code": outcome.completion_code})
+    status = submit(served.db, served.blueprint, unit_id, worker_id, body["answers"],
+                    body.get("timings", {}), str(client_id)[:64] if client_id else None)
+    return jsonify({"status": status, "completion_code": served.provider.completion_code})

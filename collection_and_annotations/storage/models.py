@@ -14,6 +14,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+def iso_utc(moment: datetime) -> str:
+    """A stored (naive UTC) time as ISO 8601 with its zone, as the APIs and exports show it."""
+    return moment.isoformat() + "Z"
+
+
 class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON, datetime: DateTime()}
 
@@ -50,7 +55,6 @@ class Assignment(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id"), index=True)
     key: Mapped[str] = mapped_column(String(64))
-    position: Mapped[int]
     data: Mapped[dict[str, Any]]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
