@@ -10,7 +10,7 @@ from helpers import dialogue, write_task
 from sqlalchemy import func, select, update
 
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit
-from collection_and_annotations.engine.runs import unit_counts
+from collection_and_annotations.engine.runs import end_run, unit_counts
 from collection_and_annotations.engine.work import WorkRefused, submit
 from collection_and_annotations.storage.models import Assignment, Unit, WorkerGroup, utcnow
 
@@ -115,6 +115,7 @@ def test_rerun_continues_task(tmp_path, database_url, open_conf):
     done = _claim(served, "w1")
     _answer(served, done)
     pending = _claim(served, "w2")
+    end_run(served.db, served.run_id, "stopped")  # as the launcher does when it stops
     rerun = open_conf(str(conf), database_url)
     assert rerun.run_id != served.run_id and rerun.task_id == served.task_id
     counts = unit_counts(rerun.db, rerun.task_id)

@@ -4,19 +4,33 @@ from __future__ import annotations
 
 from omegaconf import DictConfig
 
-from collection_and_annotations.blueprints.base import AssignmentPlan, Blueprint
-from collection_and_annotations.blueprints.static_annotation.blueprint import (
-    StaticAnnotationBlueprint,
-)
+from collection_and_annotations.blueprints.base import AssignmentPlan, TaskBlueprint
+from collection_and_annotations.blueprints.registry import COMBINED_BLUEPRINTS, blueprint_class
 from collection_and_annotations.bots.model_opts import load_model_opts, parse_conversations_needed
 from collection_and_annotations.errors import NotSupportedYet, UserError
 from collection_and_annotations.quality.files import check_gold_file, check_screening_file
 
-__all__ = ["AssignmentPlan", "Blueprint", "build_blueprint", "check_supported"]
+__all__ = ["AssignmentPlan", "TaskBlueprint", "build_blueprint", "check_supported", "kind_name"]
 
 
-def build_blueprint(cfg: DictConfig) -> Blueprint | None:
-    """Parse and check every file the conf names; None for a blueprint not built yet."""
+def kind_name(cfg: DictConfig) -> str:
+    """The kind of task a conf runs: `_blueprint_type`, or for the original project's combined
+    blueprint, the mode its flags choose."""
+    blueprint_cfg = cfg.mephisto.blueprint
+    declared = blueprint_cfg._blueprint_type
+    if declared not in COMBINED_BLUEPRINTS:
+        return declared
+    if blueprint_cfg.do_collect_dialogue:
+        return "dialogue_collection"
+    if not blueprint_cfg.do_external_annotations:
+        raise UserError("the conf neither collects dialogues (do_collect_dialogue) nor annotates "
+                        "existing ones (do_external_annotations): nothing to run")
+    return "static_annotation"
+
+
+def build_blueprint(cfg: DictConfig) -> TaskBlueprint | None:
+    """Parse and check every file the conf names; None for a kind not built yet (its files
+    are still checked, and `check_supported` refuses it)."""
     check_metric_selection(cfg)
     blueprint_cfg = cfg.mephisto.blueprint
     if blueprint_cfg.do_collect_dialogue:
@@ -25,10 +39,7 @@ def build_blueprint(cfg: DictConfig) -> Blueprint | None:
             if blueprint_cfg.conversations_needed_string:
                 parse_conversations_needed(blueprint_cfg.conversations_needed_string, bots)
         return None
-    if not blueprint_cfg.do_external_annotations:
-        raise UserError("the conf neither collects dialogues (do_collect_dialogue) nor annotates "
-                        "existing ones (do_external_annotations): nothing to run")
-    blueprint = StaticAnnotationBlueprint(blueprint_cfg, cfg.mephisto.task.task_name)
+    blueprint = blueprint_class(kind_name(cfg))(blueprint_cfg, cfg.mephisto.task.task_name)
     if blueprint_cfg.screen_json:
         check_screening_file(blueprint_cfg.screen_json, blueprint.buckets)
     if blueprint_cfg.gold_jsonl:

@@ -1,37 +1,100 @@
-"""What the task engine needs from a blueprint (a kind of task): a plug-in interface.
+"""What the task engine needs from a kind of task (a "blueprint", as the original called it).
 
-Static annotation is the first; dialogue collection with bots and quality-control units plug in
-the same way: they produce assignments, render a unit for a worker and judge a submission.
+Every kind is one module under `blueprints/` that registers a `TaskBlueprint` (see
+`registry.py`). The engine calls these hooks and nothing else, so static annotation, dialogue
+collection with bots, screening and gold plug in without edits to the engine:
+
+- `plan` says which assignments exist (and in which pool: main work, screening, gold);
+- `unit_layout` fixes a unit's own presentation order when the unit is created;
+- `pools_for` routes a worker who asks for work (eligibility: screening first, gold on a
+  schedule, or no work at all);
+- `unit_content` / `unit_kind` are what the worker page receives (it routes on the kind);
+- `check_submission` judges a submission on the server;
+- `export_dialogues` / `export_rows` turn stored submissions into export records without the
+  conf files (they read only what the run stored).
 """
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from sqlalchemy.orm import Session
+
+MAIN_POOL = "main"
 
 
 @dataclass(frozen=True)
 class AssignmentPlan:
-    """An assignment the engine should offer: stable key, groups and who may not take it."""
+    """An assignment the engine should offer: a key that changes when its content changes,
+    its groups, who may not take it, and the pool it is served from."""
 
     key: str
     annotators: int
     groups: list[str]
     excluded_workers: list[str]
     data: dict[str, Any]
+    pool: str = MAIN_POOL
+    label: str = ""  # how start-up names it when reporting changes (e.g. its dialogue ids)
 
 
-class Blueprint(Protocol):
+@dataclass(frozen=True)
+class WorkerContext:
+    """Who asks for work, as the pools hook sees them."""
+
+    task_id: int
+    run_id: int
+    worker_id: int
+    provider_worker_id: str
+
+
+class NoWork(Exception):
+    """Raised by `pools_for` when this worker gets nothing (e.g. failed screening); the
+    message is shown to the worker, `status` is the HTTP status."""
+
+    def __init__(self, message: str, status: int = 403):
+        super().__init__(message)
+        self.status = status
+
+
+class TaskBlueprint(Protocol):
     name: str
 
     def plan(self) -> list[AssignmentPlan]:
         """Every assignment of this task, in serving order."""
 
-    def unit_content(self, data: dict[str, Any]) -> dict[str, Any]:
+    def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
+        """The presentation order of one new unit of an assignment (None: the data's order)."""
+
+    def pools_for(self, session: Session, worker: WorkerContext) -> list[str]:
+        """Pools to take a unit from, in order of preference; raise NoWork to refuse."""
+
+    def unit_kind(self, pool: str) -> str:
+        """What the worker page shows for a unit of this pool (e.g. "annotation")."""
+
+    def unit_content(self, data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
         """What the worker page receives for an assignment's `data` (nothing identifying)."""
 
     def describe(self) -> dict[str, Any]:
         """Definitions stored with the run so exports read answers without the conf files."""
 
-    def check_submission(self, data: dict[str, Any], answers: Any) -> list[dict[str, Any]]:
+    def check_submission(
+        self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any
+    ) -> list[dict[str, Any]]:
         """Problems that make the submission unacceptable; empty when it may be stored."""
+
+
+class ExportReader(Protocol):
+    """How a kind's stored submissions read back; needs only what the run stored."""
+
+    def export_dialogues(
+        self, data: dict[str, Any], layout: dict[str, Any] | None
+    ) -> list[dict[str, Any]]:
+        """The unit's dialogues as the export names them (their own ids, the order shown)."""
+
+    def export_rows(
+        self, record: dict[str, Any], definitions: dict[str, Any]
+    ) -> Iterator[dict[str, Any]]:
+        """One row per answered item of a whole submission record."""

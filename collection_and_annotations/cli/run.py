@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import sys
@@ -10,14 +11,21 @@ import warnings
 from datetime import datetime
 
 from omegaconf import DictConfig, OmegaConf
+from sqlalchemy.exc import SQLAlchemyError
 
-from collection_and_annotations.blueprints import Blueprint, build_blueprint, check_supported
+from collection_and_annotations.blueprints import TaskBlueprint, build_blueprint, check_supported
 from collection_and_annotations.config import load_run_config
 from collection_and_annotations.engine.allocation import Limits, expire_overdue
-from collection_and_annotations.engine.runs import Progress, end_run, start_run, unit_counts
+from collection_and_annotations.engine.runs import (
+    Progress,
+    end_run,
+    heartbeat,
+    start_run,
+    unit_counts,
+)
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
-from collection_and_annotations.providers.local import LocalProvider, is_loopback
+from collection_and_annotations.providers import provider_class
 from collection_and_annotations.quality.blocklist import load_blocklist
 from collection_and_annotations.server.app import check_frontend_built
 from collection_and_annotations.server.auth import requester_token
@@ -49,7 +57,7 @@ def public_host(hostname: str) -> str:
     return socket.getfqdn() if hostname in ("0.0.0.0", "::", "") else hostname
 
 
-def prepare(cfg: DictConfig) -> tuple[Database, Blueprint]:
+def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     """Every check that needs no writes, in the order a user fixes them."""
     blueprint = build_blueprint(cfg)
     check_supported(cfg)
@@ -68,19 +76,26 @@ def prepare(cfg: DictConfig) -> tuple[Database, Blueprint]:
     return db, blueprint
 
 
-def open_task(cfg: DictConfig, conf_path: str, db: Database, blueprint: Blueprint) -> ServedTask:
+def open_task(
+    cfg: DictConfig, conf_path: str, db: Database, blueprint: TaskBlueprint
+) -> ServedTask:
     """Migrate, create the run and its units: the first writes, after every check passed."""
     blocked = load_blocklist(cfg.mephisto.blueprint.worker_blocklist_paths,
                              cfg.mturk.worker_blocklist_paths)
+    provider_cls = provider_class(cfg.mephisto.provider._provider_type)
     db.migrate()
     secret = db.setting("secret")
     task_cfg, architect = cfg.mephisto.task, cfg.mephisto.architect
     run_config = {"conf_path": conf_path, "conf": OmegaConf.to_container(cfg),
                   **blueprint.describe()}
-    task_id, run_id = start_run(db, task_cfg.task_name, blueprint.name, run_config,
-                                blueprint.plan())
-    provider = LocalProvider(secret, f"http://{public_host(architect.hostname)}:{architect.port}",
-                             require_signature=not is_loopback(architect.hostname))
+    public_url = f"http://{public_host(architect.hostname)}:{architect.port}"
+    server = f"{socket.gethostname()} pid {os.getpid()}, {public_url}"
+    started = start_run(db, task_cfg.task_name, blueprint, run_config, blueprint.plan(),
+                        server, cfg.mephisto.blueprint.random_seed)
+    for line in started.changes.summary():
+        print(line)
+    task_id, run_id = started.task_id, started.run_id
+    provider = provider_cls.create(cfg, secret, public_url)
     return ServedTask(
         db=db, blueprint=blueprint, task_name=task_cfg.task_name, task_id=task_id, run_id=run_id,
         title=task_cfg.task_title or task_cfg.task_name, description_html=task_cfg.task_description,
@@ -133,13 +148,31 @@ def _progress_line(progress: Progress) -> str:
             f"{progress.in_progress} in progress, {progress.waiting} waiting")
 
 
+def _tick(served: ServedTask) -> Progress:
+    """Once a second: tell other launchers we serve the run, return overdue units to the pool,
+    count progress."""
+    with served.db.session() as session:
+        heartbeat(session, served.run_id)
+        expire_overdue(session, served.run_id)
+    return Progress.of(unit_counts(served.db, served.task_id))
+
+
 def _monitor(served: ServedTask, log_every: int) -> str:
-    """Print progress as units complete; returns 'completed' when no work is left."""
+    """Print progress as units complete; returns 'completed' when no work is left. A database
+    error in this loop is reported and retried: it never stops the server."""
     last_done, last_log = -1, 0.0
+    failures = 0
     while True:
-        with served.db.session() as session:
-            expire_overdue(session, served.run_id)
-        progress = Progress.of(unit_counts(served.db, served.task_id))
+        try:
+            progress = _tick(served)
+        except SQLAlchemyError as exc:
+            failures += 1
+            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+            print(f"warning: background check failed ({type(exc).__name__}: {reason}); "
+                  "retrying", file=sys.stderr, flush=True)
+            time.sleep(min(30.0, 0.5 * 2 ** min(failures, 6)))
+            continue
+        failures = 0
         if progress.done != last_done or time.monotonic() - last_log >= log_every:
             print(_progress_line(progress), flush=True)
             last_done, last_log = progress.done, time.monotonic()

@@ -27,6 +27,7 @@ class BlueprintConfig:
     annotations_config_path: str = "${task_dir}/task_config/annotation_buckets.json"
     instructions_dir: str | None = None
     annotation_duration_in_seconds: int = 3600
+    random_seed: int | None = None  # seeds each unit's presentation order (reproducible)
     speaker_names: dict[str, str] = field(
         default_factory=lambda: {"SPEAKER_X": "Bot", "SPEAKER_Y": "User"}
     )

@@ -8,12 +8,14 @@ FOR UPDATE SKIP LOCKED; on SQLite every transaction is BEGIN IMMEDIATE. The uniq
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import delete, exists, func, insert, literal, select, update
 from sqlalchemy.orm import Session
 
+from collection_and_annotations.blueprints.base import MAIN_POOL, NoWork, WorkerContext
 from collection_and_annotations.engine.runs import DONE_STATUSES
 from collection_and_annotations.storage.database import Database, dialect_insert
 from collection_and_annotations.storage.models import (
@@ -67,21 +69,30 @@ def lock_worker(session: Session, provider: str, provider_worker_id: str) -> int
 
 
 def expire_overdue(session: Session, run_id: int) -> int:
-    """Return units whose worker ran out of time to the pool; returns how many."""
-    overdue = select(Unit.id).where(
-        Unit.task_run_id == run_id, Unit.status == "assigned", Unit.deadline < utcnow()
+    """Return units whose worker ran out of time to the pool; returns how many.
+
+    One conditional UPDATE: only units still `assigned` and past their deadline change, and the
+    condition is re-checked on each row as it is written, so a submit that commits first wins
+    (its unit is `completed` and stays so). Rows another transaction holds (a submit in
+    progress) are skipped, not waited for, so concurrent sweeps cannot deadlock; the next sweep
+    sees them. Group rows and drafts are cleaned for exactly the units that changed.
+    """
+    now = utcnow()
+    overdue = (Unit.task_run_id == run_id, Unit.status == "assigned", Unit.deadline < now)
+    locked = (
+        select(Unit.id).where(*overdue).order_by(Unit.id)
+        .with_for_update(skip_locked=True).scalar_subquery()
     )
-    ids = list(session.scalars(overdue))
-    if not ids:
-        return 0
-    session.execute(delete(WorkerGroup).where(WorkerGroup.unit_id.in_(ids)))
-    session.execute(delete(Draft).where(Draft.unit_id.in_(ids)))
-    session.execute(
-        update(Unit).where(Unit.id.in_(ids)).values(
-            status="launched", worker_id=None, provider_session=None, assigned_at=None,
-            deadline=None, times_expired=Unit.times_expired + 1,
-        )
-    )
+    ids = list(session.scalars(
+        update(Unit).where(Unit.id.in_(locked), *overdue)
+        .values(status="launched", worker_id=None, provider_session=None, assigned_at=None,
+                deadline=None, times_expired=Unit.times_expired + 1)
+        .returning(Unit.id)
+        .execution_options(synchronize_session=False)
+    ))
+    if ids:
+        session.execute(delete(WorkerGroup).where(WorkerGroup.unit_id.in_(ids)))
+        session.execute(delete(Draft).where(Draft.unit_id.in_(ids)))
     return len(ids)
 
 
@@ -108,10 +119,23 @@ def _check_limits(session: Session, run_id: int, held: list[tuple[str, str | Non
 
 
 def _take_free_unit(
-    session: Session, task_id: int, run_id: int, worker_id: int, provider_worker_id: str,
-    provider_session: str, duration: int,
+    session: Session, task_id: int, run_id: int, pools: list[str], worker_id: int,
+    provider_worker_id: str, provider_session: str, duration: int,
 ) -> tuple[int, str, int] | None:
-    """Assign the first unit this worker may take; (id, public id, assignment id) or None."""
+    """Assign the first unit this worker may take from the first pool that has one;
+    (id, public id, assignment id) or None."""
+    for pool in pools:
+        taken = _take_from_pool(session, task_id, run_id, pool, worker_id, provider_worker_id,
+                                provider_session, duration)
+        if taken is not None:
+            return taken
+    return None
+
+
+def _take_from_pool(
+    session: Session, task_id: int, run_id: int, pool: str, worker_id: int,
+    provider_worker_id: str, provider_session: str, duration: int,
+) -> tuple[int, str, int] | None:
     group_taken = exists().where(
         AssignmentGroup.assignment_id == Unit.assignment_id,
         WorkerGroup.task_id == task_id,
@@ -124,7 +148,8 @@ def _take_free_unit(
     )
     candidate = (
         select(Unit.id)
-        .where(Unit.task_run_id == run_id, Unit.status == "launched", ~group_taken, ~authored)
+        .where(Unit.task_run_id == run_id, Unit.pool == pool, Unit.status == "launched",
+               ~group_taken, ~authored)
         .order_by(Unit.id)
         .limit(1)
         .with_for_update(skip_locked=True)
@@ -143,11 +168,17 @@ def _take_free_unit(
     return tuple(taken) if taken else None
 
 
+def _main_pool(_session: Session, _worker: WorkerContext) -> list[str]:
+    return [MAIN_POOL]
+
+
 def claim_unit(
     db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
     provider_session: str, limits: Limits, blocked: frozenset[str] = frozenset(),
+    pools_for: Callable[[Session, WorkerContext], list[str]] = _main_pool,
 ) -> Claim:
-    """Resume the unit of this (worker, provider session), or assign a new one."""
+    """Resume the unit of this (worker, provider session), or assign a new one from the first
+    pool (as the task kind's `pools_for` routes this worker) that has one for them."""
     if provider_worker_id in blocked:
         raise ClaimRefused("this worker is not eligible for this task", status=403)
     with db.session() as session:
@@ -163,14 +194,22 @@ def claim_unit(
             if session_id == provider_session:
                 return Claim(worker_id, public_id, status)
         _check_limits(session, run_id, [(status, sid) for _, status, sid in held], limits)
-        arguments = (session, task_id, run_id, worker_id, provider_worker_id, provider_session,
-                     limits.assignment_duration_in_seconds)
+        try:
+            pools = pools_for(session, WorkerContext(task_id, run_id, worker_id,
+                                                     provider_worker_id))
+        except NoWork as exc:
+            raise ClaimRefused(str(exc), exc.status) from None
+        arguments = (session, task_id, run_id, pools, worker_id, provider_worker_id,
+                     provider_session, limits.assignment_duration_in_seconds)
         taken = _take_free_unit(*arguments)
         if taken is None and expire_overdue(session, run_id):
             taken = _take_free_unit(*arguments)
         if taken is None:
             raise ClaimRefused("there is no more work in this task for you; thank you!")
         unit_id, public_id, assignment_id = taken
+        # A unit that changed hands keeps nothing of its earlier worker.
+        session.execute(delete(Draft).where(Draft.unit_id == unit_id,
+                                            Draft.worker_id != worker_id))
         session.execute(insert(WorkerGroup).from_select(
             ["task_id", "worker_id", "group_id", "unit_id"],
             select(literal(task_id), literal(worker_id), AssignmentGroup.group_id,

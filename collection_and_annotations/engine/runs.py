@@ -1,34 +1,54 @@
-"""Start a run of a task: the task and its assignments persist, so a rerun continues them."""
+"""Start a run of a task: the task and its assignments persist, so a rerun continues them.
+
+A run is served by one launcher at a time: the launcher renews the run's heartbeat, and a second
+launcher for the same task refuses to start while the heartbeat is fresh. Between runs the data
+may change: assignments are keyed by their content, so an edited or removed line retires the
+units of its old version (not served, not counted) and start-up reports what changed.
+"""
 
 from __future__ import annotations
 
+import random
 import secrets
-from collections import defaultdict
-from dataclasses import dataclass
-from typing import Any
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, TypeVar
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from collection_and_annotations.blueprints.base import AssignmentPlan
+from collection_and_annotations.blueprints.base import AssignmentPlan, TaskBlueprint
+from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Assignment,
     AssignmentExclusion,
     AssignmentGroup,
+    Draft,
     Task,
     TaskRun,
     Unit,
+    WorkerGroup,
+    iso_utc,
     utcnow,
 )
 
 OPEN_STATUSES = ("launched", "assigned")
 DONE_STATUSES = ("completed", "accepted", "rejected", "soft_rejected")
+# A launcher renews its run's heartbeat every second; one silent for this long is gone.
+HEARTBEAT_TIMEOUT = timedelta(seconds=15)
+INSERT_CHUNK = 5000
+# Below this many new units the planner's old statistics are still good enough.
+ANALYZE_AFTER_UNITS = 1000
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Progress:
-    """Units of a task by what they mean to the requester (expired ones are not needed)."""
+    """Units of a task by what they mean to the requester (expired and retired ones are not
+    needed)."""
 
     done: int
     in_progress: int
@@ -44,71 +64,222 @@ class Progress:
         return self.done + self.in_progress + self.waiting
 
 
+@dataclass
+class DataChanges:
+    """How the task's data differs from what earlier runs served."""
+
+    first_run: bool = True
+    added: list[str] = field(default_factory=list)  # labels of new assignments
+    removed: list[str] = field(default_factory=list)  # labels of assignments no longer planned
+    changed: list[str] = field(default_factory=list)  # labels in both: same ids, new content
+    retired_units: int = 0
+    withdrawn_units: int = 0  # of those, units a worker held
+
+    def summary(self) -> list[str]:
+        """Lines for start-up; nothing when the data is as before."""
+        if self.first_run or not (self.added or self.removed):
+            return []
+        changed = set(self.changed)
+        added = [label for label in self.added if label not in changed]
+        removed = [label for label in self.removed if label not in changed]
+        lines = ["the task data changed since the last run:"]
+        for what, labels in (("added", added), ("removed", removed),
+                             ("changed text (same ids)", self.changed)):
+            if labels:
+                shown = "; ".join(labels[:5]) + (f"; ... ({len(labels) - 5} more)"
+                                                 if len(labels) > 5 else "")
+                lines.append(f"  {what}: {len(labels)} ({shown})")
+        if self.retired_units:
+            lines.append(f"  {self.retired_units} unfinished unit(s) of removed or changed items "
+                         f"retired ({self.withdrawn_units} were held by a worker); completed "
+                         "annotations are kept with the text they were made on")
+        return lines
+
+
+@dataclass(frozen=True)
+class RunStart:
+    task_id: int
+    run_id: int
+    changes: DataChanges
+
+
+class TaskAlreadyServed(UserError):
+    """Another launcher serves this task on the same database right now."""
+
+
 def new_unit_id() -> str:
     return f"u_{secrets.token_hex(10)}"
 
 
-def _create_assignments(session: Session, task: Task, plans: list[AssignmentPlan]) -> None:
-    assignments = [Assignment(task_id=task.id, key=p.key, data=p.data) for p in plans]
-    session.add_all(assignments)
-    session.flush()  # ids for the rows below
-    for assignment, plan in zip(assignments, plans, strict=True):
-        session.add_all(AssignmentGroup(assignment_id=assignment.id, group_id=g)
-                        for g in plan.groups)
-        session.add_all(AssignmentExclusion(assignment_id=assignment.id, provider_worker_id=w)
-                        for w in plan.excluded_workers)
+def _chunks(rows: Iterable[T], size: int = INSERT_CHUNK) -> Iterator[list[T]]:
+    chunk: list[T] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
-def _sync_units(session: Session, task: Task, run: TaskRun, plans: list[AssignmentPlan]) -> None:
-    """Each assignment gets the units its plan asks for: done ones are kept, unfinished ones
-    move to this run (assigned workers keep theirs), missing ones are created."""
-    ids = dict(session.execute(
-        select(Assignment.key, Assignment.id).where(Assignment.task_id == task.id)).all())
-    units: dict[int, list[Unit]] = defaultdict(list)
-    for unit in session.scalars(
-        select(Unit).join(Assignment)
-        .where(Assignment.task_id == task.id, Unit.status.in_((*OPEN_STATUSES, *DONE_STATUSES)))
+def _claim_task(session: Session, task_name: str, blueprint_name: str, server: str) -> Task:
+    """The task row, locked until the run is created, after checking nobody else serves it."""
+    task = session.scalars(
+        select(Task).where(Task.name == task_name).with_for_update()
+    ).first()
+    if task is None:
+        task = Task(name=task_name, blueprint=blueprint_name)
+        session.add(task)
+        session.flush()
+        return task
+    now = utcnow()
+    for run in session.scalars(
+        select(TaskRun).where(TaskRun.task_id == task.id, TaskRun.status == "running")
     ):
-        units[unit.assignment_id].append(unit)
+        if run.heartbeat_at is not None and now - run.heartbeat_at < HEARTBEAT_TIMEOUT:
+            seconds = int((now - run.heartbeat_at).total_seconds())
+            raise TaskAlreadyServed(
+                f"a server for task '{task_name}' is already running ({run.server or 'unknown'}"
+                f", run {run.id} since {iso_utc(run.created_at)}, last heard from {seconds} s "
+                "ago); stop it first (Ctrl-C in its terminal). If it was killed, wait "
+                f"{int(HEARTBEAT_TIMEOUT.total_seconds())} s and start again"
+            )
+    session.execute(
+        update(TaskRun).where(TaskRun.task_id == task.id, TaskRun.status == "running")
+        .values(status="stopped", ended_at=now)
+    )
+    return task
+
+
+def _create_assignments(session: Session, task_id: int, plans: list[AssignmentPlan]) -> None:
+    """Bulk inserts (a task can hold hundreds of thousands of rows): no ORM objects."""
+    ids: dict[str, int] = {}
+    for chunk in _chunks(plans):
+        returned = session.execute(
+            insert(Assignment).returning(Assignment.key, Assignment.id),
+            [{"task_id": task_id, "key": p.key, "data": p.data, "created_at": utcnow()}
+             for p in chunk],
+        )
+        ids.update((key, assignment_id) for key, assignment_id in returned)
+    groups = ({"assignment_id": ids[p.key], "group_id": g} for p in plans for g in p.groups)
+    for chunk in _chunks(groups):
+        session.execute(insert(AssignmentGroup), chunk)
+    excluded = ({"assignment_id": ids[p.key], "provider_worker_id": w}
+                for p in plans for w in p.excluded_workers)
+    for chunk in _chunks(excluded):
+        session.execute(insert(AssignmentExclusion), chunk)
+
+
+def _retire(session: Session, unit_ids: list[int]) -> None:
+    """Units whose data left the task: never served again, not counted as waiting."""
+    for chunk in _chunks(unit_ids):
+        session.execute(delete(WorkerGroup).where(WorkerGroup.unit_id.in_(chunk)))
+        session.execute(delete(Draft).where(Draft.unit_id.in_(chunk)))
+        session.execute(update(Unit).where(Unit.id.in_(chunk)).values(status="retired"))
+
+
+def _sync_units(
+    session: Session, task_id: int, run_id: int, plans: list[AssignmentPlan],
+    blueprint: TaskBlueprint, seed: int | None, changes: DataChanges,
+) -> int:
+    """Each planned assignment gets the units its plan asks for: done ones are kept, unfinished
+    ones move to this run (assigned workers keep theirs), missing ones are created with their
+    own layout; units of assignments no longer planned are retired. Returns units created."""
+    ids = dict(session.execute(
+        select(Assignment.key, Assignment.id).where(Assignment.task_id == task_id)).all())
+    counts: dict[int, Counter[str]] = defaultdict(Counter)
+    open_units: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for unit_id, assignment_id, status in session.execute(
+        select(Unit.id, Unit.assignment_id, Unit.status).join(Assignment)
+        .where(Assignment.task_id == task_id, Unit.status.in_((*OPEN_STATUSES, *DONE_STATUSES)))
+    ).all():
+        counts[assignment_id][status] += 1
+        if status in OPEN_STATUSES:
+            open_units[assignment_id].append((unit_id, status))
+    planned = {ids[p.key] for p in plans}
+    retired = [(u, s) for a, units in open_units.items() if a not in planned for u, s in units]
+    _retire(session, [u for u, _ in retired])
+    changes.retired_units = len(retired)
+    changes.withdrawn_units = sum(1 for _, s in retired if s == "assigned")
+    session.execute(
+        update(Unit).where(Unit.id.in_(
+            select(Unit.id).join(Assignment)
+            .where(Assignment.task_id == task_id, Unit.status.in_(OPEN_STATUSES))
+        )).values(task_run_id=run_id).execution_options(synchronize_session=False)
+    )
+    surplus: list[int] = []
+    new_units: list[dict[str, Any]] = []
     for plan in plans:
         assignment_id = ids[plan.key]
-        open_units = [u for u in units[assignment_id] if u.status in OPEN_STATUSES]
-        kept = len(units[assignment_id])
-        for unit in open_units:
-            unit.task_run_id = run.id
-        surplus = [u for u in open_units if u.status == "launched"]
-        for unit in surplus[: max(0, kept - plan.annotators)]:
-            unit.status = "expired"
-        session.add_all(
-            Unit(public_id=new_unit_id(), assignment_id=assignment_id, task_run_id=run.id)
-            for _ in range(plan.annotators - kept)
-        )
+        kept = sum(counts[assignment_id].values())
+        free = [u for u, s in open_units[assignment_id] if s == "launched"]
+        surplus += free[: max(0, kept - plan.annotators)]
+        for ordinal in range(kept, plan.annotators):
+            rng = random.Random(f"{seed}:{plan.key}:{ordinal}" if seed is not None
+                                else secrets.randbits(64))
+            new_units.append({
+                "public_id": new_unit_id(), "assignment_id": assignment_id,
+                "task_run_id": run_id, "pool": plan.pool,
+                "layout": blueprint.unit_layout(plan.data, rng),
+            })
+    for chunk in _chunks(surplus):
+        session.execute(update(Unit).where(Unit.id.in_(chunk)).values(status="expired"))
+    for chunk in _chunks(new_units):
+        session.execute(insert(Unit), chunk)
+    return len(new_units)
+
+
+def _report_changes(
+    session: Session, task_id: int, plans: list[AssignmentPlan], known: set[str],
+    changes: DataChanges,
+) -> None:
+    planned = {p.key for p in plans}
+    changes.first_run = not known
+    changes.added = [p.label or p.key for p in plans if p.key not in known]
+    gone = known - planned
+    if not gone:
+        return
+    removed_ids: set[str] = set()
+    for data in session.scalars(
+        select(Assignment.data).where(Assignment.task_id == task_id, Assignment.key.in_(gone))
+    ):
+        label = ", ".join(str(d.get("source", {}).get("dialogue_id", "?"))
+                          for d in data.get("dialogues", []))
+        changes.removed.append(label)
+        removed_ids.add(label)
+    changes.changed = [label for label in changes.added if label in removed_ids]
 
 
 def start_run(
-    db: Database, task_name: str, blueprint_name: str, config: dict[str, Any],
-    plans: list[AssignmentPlan],
-) -> tuple[int, int]:
-    """Create the run and its units in a few queries whatever the size of the task; returns
-    (task id, run id)."""
+    db: Database, task_name: str, blueprint: TaskBlueprint, config: dict[str, Any],
+    plans: list[AssignmentPlan], server: str, seed: int | None = None,
+) -> RunStart:
+    """Create the run and its units in a few statements whatever the size of the task."""
+    changes = DataChanges()
     with db.session() as session:
-        task = session.scalars(select(Task).where(Task.name == task_name)).first()
-        if task is None:
-            task = Task(name=task_name, blueprint=blueprint_name)
-            session.add(task)
-            session.flush()
-        session.execute(
-            update(TaskRun)
-            .where(TaskRun.task_id == task.id, TaskRun.status == "running")
-            .values(status="stopped", ended_at=utcnow())
-        )
-        run = TaskRun(task_id=task.id, config=config)
+        task = _claim_task(session, task_name, blueprint.name, server)
+        now = utcnow()
+        run = TaskRun(task_id=task.id, config=config, server=server, heartbeat_at=now,
+                      created_at=now)
         session.add(run)
         session.flush()
         known = set(session.scalars(select(Assignment.key).where(Assignment.task_id == task.id)))
-        _create_assignments(session, task, [p for p in plans if p.key not in known])
-        _sync_units(session, task, run, plans)
-        return task.id, run.id
+        _report_changes(session, task.id, plans, known, changes)
+        _create_assignments(session, task.id, [p for p in plans if p.key not in known])
+        created = _sync_units(session, task.id, run.id, plans, blueprint, seed, changes)
+        task_id, run_id = task.id, run.id
+    if created >= ANALYZE_AFTER_UNITS and db.engine.dialect.name == "postgresql":
+        # Fresh bulk-loaded rows have no statistics: without them the claim plans badly.
+        with db.engine.connect() as connection:
+            connection.execute(text("ANALYZE units, assignments, assignment_groups, "
+                                    "assignment_exclusions, worker_groups"))
+            connection.commit()
+    return RunStart(task_id, run_id, changes)
+
+
+def heartbeat(session: Session, run_id: int) -> None:
+    """Tell other launchers this run is still served."""
+    session.execute(update(TaskRun).where(TaskRun.id == run_id).values(heartbeat_at=utcnow()))
 
 
 def end_run(db: Database, run_id: int, status: str) -> None:
@@ -120,7 +291,7 @@ def end_run(db: Database, run_id: int, status: str) -> None:
 
 def unit_counts(db: Database, task_id: int) -> dict[str, int]:
     """Units of the task (every run) by status."""
-    with db.session() as session:
+    with db.read() as session:
         rows = session.execute(
             select(Unit.status, func.count()).join(Assignment)
             .where(Assignment.task_id == task_id).group_by(Unit.status)

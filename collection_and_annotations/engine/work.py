@@ -6,8 +6,9 @@ import json
 from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
 
-from collection_and_annotations.blueprints.base import Blueprint
+from collection_and_annotations.blueprints.base import TaskBlueprint
 from collection_and_annotations.engine.runs import DONE_STATUSES
 from collection_and_annotations.storage.database import Database, dialect_insert
 from collection_and_annotations.storage.models import (
@@ -40,13 +41,15 @@ def _owned(unit: Unit | None, worker_id: int) -> Unit:
     raise WorkRefused("no such unit for this worker", 404)
 
 
-def unit_view(db: Database, blueprint: Blueprint, public_id: str, worker_id: int) -> dict[str, Any]:
-    """Everything the page shows for a unit, with the worker's latest draft (one query)."""
-    with db.session() as session:
+def unit_view(
+    db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int
+) -> dict[str, Any]:
+    """Everything the page shows for a unit, with this worker's latest draft (one query)."""
+    with db.read() as session:
         row = session.execute(
             select(Unit, Assignment.data, Draft)
             .join(Assignment, Unit.assignment_id == Assignment.id)
-            .outerjoin(Draft, Draft.unit_id == Unit.id)
+            .outerjoin(Draft, (Draft.unit_id == Unit.id) & (Draft.worker_id == worker_id))
             .where(Unit.public_id == public_id)
         ).first()
         unit = _owned(row[0] if row else None, worker_id)
@@ -56,13 +59,14 @@ def unit_view(db: Database, blueprint: Blueprint, public_id: str, worker_id: int
             seconds = max(0, int((unit.deadline - utcnow()).total_seconds()))
         return {
             "unit_id": unit.public_id,
+            "kind": blueprint.unit_kind(unit.pool),
             "status": unit.status,
             "seconds_remaining": seconds,
             "draft": None if draft is None else {
                 "answers": draft.answers, "position": draft.position,
                 "saved_at": iso_utc(draft.saved_at),
             },
-            **blueprint.unit_content(data),
+            **blueprint.unit_content(data, unit.layout),
         }
 
 
@@ -72,28 +76,44 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
     if len(json.dumps([answers, position])) > MAX_DRAFT_BYTES:
         raise WorkRefused("the draft is larger than 1 MB", 413)
     with db.session() as session:
-        unit = _owned(
-            session.scalars(select(Unit).where(Unit.public_id == public_id)).first(), worker_id
-        )
+        # The unit row stays locked until the draft is written: an expiry cannot slip between
+        # the ownership check and the write and hand the unit to someone else.
+        unit = _owned(session.scalars(
+            select(Unit).where(Unit.public_id == public_id).with_for_update()
+        ).first(), worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; drafts are closed", 409)
         now = utcnow()
         values = {"answers": answers, "position": position, "saved_at": now}
         session.execute(
             dialect_insert(session, Draft).values(unit_id=unit.id, worker_id=worker_id, **values)
-            .on_conflict_do_update(index_elements=["unit_id"], set_=values)
+            .on_conflict_do_update(index_elements=["unit_id", "worker_id"], set_=values)
         )
         return iso_utc(now)
 
 
 def submit(
-    db: Database, blueprint: Blueprint, public_id: str, worker_id: int, answers: Any,
+    db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int, answers: Any,
     timings: Any, client_id: str | None,
 ) -> str:
     """Store the answers once and return the unit's status; a retry of the same submission
-    gets the same answer."""
+    gets the same answer. The unit row is locked first, so a submit and the expiry sweep
+    serialise: either the submit is stored (and the sweep leaves the unit alone) or the unit
+    had already gone back to the pool and the submit gets a 409."""
     if not isinstance(timings, dict):
         raise WorkRefused("'timings' must be an object", 400)
+    try:
+        return _store_submission(db, blueprint, public_id, worker_id, answers, timings,
+                                 client_id)
+    except IntegrityError:
+        # Only a concurrent submit of the same unit can get here: it won.
+        raise WorkRefused("this unit was just submitted from another window", 409) from None
+
+
+def _store_submission(
+    db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int, answers: Any,
+    timings: dict[str, Any], client_id: str | None,
+) -> str:
     with db.session() as session:
         row = session.execute(
             select(Unit, Assignment.data).join(Assignment, Unit.assignment_id == Assignment.id)
@@ -106,9 +126,12 @@ def submit(
             if stored.answers == answers:
                 return unit.status
             raise WorkRefused("this unit was already submitted with other answers", 409)
+        if unit.status == "retired":
+            raise WorkRefused("the requester withdrew this item from the task; nothing to "
+                              "submit", 409)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status} and takes no submission", 409)
-        problems = blueprint.check_submission(data, answers)
+        problems = blueprint.check_submission(data, unit.layout, answers)
         if problems:
             raise WorkRefused(_summary(problems, data), 422, problems)
         now = utcnow()

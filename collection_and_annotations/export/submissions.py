@@ -1,13 +1,19 @@
-"""Read a task's submissions from the database and flatten them into answered items."""
+"""Read a task's submissions from the database and flatten them into answered items.
+
+Submissions are read in pages of short read transactions (keyset on the submission id, up to the
+newest id when the export starts): an export of any size never holds a transaction while it
+writes its file, so workers submitting at the same time never wait for it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
-from collection_and_annotations.blueprints.static_annotation.buckets import TREE_CONFIGS
+from collection_and_annotations.blueprints.registry import blueprint_class
+from collection_and_annotations.blueprints.static_annotation.export_rows import ITEM_FIELDS
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Assignment,
@@ -19,102 +25,75 @@ from collection_and_annotations.storage.models import (
     iso_utc,
 )
 
-ITEM_FIELDS = (
-    "task", "run_id", "unit_id", "worker", "dialogue_id", "group_id", "dialogue_key",
-    "turn_index", "speaker", "bucket", "question", "answer", "submitted_at",
-    "duration_seconds",
-)
+__all__ = ["ITEM_FIELDS", "UnknownTask", "answered_items", "whole_submissions"]
+PAGE_SIZE = 500
 
 
 class UnknownTask(LookupError):
     pass
 
 
-def whole_submissions(
-    db: Database, task_name: str
-) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    """Each submission with its dialogues' own ids, and the bucket definitions of its run."""
-    with db.session() as session:
+def _find_task(db: Database, task_name: str) -> Task:
+    with db.read() as session:
         task = session.scalars(select(Task).where(Task.name == task_name)).first()
         if task is None:
             known = ", ".join(session.scalars(select(Task.name).order_by(Task.name))) or "none"
             raise UnknownTask(f"no task named '{task_name}' in this database (tasks: {known})")
-        rows = session.execute(
-            select(Submission, Unit.public_id, Worker.pseudonym, Assignment.data, TaskRun.config)
-            .join(Unit, Submission.unit_id == Unit.id)
-            .join(Assignment, Unit.assignment_id == Assignment.id)
-            .join(Worker, Submission.worker_id == Worker.id)
-            .join(TaskRun, Submission.task_run_id == TaskRun.id)
-            .where(Assignment.task_id == task.id)
-            .order_by(Submission.id)
-        )
-        for submission, unit_id, pseudonym, data, run_config in rows:
-            dialogues = [
-                {"key": d["key"], "dialogue_id": d["source"]["dialogue_id"],
-                 "group_id": d["source"]["group_id"],
-                 "speakers": [t[0] for t in d["source"]["turns"]]}
-                for d in data["dialogues"]
-            ]
+        return task
+
+
+def whole_submissions(
+    db: Database, task_name: str, page_size: int = PAGE_SIZE
+) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each submission with its dialogues' own ids and the unit's layout, and the definitions
+    (buckets) of its run."""
+    task = _find_task(db, task_name)
+    reader = blueprint_class(task.blueprint)
+    query = (
+        select(Submission, Unit.public_id, Unit.layout, Worker.pseudonym, Assignment.data,
+               TaskRun.id)
+        .join(Unit, Submission.unit_id == Unit.id)
+        .join(Assignment, Unit.assignment_id == Assignment.id)
+        .join(Worker, Submission.worker_id == Worker.id)
+        .join(TaskRun, Submission.task_run_id == TaskRun.id)
+        .where(Assignment.task_id == task.id)
+        .order_by(Submission.id)
+        .limit(page_size)
+    )
+    definitions: dict[int, dict[str, Any]] = {}
+    with db.read() as session:
+        newest = session.scalar(select(func.max(Submission.id))) or 0
+    after = 0
+    while after < newest:
+        with db.read() as session:
+            rows = session.execute(
+                query.where(Submission.id > after, Submission.id <= newest)).all()
+            missing = {run_id for *_, run_id in rows} - definitions.keys()
+            for run_id, config in session.execute(
+                select(TaskRun.id, TaskRun.config).where(TaskRun.id.in_(missing))
+            ):
+                definitions[run_id] = config.get("buckets", {})
+        if not rows:
+            return
+        for submission, unit_id, layout, pseudonym, data, run_id in rows:
             record = {
                 "task": task_name,
-                "run_id": submission.task_run_id,
+                "task_kind": task.blueprint,
+                "run_id": run_id,
                 "unit_id": unit_id,
                 "worker": pseudonym,
                 "submitted_at": iso_utc(submission.created_at),
                 "timings": submission.timings,
-                "dialogues": dialogues,
+                "layout": layout,
+                "dialogues": reader.export_dialogues(data, layout),
                 "answers": submission.answers,
             }
-            yield record, run_config.get("buckets", {})
-
-
-def _tree_items(value: dict[str, Any], options: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    for question, chosen in value.items():
-        answers = options.get(question, {})
-        checkbox = "checkbox" in answers.get("_type_", {})
-        yield question, sorted(chosen) if checkbox else next(iter(chosen), None)
-        for answer, nested in chosen.items():
-            if nested:
-                yield from _tree_items(nested, answers.get(answer, {}))
-
-
-def _value_items(bucket: dict[str, Any], value: Any) -> Iterator[tuple[str | None, Any]]:
-    config = bucket.get("config")
-    if config in TREE_CONFIGS:
-        yield from _tree_items(value, bucket.get("options", {}))
-    elif config == "multiselect":
-        yield f"{bucket.get('task_title')}_labels", value
-    elif config == "comparative":
-        yield bucket.get("question"), value
-    elif config in ("likert-5-turn", "likert-5-dialogue"):
-        questions = {o["label"]: o.get("question", o["label"]) for o in bucket["options"]}
-        for label, rating in value.items():
-            yield questions.get(label, label), rating
-    else:
-        yield from value.items()
+            yield record, definitions[run_id]
+        after = rows[-1][0].id
 
 
 def answered_items(
-    submission: dict[str, Any], buckets: dict[str, Any]
+    submission: dict[str, Any], definitions: dict[str, Any]
 ) -> Iterator[dict[str, Any]]:
-    """One row per answered question of a whole submission."""
-    by_key = {d["key"]: d for d in submission["dialogues"]}
-    duration = submission["timings"].get("server", {}).get("duration_seconds")
-    for key, answered in submission["answers"].items():
-        dialogue = by_key[key]
-        for bucket_name, targets in answered.items():
-            bucket = buckets.get(bucket_name, {})
-            for target, value in targets.items():
-                turn = None if target == "dialogue" else int(target)
-                for question, answer in _value_items(bucket, value):
-                    yield {
-                        "task": submission["task"], "run_id": submission["run_id"],
-                        "unit_id": submission["unit_id"], "worker": submission["worker"],
-                        "dialogue_id": dialogue["dialogue_id"],
-                        "group_id": dialogue["group_id"], "dialogue_key": key,
-                        "turn_index": turn,
-                        "speaker": None if turn is None else dialogue["speakers"][turn],
-                        "bucket": bucket_name, "question": question, "answer": answer,
-                        "submitted_at": submission["submitted_at"],
-                        "duration_seconds": duration,
-                    }
+    """One row per answered item of a whole submission, as its kind of task reads it."""
+    return blueprint_class(submission["task_kind"]).export_rows(submission, definitions)

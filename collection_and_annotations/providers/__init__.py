@@ -1,1 +1,14 @@
-"""Providers: where workers come from and how their identity is vouched for."""
+"""Providers: where workers come from and how their identity is vouched for (`providers.base`).
+
+`mephisto.provider._provider_type` names one; `mock` (the original confs' name for local runs)
+means `local`.
+"""
+
+from __future__ import annotations
+
+from collection_and_annotations.plugins import Registry
+
+PROVIDERS = Registry("collection_and_annotations.providers", "provider",
+                     "mephisto.provider._provider_type", aliases={"mock": "local"})
+register_provider = PROVIDERS.register
+provider_class = PROVIDERS.get

@@ -10,9 +10,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+from typing import Any
 from urllib.parse import urlencode
 
-PROVIDER_NAME = "local"
+from omegaconf import DictConfig
+
+from collection_and_annotations.providers import register_provider
+from collection_and_annotations.providers.base import Identity, IdentityRefused
+
+MAX_ID_LENGTH = 200
 
 
 def is_loopback(hostname: str) -> bool:
@@ -29,14 +35,23 @@ def link_signature(secret: str, worker_id: str, assignment_id: str) -> str:
     return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:32]
 
 
+@register_provider("local")
 class LocalProvider:
-    name = PROVIDER_NAME
+    """Links on this server; review actions have no platform to tell (they are recorded in
+    the database by the caller)."""
+
+    name = "local"
     completion_code: str | None = None
 
     def __init__(self, secret: str, public_url: str, require_signature: bool):
         self.secret = secret
         self.public_url = public_url.rstrip("/")
         self.require_signature = require_signature
+
+    @classmethod
+    def create(cls, cfg: DictConfig, secret: str, public_url: str) -> LocalProvider:
+        """Links need a signature as soon as the server listens beyond loopback."""
+        return cls(secret, public_url, not is_loopback(cfg.mephisto.architect.hostname))
 
     def link(self, worker_id: str, assignment_id: str) -> str:
         query = {"worker_id": worker_id, "assignment_id": assignment_id}
@@ -49,3 +64,24 @@ class LocalProvider:
             return True
         expected = link_signature(self.secret, worker_id, assignment_id)
         return isinstance(signature, str) and hmac.compare_digest(expected, signature)
+
+    def identify(self, claim: dict[str, Any]) -> Identity:
+        worker, assignment = claim.get("worker_id"), claim.get("assignment_id")
+        if not isinstance(worker, str) or not worker or not isinstance(assignment, str) or (
+            not assignment
+        ):
+            raise IdentityRefused("worker_id and assignment_id are required (they come from "
+                                  "your link)", 400)
+        if len(worker) > MAX_ID_LENGTH or len(assignment) > MAX_ID_LENGTH:
+            raise IdentityRefused(f"worker_id and assignment_id must be at most "
+                                  f"{MAX_ID_LENGTH} characters", 400)
+        if not self.verify(worker, assignment, claim.get("sig")):
+            raise IdentityRefused("this link is not valid (its signature does not match); ask "
+                                  "the requester for your link")
+        return Identity(worker, assignment)
+
+    def approve(self, unit_public_id: str) -> None:
+        return None
+
+    def reject(self, unit_public_id: str, reason: str) -> None:
+        return None

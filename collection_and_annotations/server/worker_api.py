@@ -9,6 +9,7 @@ from flask import Blueprint, current_app, jsonify, request
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
+from collection_and_annotations.providers.base import IdentityRefused
 from collection_and_annotations.server.auth import bearer, worker_from_token, worker_token
 
 worker_api = Blueprint("worker_api", __name__, url_prefix="/api")
@@ -48,22 +49,12 @@ def _refused(exc: WorkRefused):
 @worker_api.post("/claim")
 def claim():
     served = _served()
-    body = _body()
-    worker, assignment = body.get("worker_id"), body.get("assignment_id")
-    if not isinstance(worker, str) or not worker or not isinstance(assignment, str) or (
-        not assignment
-    ):
-        raise WorkRefused("worker_id and assignment_id are required (they come from your link)",
-                          400)
-    if len(worker) > 200 or len(assignment) > 200:
-        raise WorkRefused("worker_id and assignment_id must be at most 200 characters", 400)
-    if not served.provider.verify(worker, assignment, body.get("sig")):
-        raise WorkRefused("this link is not valid (its signature does not match); ask the "
-                          "requester for your link", 403)
     try:
+        identity = served.provider.identify(_body())
         result = claim_unit(served.db, served.task_id, served.run_id, served.provider.name,
-                            worker, assignment, served.limits, served.blocked_workers)
-    except ClaimRefused as exc:
+                            identity.worker_id, identity.session_id, served.limits,
+                            served.blocked_workers, served.blueprint.pools_for)
+    except (IdentityRefused, ClaimRefused) as exc:
         return _error(str(exc), exc.status)
     return jsonify({
         "token": worker_token(served.secret, result.worker_id),

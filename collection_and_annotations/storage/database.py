@@ -33,8 +33,13 @@ def default_url(data_dir: str | Path) -> str:
     return f"sqlite:///{path / 'cep.sqlite3'}"
 
 
+READ_ONLY = "cep_read_only"
+
+
 def _setup_sqlite(engine: Engine) -> None:
-    """WAL for concurrent readers; BEGIN IMMEDIATE so writers queue instead of failing."""
+    """WAL so readers never block the writer; writers BEGIN IMMEDIATE so they queue instead of
+    failing when a read transaction would have to upgrade; readers BEGIN DEFERRED (a snapshot
+    that takes no lock)."""
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
@@ -48,7 +53,8 @@ def _setup_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection):  # type: ignore[no-untyped-def]
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        read_only = connection.get_execution_options().get(READ_ONLY)
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
 def make_engine(url: str) -> Engine:
@@ -72,9 +78,15 @@ class Database:
         self.url = url
         self.engine = make_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        # SQLite takes one writer at a time; queueing threads here is fairer and faster than
-        # letting them poll the file lock through busy_timeout's sleeps.
-        self._serialize = threading.Lock() if url.startswith("sqlite") else nullcontext()
+        self._read_sessions = sessionmaker(
+            self.engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False
+        )
+        # SQLite takes one writer at a time; queueing this process's writers here is fairer and
+        # faster than letting them poll the file lock through busy_timeout's sleeps. Readers
+        # never wait for it.
+        self._serialize_writes = (
+            threading.Lock() if url.startswith("sqlite") else nullcontext()
+        )
 
     def check_reachable(self) -> None:
         try:
@@ -95,8 +107,15 @@ class Database:
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """A transaction: committed when the block ends, rolled back on an exception."""
-        with self._serialize, self._sessions() as session, session.begin():
+        """A write transaction: committed when the block ends, rolled back on an exception."""
+        with self._serialize_writes, self._sessions() as session, session.begin():
+            yield session
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A read transaction: one consistent snapshot that never waits for writers (and that
+        writers never wait for); it must not write."""
+        with self._read_sessions() as session, session.begin():
             yield session
 
     def setting(self, key: str) -> str:

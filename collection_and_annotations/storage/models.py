@@ -40,6 +40,9 @@ class Task(Base):
 
 
 class TaskRun(Base):
+    """One launch of a conf. While it runs, its launcher renews `heartbeat_at`: a second
+    launcher for the same task sees a fresh heartbeat and refuses to start."""
+
     __tablename__ = "task_runs"
     id: Mapped[int] = mapped_column(primary_key=True)
     task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id"), index=True)
@@ -47,6 +50,8 @@ class TaskRun(Base):
     status: Mapped[str] = mapped_column(String(16), default="running")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     ended_at: Mapped[datetime | None]
+    server: Mapped[str | None] = mapped_column(String(200))
+    heartbeat_at: Mapped[datetime | None]
 
 
 class Assignment(Base):
@@ -54,7 +59,7 @@ class Assignment(Base):
     __table_args__ = (UniqueConstraint("task_id", "key"),)
     id: Mapped[int] = mapped_column(primary_key=True)
     task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id"), index=True)
-    key: Mapped[str] = mapped_column(String(64))
+    key: Mapped[str] = mapped_column(String(64))  # hash of the content: new text, new key
     data: Mapped[dict[str, Any]]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -87,11 +92,14 @@ class Worker(Base):
 
 class Unit(Base):
     """One worker's slot on an assignment. Status: launched (free) -> assigned -> completed ->
-    accepted | rejected | soft_rejected; expired when no longer needed."""
+    accepted | rejected | soft_rejected; expired when no longer needed; retired when its data
+    left the task. `pool` is what the task kind routes workers by (main work, screening,
+    gold); `layout` is the unit's own presentation order, fixed when the unit is created."""
 
     __tablename__ = "units"
     __table_args__ = (
-        Index("ix_units_run_status", "task_run_id", "status"),
+        # The claim walks this index in id order: the first free unit of a pool.
+        Index("ix_units_run_pool_status", "task_run_id", "pool", "status", "id"),
         Index("ix_units_worker_session", "worker_id", "provider_session"),
     )
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -105,6 +113,8 @@ class Unit(Base):
     deadline: Mapped[datetime | None]
     completed_at: Mapped[datetime | None]
     times_expired: Mapped[int] = mapped_column(default=0)
+    pool: Mapped[str] = mapped_column(String(16), default="main")
+    layout: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class WorkerGroup(Base):
@@ -118,9 +128,12 @@ class WorkerGroup(Base):
 
 
 class Draft(Base):
+    """A worker's unsubmitted answers: keyed by unit and worker, so a unit that expires and
+    goes to someone else never shows them the first worker's draft."""
+
     __tablename__ = "drafts"
     unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), primary_key=True)
-    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"))
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), primary_key=True)
     answers: Mapped[dict[str, Any]]
     position: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     saved_at: Mapped[datetime] = mapped_column(default=utcnow)

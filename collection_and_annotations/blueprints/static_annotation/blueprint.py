@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import random
 import secrets
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
+from sqlalchemy.orm import Session
 
-from collection_and_annotations.blueprints.base import AssignmentPlan
+from collection_and_annotations.blueprints.base import MAIN_POOL, AssignmentPlan, WorkerContext
+from collection_and_annotations.blueprints.registry import register_blueprint
 from collection_and_annotations.blueprints.static_annotation.answers import (
     DialogueView,
     check_answers,
 )
 from collection_and_annotations.blueprints.static_annotation.buckets import Bucket, load_buckets
+from collection_and_annotations.blueprints.static_annotation.export_rows import (
+    export_dialogues,
+    export_rows,
+)
 from collection_and_annotations.blueprints.static_annotation.instructions import (
     load_instructions,
 )
@@ -28,8 +37,18 @@ def _public_turns(turns: list[list[Any]]) -> list[dict[str, Any]]:
     return [{"index": i, "speaker": t[0], "text": t[1]} for i, t in enumerate(turns)]
 
 
+def content_key(dialogues: list[dict[str, Any]]) -> str:
+    """An assignment's key: a hash of its dialogues as the data file has them, so edited text
+    between runs is new work and the old version is retired (migration 0002 computes the same
+    for assignments stored before)."""
+    return hashlib.sha256(json.dumps(dialogues, sort_keys=True).encode()).hexdigest()[:32]
+
+
+@register_blueprint("static_annotation")
 class StaticAnnotationBlueprint:
     name = "static_annotation"
+    export_dialogues = staticmethod(export_dialogues)
+    export_rows = staticmethod(export_rows)
 
     def __init__(self, blueprint_cfg: DictConfig, task_name: str):
         if not blueprint_cfg.data_jsonl:
@@ -57,13 +76,23 @@ class StaticAnnotationBlueprint:
                 for dialogue in spec.dialogues
             ]
             plans.append(AssignmentPlan(
-                key=spec.key,
+                key=content_key(spec.dialogues),
                 annotators=spec.annotators,
                 groups=spec.groups,
                 excluded_workers=spec.origin_workers,
                 data={"dialogues": dialogues},
+                label=", ".join(d["dialogue_id"] for d in spec.dialogues),
             ))
         return plans
+
+    def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
+        return None
+
+    def pools_for(self, session: Session, worker: WorkerContext) -> list[str]:
+        return [MAIN_POOL]
+
+    def unit_kind(self, pool: str) -> str:
+        return "annotation"
 
     def _views(self, data: dict[str, Any]) -> list[DialogueView]:
         return [
@@ -80,7 +109,7 @@ class StaticAnnotationBlueprint:
             text = text.replace(placeholder, display)
         return text
 
-    def unit_content(self, data: dict[str, Any]) -> dict[str, Any]:
+    def unit_content(self, data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
         dialogues = []
         names: list[str] = []
         for item in data["dialogues"]:
@@ -111,5 +140,7 @@ class StaticAnnotationBlueprint:
     def describe(self) -> dict[str, Any]:
         return {"buckets": {name: b.public() for name, b in self.used_buckets.items()}}
 
-    def check_submission(self, data: dict[str, Any], answers: Any) -> list[dict[str, Any]]:
+    def check_submission(
+        self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any
+    ) -> list[dict[str, Any]]:
         return [p.as_dict() for p in check_answers(answers, self._views(data), self.buckets)]
