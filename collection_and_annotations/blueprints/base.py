@@ -9,7 +9,7 @@ collection with bots, screening and gold plug in without edits to the engine:
 - `pools_for` routes a worker who asks for work (eligibility: screening first, gold on a
   schedule, or no work at all);
 - `unit_content` / `unit_kind` are what the worker page receives (it routes on the kind);
-- `check_submission` judges a submission on the server;
+- `check_submission` judges a submission on the server, `stored_answers` completes it;
 - `export_dialogues` / `export_rows` turn stored submissions into export records without the
   conf files (they read only what the run stored).
 """
@@ -79,6 +79,12 @@ class TaskBlueprint(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """Definitions stored with the run so exports read answers without the conf files."""
+
+    def stored_answers(
+        self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any
+    ) -> Any:
+        """What is stored of a valid submission: the answers, completed with what only the
+        server knows (e.g. which dialogue a comparison's chosen side showed)."""
 
     def check_submission(
         self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any

@@ -123,7 +123,7 @@ def _store_submission(
         data = row[1]
         if unit.status in DONE_STATUSES:
             stored = session.scalars(select(Submission).where(Submission.unit_id == unit.id)).one()
-            if stored.answers == answers:
+            if stored.answers == blueprint.stored_answers(data, unit.layout, answers):
                 return unit.status
             raise WorkRefused("this unit was already submitted with other answers", 409)
         if unit.status == "retired":
@@ -141,7 +141,8 @@ def _store_submission(
             "duration_seconds": round((now - unit.assigned_at).total_seconds(), 3),
         }
         session.add(Submission(
-            unit_id=unit.id, worker_id=worker_id, task_run_id=unit.task_run_id, answers=answers,
+            unit_id=unit.id, worker_id=worker_id, task_run_id=unit.task_run_id,
+            answers=blueprint.stored_answers(data, unit.layout, answers),
             timings={"server": server_timings, "client": timings}, client_id=client_id,
             created_at=now,
         ))

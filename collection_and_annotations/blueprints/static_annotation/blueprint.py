@@ -140,6 +140,11 @@ class StaticAnnotationBlueprint:
     def describe(self) -> dict[str, Any]:
         return {"buckets": {name: b.public() for name, b in self.used_buckets.items()}}
 
+    def stored_answers(
+        self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any
+    ) -> Any:
+        return answers
+
     def check_submission(
         self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any
     ) -> list[dict[str, Any]]:
