@@ -199,6 +199,15 @@ def _sync_units(
     planned = {ids[p.key] for p in plans}
     retired = [(u, s) for a, units in open_units.items() if a not in planned for u, s in units]
     _retire(session, [u for u, _ in retired])
+    now = utcnow()
+    session.execute(update(Assignment).where(
+        Assignment.task_id == task_id, Assignment.retired_at.is_(None),
+        Assignment.id.not_in(planned)).values(retired_at=now)
+        .execution_options(synchronize_session=False))
+    session.execute(update(Assignment).where(
+        Assignment.task_id == task_id, Assignment.retired_at.is_not(None),
+        Assignment.id.in_(planned)).values(retired_at=None)
+        .execution_options(synchronize_session=False))
     changes.retired_units = len(retired)
     changes.withdrawn_units = sum(1 for _, s in retired if s == "assigned")
     session.execute(
@@ -233,6 +242,7 @@ def _report_changes(
     session: Session, task_id: int, plans: list[AssignmentPlan], known: set[str],
     changes: DataChanges,
 ) -> None:
+    """`known`: keys of the assignments the last run planned."""
     planned = {p.key for p in plans}
     changes.first_run = not known
     changes.added = [p.label or p.key for p in plans if p.key not in known]
@@ -263,9 +273,12 @@ def start_run(
                       created_at=now)
         session.add(run)
         session.flush()
-        known = set(session.scalars(select(Assignment.key).where(Assignment.task_id == task.id)))
-        _report_changes(session, task.id, plans, known, changes)
-        _create_assignments(session, task.id, [p for p in plans if p.key not in known])
+        stored = dict(session.execute(
+            select(Assignment.key, Assignment.retired_at).where(Assignment.task_id == task.id)
+        ).all())
+        _report_changes(session, task.id, plans,
+                        {key for key, retired in stored.items() if retired is None}, changes)
+        _create_assignments(session, task.id, [p for p in plans if p.key not in stored])
         created = _sync_units(session, task.id, run.id, plans, blueprint, seed, changes)
         task_id, run_id = task.id, run.id
     if created >= ANALYZE_AFTER_UNITS and db.engine.dialect.name == "postgresql":

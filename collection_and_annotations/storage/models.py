@@ -62,6 +62,7 @@ class Assignment(Base):
     key: Mapped[str] = mapped_column(String(64))  # hash of the content: new text, new key
     data: Mapped[dict[str, Any]]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    retired_at: Mapped[datetime | None]  # when its line left the task data (None: planned)
 
 
 class AssignmentGroup(Base):

@@ -1,4 +1,5 @@
-"""drafts per unit and worker, unit pool and layout, run heartbeat, content-keyed assignments
+"""drafts per unit and worker, unit pool and layout, run heartbeat, content-keyed and retirable
+assignments
 
 Revision ID: 0002
 Revises: 0001
@@ -46,6 +47,9 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('server', sa.String(length=200), nullable=True))
         batch_op.add_column(sa.Column('heartbeat_at', sa.DateTime(), nullable=True))
 
+    with op.batch_alter_table('assignments', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('retired_at', sa.DateTime(), nullable=True))
+
     with op.batch_alter_table('units', schema=None) as batch_op:
         batch_op.add_column(sa.Column('pool', sa.String(length=16), nullable=False,
                                       server_default='main'))
@@ -73,6 +77,8 @@ def downgrade() -> None:
         batch_op.create_index('ix_units_run_status', ['task_run_id', 'status'], unique=False)
         batch_op.drop_column('layout')
         batch_op.drop_column('pool')
+    with op.batch_alter_table('assignments', schema=None) as batch_op:
+        batch_op.drop_column('retired_at')
     with op.batch_alter_table('task_runs', schema=None) as batch_op:
         batch_op.drop_column('heartbeat_at')
         batch_op.drop_column('server')
