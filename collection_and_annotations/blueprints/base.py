@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection
 
 MAIN_POOL = "main"
 
@@ -68,7 +68,7 @@ class TaskBlueprint(Protocol):
     def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
         """The presentation order of one new unit of an assignment (None: the data's order)."""
 
-    def pools_for(self, session: Session, worker: WorkerContext) -> list[str]:
+    def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         """Pools to take a unit from, in order of preference; raise NoWork to refuse."""
 
     def unit_kind(self, pool: str) -> str:

@@ -1,8 +1,9 @@
 """Give a worker a unit, inside one database transaction.
 
 Correct under concurrent claims: on PostgreSQL the worker row is locked and units are taken with
-FOR UPDATE SKIP LOCKED; on SQLite every transaction is BEGIN IMMEDIATE. The unique key of
-`worker_groups` is the last guard against a worker getting a group twice.
+FOR UPDATE SKIP LOCKED; on SQLite every write transaction is BEGIN IMMEDIATE. The unique key of
+`worker_groups` is the last guard against a worker getting a group twice. The statements are
+in `hot_sql` (built once, not per request).
 """
 
 from __future__ import annotations
@@ -12,20 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import delete, exists, func, insert, literal, select, update
+from sqlalchemy import Connection, Row, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import MAIN_POOL, NoWork, WorkerContext
-from collection_and_annotations.engine.runs import DONE_STATUSES
-from collection_and_annotations.storage.database import Database, dialect_insert
+from collection_and_annotations.engine.hot_sql import hot
+from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
-    Assignment,
-    AssignmentExclusion,
-    AssignmentGroup,
     Draft,
     TaskRun,
     Unit,
-    Worker,
     WorkerGroup,
     utcnow,
 )
@@ -54,21 +51,16 @@ class ClaimRefused(Exception):
         self.status = status
 
 
-def lock_worker(session: Session, provider: str, provider_worker_id: str) -> int:
+def lock_worker(connection: Connection, provider: str, provider_worker_id: str) -> int:
     """The worker's id, created on first sight; the row stays locked until the transaction
     ends, so one worker's claims happen one by one (a single upsert, one round trip)."""
-    statement = dialect_insert(session, Worker).values(
-        provider=provider, provider_worker_id=provider_worker_id,
-        pseudonym=f"w_{secrets.token_hex(6)}", created_at=utcnow(),
-    )
-    statement = statement.on_conflict_do_update(
-        index_elements=["provider", "provider_worker_id"],
-        set_={"provider": statement.excluded.provider},
-    ).returning(Worker.id)
-    return session.scalar(statement)
+    return connection.execute(hot(connection).upsert_worker, {
+        "provider": provider, "provider_worker_id": provider_worker_id,
+        "pseudonym": f"w_{secrets.token_hex(6)}", "now": utcnow(),
+    }).scalar_one()
 
 
-def expire_overdue(session: Session, run_id: int) -> int:
+def expire_overdue(connection: Connection | Session, run_id: int) -> int:
     """Return units whose worker ran out of time to the pool; returns how many.
 
     One conditional UPDATE: only units still `assigned` and past their deadline change, and the
@@ -83,7 +75,7 @@ def expire_overdue(session: Session, run_id: int) -> int:
         select(Unit.id).where(*overdue).order_by(Unit.id)
         .with_for_update(skip_locked=True).scalar_subquery()
     )
-    ids = list(session.scalars(
+    ids = list(connection.scalars(
         update(Unit).where(Unit.id.in_(locked), *overdue)
         .values(status="launched", worker_id=None, provider_session=None, assigned_at=None,
                 deadline=None, times_expired=Unit.times_expired + 1)
@@ -91,12 +83,12 @@ def expire_overdue(session: Session, run_id: int) -> int:
         .execution_options(synchronize_session=False)
     ))
     if ids:
-        session.execute(delete(WorkerGroup).where(WorkerGroup.unit_id.in_(ids)))
-        session.execute(delete(Draft).where(Draft.unit_id.in_(ids)))
+        connection.execute(delete(WorkerGroup).where(WorkerGroup.unit_id.in_(ids)))
+        connection.execute(delete(Draft).where(Draft.unit_id.in_(ids)))
     return len(ids)
 
 
-def _check_limits(session: Session, run_id: int, held: list[tuple[str, str | None]],
+def _check_limits(connection: Connection, run_id: int, held: list[tuple[str, str | None]],
                   limits: Limits) -> None:
     """`held`: (status, provider session) of the worker's units in the task."""
     if limits.allowed_concurrent > 0:
@@ -108,8 +100,8 @@ def _check_limits(session: Session, run_id: int, held: list[tuple[str, str | Non
         raise ClaimRefused(f"you have reached the maximum of "
                            f"{limits.maximum_units_per_worker} units for this task")
     if limits.max_num_concurrent_units > 0:
-        session.execute(select(TaskRun.id).where(TaskRun.id == run_id).with_for_update())
-        running = session.scalar(
+        connection.execute(select(TaskRun.id).where(TaskRun.id == run_id).with_for_update())
+        running = connection.scalar(
             select(func.count()).select_from(Unit)
             .where(Unit.task_run_id == run_id, Unit.status == "assigned")
         )
@@ -119,101 +111,66 @@ def _check_limits(session: Session, run_id: int, held: list[tuple[str, str | Non
 
 
 def _take_free_unit(
-    session: Session, task_id: int, run_id: int, pools: list[str], worker_id: int,
+    connection: Connection, task_id: int, run_id: int, pools: list[str], worker_id: int,
     provider_worker_id: str, provider_session: str, duration: int,
-) -> tuple[int, str, int] | None:
-    """Assign the first unit this worker may take from the first pool that has one;
-    (id, public id, assignment id) or None."""
+) -> Row | None:
+    """Assign the first unit this worker may take from the first pool that has one: a group
+    they have not had, an assignment they did not author. Returns (id, public_id,
+    assignment_id) or None."""
+    now = utcnow()
     for pool in pools:
-        taken = _take_from_pool(session, task_id, run_id, pool, worker_id, provider_worker_id,
-                                provider_session, duration)
+        taken = connection.execute(hot(connection).take_unit, {
+            "worker_id": worker_id, "session_id": provider_session, "now": now,
+            "deadline": now + timedelta(seconds=duration) if duration > 0 else None,
+            "run_id": run_id, "pool": pool, "task_id": task_id,
+            "provider_worker_id": provider_worker_id,
+        }).first()
         if taken is not None:
             return taken
     return None
 
 
-def _take_from_pool(
-    session: Session, task_id: int, run_id: int, pool: str, worker_id: int,
-    provider_worker_id: str, provider_session: str, duration: int,
-) -> tuple[int, str, int] | None:
-    group_taken = exists().where(
-        AssignmentGroup.assignment_id == Unit.assignment_id,
-        WorkerGroup.task_id == task_id,
-        WorkerGroup.worker_id == worker_id,
-        WorkerGroup.group_id == AssignmentGroup.group_id,
-    )
-    authored = exists().where(
-        AssignmentExclusion.assignment_id == Unit.assignment_id,
-        AssignmentExclusion.provider_worker_id == provider_worker_id,
-    )
-    candidate = (
-        select(Unit.id)
-        .where(Unit.task_run_id == run_id, Unit.pool == pool, Unit.status == "launched",
-               ~group_taken, ~authored)
-        .order_by(Unit.id)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-        .scalar_subquery()
-    )
-    now = utcnow()
-    taken = session.execute(
-        update(Unit)
-        .where(Unit.id == candidate, Unit.status == "launched")
-        .values(status="assigned", worker_id=worker_id, provider_session=provider_session,
-                assigned_at=now,
-                deadline=now + timedelta(seconds=duration) if duration > 0 else None)
-        .returning(Unit.id, Unit.public_id, Unit.assignment_id)
-        .execution_options(synchronize_session=False)
-    ).first()
-    return tuple(taken) if taken else None
-
-
-def _main_pool(_session: Session, _worker: WorkerContext) -> list[str]:
+def _main_pool(_connection: Connection, _worker: WorkerContext) -> list[str]:
     return [MAIN_POOL]
 
 
 def claim_unit(
     db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
     provider_session: str, limits: Limits, blocked: frozenset[str] = frozenset(),
-    pools_for: Callable[[Session, WorkerContext], list[str]] = _main_pool,
+    pools_for: Callable[[Connection, WorkerContext], list[str]] = _main_pool,
 ) -> Claim:
     """Resume the unit of this (worker, provider session), or assign a new one from the first
     pool (as the task kind's `pools_for` routes this worker) that has one for them."""
     if provider_worker_id in blocked:
         raise ClaimRefused("this worker is not eligible for this task", status=403)
-    with db.session() as session:
-        worker_id = lock_worker(session, provider, provider_worker_id)
+    with db.transaction() as connection:
+        statements = hot(connection)
+        worker_id = lock_worker(connection, provider, provider_worker_id)
         # One query for both resuming and the per-worker limits: the worker's units here.
-        held = session.execute(
-            select(Unit.public_id, Unit.status, Unit.provider_session).join(Assignment)
-            .where(Assignment.task_id == task_id, Unit.worker_id == worker_id,
-                   Unit.status.in_(("assigned", *DONE_STATUSES)))
-            .order_by(Unit.id.desc())
-        ).all()
+        held = connection.execute(statements.held_units,
+                                  {"task_id": task_id, "worker_id": worker_id}).all()
         for public_id, status, session_id in held:
             if session_id == provider_session:
                 return Claim(worker_id, public_id, status)
-        _check_limits(session, run_id, [(status, sid) for _, status, sid in held], limits)
+        _check_limits(connection, run_id, [(status, sid) for _, status, sid in held], limits)
         try:
-            pools = pools_for(session, WorkerContext(task_id, run_id, worker_id,
-                                                     provider_worker_id))
+            pools = pools_for(connection, WorkerContext(task_id, run_id, worker_id,
+                                                        provider_worker_id))
         except NoWork as exc:
             raise ClaimRefused(str(exc), exc.status) from None
-        arguments = (session, task_id, run_id, pools, worker_id, provider_worker_id,
+        arguments = (connection, task_id, run_id, pools, worker_id, provider_worker_id,
                      provider_session, limits.assignment_duration_in_seconds)
         taken = _take_free_unit(*arguments)
-        if taken is None and expire_overdue(session, run_id):
+        if taken is None and expire_overdue(connection, run_id):
             taken = _take_free_unit(*arguments)
         if taken is None:
             raise ClaimRefused("there is no more work in this task for you; thank you!")
         unit_id, public_id, assignment_id = taken
         # A unit that changed hands keeps nothing of its earlier worker.
-        session.execute(delete(Draft).where(Draft.unit_id == unit_id,
-                                            Draft.worker_id != worker_id))
-        session.execute(insert(WorkerGroup).from_select(
-            ["task_id", "worker_id", "group_id", "unit_id"],
-            select(literal(task_id), literal(worker_id), AssignmentGroup.group_id,
-                   literal(unit_id))
-            .where(AssignmentGroup.assignment_id == assignment_id),
-        ))
+        connection.execute(statements.clear_other_drafts,
+                           {"unit_id": unit_id, "worker_id": worker_id})
+        connection.execute(statements.add_groups, {
+            "task_id": task_id, "worker_id": worker_id, "unit_id": unit_id,
+            "assignment_id": assignment_id,
+        })
         return Claim(worker_id, public_id, "assigned")

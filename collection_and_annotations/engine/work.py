@@ -5,20 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import Row
 from sqlalchemy.exc import IntegrityError
 
 from collection_and_annotations.blueprints.base import TaskBlueprint
+from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.engine.runs import DONE_STATUSES
-from collection_and_annotations.storage.database import Database, dialect_insert
-from collection_and_annotations.storage.models import (
-    Assignment,
-    Draft,
-    Submission,
-    Unit,
-    iso_utc,
-    utcnow,
-)
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import iso_utc, utcnow
 
 MAX_DRAFT_BYTES = 1_000_000
 
@@ -32,7 +26,7 @@ class WorkRefused(Exception):
         self.problems = problems
 
 
-def _owned(unit: Unit | None, worker_id: int) -> Unit:
+def _owned(unit: Row | None, worker_id: int) -> Row:
     """The unit if it is this worker's; otherwise why not (expired, or not theirs at all)."""
     if unit is not None and unit.worker_id == worker_id:
         return unit
@@ -45,29 +39,24 @@ def unit_view(
     db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int
 ) -> dict[str, Any]:
     """Everything the page shows for a unit, with this worker's latest draft (one query)."""
-    with db.read() as session:
-        row = session.execute(
-            select(Unit, Assignment.data, Draft)
-            .join(Assignment, Unit.assignment_id == Assignment.id)
-            .outerjoin(Draft, (Draft.unit_id == Unit.id) & (Draft.worker_id == worker_id))
-            .where(Unit.public_id == public_id)
-        ).first()
-        unit = _owned(row[0] if row else None, worker_id)
-        _, data, draft = row
-        seconds = None
-        if unit.deadline is not None and unit.status == "assigned":
-            seconds = max(0, int((unit.deadline - utcnow()).total_seconds()))
-        return {
-            "unit_id": unit.public_id,
-            "kind": blueprint.unit_kind(unit.pool),
-            "status": unit.status,
-            "seconds_remaining": seconds,
-            "draft": None if draft is None else {
-                "answers": draft.answers, "position": draft.position,
-                "saved_at": iso_utc(draft.saved_at),
-            },
-            **blueprint.unit_content(data, unit.layout),
-        }
+    with db.snapshot() as connection:
+        unit = _owned(connection.execute(hot(connection).unit_view,
+                                         {"public_id": public_id, "worker_id": worker_id}
+                                         ).first(), worker_id)
+    seconds = None
+    if unit.deadline is not None and unit.status == "assigned":
+        seconds = max(0, int((unit.deadline - utcnow()).total_seconds()))
+    return {
+        "unit_id": unit.public_id,
+        "kind": blueprint.unit_kind(unit.pool),
+        "status": unit.status,
+        "seconds_remaining": seconds,
+        "draft": None if unit.saved_at is None else {
+            "answers": unit.answers, "position": unit.position,
+            "saved_at": iso_utc(unit.saved_at),
+        },
+        **blueprint.unit_content(unit.data, unit.layout),
+    }
 
 
 def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, position: Any) -> str:
@@ -75,20 +64,19 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
         raise WorkRefused("a draft needs 'answers' as an object", 400)
     if len(json.dumps([answers, position])) > MAX_DRAFT_BYTES:
         raise WorkRefused("the draft is larger than 1 MB", 413)
-    with db.session() as session:
+    with db.transaction() as connection:
+        statements = hot(connection)
         # The unit row stays locked until the draft is written: an expiry cannot slip between
         # the ownership check and the write and hand the unit to someone else.
-        unit = _owned(session.scalars(
-            select(Unit).where(Unit.public_id == public_id).with_for_update()
-        ).first(), worker_id)
+        unit = _owned(connection.execute(statements.lock_unit, {"public_id": public_id}).first(),
+                      worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; drafts are closed", 409)
         now = utcnow()
-        values = {"answers": answers, "position": position, "saved_at": now}
-        session.execute(
-            dialect_insert(session, Draft).values(unit_id=unit.id, worker_id=worker_id, **values)
-            .on_conflict_do_update(index_elements=["unit_id", "worker_id"], set_=values)
-        )
+        connection.execute(statements.upsert_draft, {
+            "unit_id": unit.id, "worker_id": worker_id, "answers": answers,
+            "position": position, "now": now,
+        })
         return iso_utc(now)
 
 
@@ -114,16 +102,14 @@ def _store_submission(
     db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int, answers: Any,
     timings: dict[str, Any], client_id: str | None,
 ) -> str:
-    with db.session() as session:
-        row = session.execute(
-            select(Unit, Assignment.data).join(Assignment, Unit.assignment_id == Assignment.id)
-            .where(Unit.public_id == public_id).with_for_update(of=Unit)
-        ).first()
-        unit = _owned(row[0] if row else None, worker_id)
-        data = row[1]
+    with db.transaction() as connection:
+        statements = hot(connection)
+        unit = _owned(connection.execute(statements.lock_unit_with_data,
+                                         {"public_id": public_id}).first(), worker_id)
         if unit.status in DONE_STATUSES:
-            stored = session.scalars(select(Submission).where(Submission.unit_id == unit.id)).one()
-            if stored.answers == blueprint.stored_answers(data, unit.layout, answers):
+            stored = connection.execute(statements.stored_answers,
+                                        {"unit_id": unit.id}).scalar_one()
+            if stored == blueprint.stored_answers(unit.data, unit.layout, answers):
                 return unit.status
             raise WorkRefused("this unit was already submitted with other answers", 409)
         if unit.status == "retired":
@@ -131,24 +117,24 @@ def _store_submission(
                               "submit", 409)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status} and takes no submission", 409)
-        problems = blueprint.check_submission(data, unit.layout, answers)
+        problems = blueprint.check_submission(unit.data, unit.layout, answers)
         if problems:
-            raise WorkRefused(_summary(problems, data), 422, problems)
+            raise WorkRefused(_summary(problems, unit.data), 422, problems)
         now = utcnow()
         server_timings = {
             "assigned_at": iso_utc(unit.assigned_at),
             "submitted_at": iso_utc(now),
             "duration_seconds": round((now - unit.assigned_at).total_seconds(), 3),
         }
-        session.add(Submission(
-            unit_id=unit.id, worker_id=worker_id, task_run_id=unit.task_run_id,
-            answers=blueprint.stored_answers(data, unit.layout, answers),
-            timings={"server": server_timings, "client": timings}, client_id=client_id,
-            created_at=now,
-        ))
-        session.execute(delete(Draft).where(Draft.unit_id == unit.id))
-        unit.status, unit.completed_at = "completed", now
-        return unit.status
+        connection.execute(statements.insert_submission, {
+            "unit_id": unit.id, "worker_id": worker_id, "task_run_id": unit.task_run_id,
+            "answers": blueprint.stored_answers(unit.data, unit.layout, answers),
+            "timings": {"server": server_timings, "client": timings}, "client_id": client_id,
+            "now": now,
+        })
+        connection.execute(statements.delete_drafts, {"unit_id": unit.id})
+        connection.execute(statements.complete_unit, {"unit_id": unit.id, "now": now})
+        return "completed"
 
 
 def _summary(problems: list[dict[str, Any]], data: dict[str, Any]) -> str:

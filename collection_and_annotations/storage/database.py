@@ -10,7 +10,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -77,10 +77,9 @@ class Database:
     def __init__(self, url: str):
         self.url = url
         self.engine = make_engine(url)
+        self._read_engine = self.engine.execution_options(**{READ_ONLY: True})
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._read_sessions = sessionmaker(
-            self.engine.execution_options(**{READ_ONLY: True}), expire_on_commit=False
-        )
+        self._read_sessions = sessionmaker(self._read_engine, expire_on_commit=False)
         # SQLite takes one writer at a time; queueing this process's writers here is fairer and
         # faster than letting them poll the file lock through busy_timeout's sleeps. Readers
         # never wait for it.
@@ -110,6 +109,19 @@ class Database:
         """A write transaction: committed when the block ends, rolled back on an exception."""
         with self._serialize_writes, self._sessions() as session, session.begin():
             yield session
+
+    @contextmanager
+    def transaction(self) -> Iterator[Connection]:
+        """A write transaction on a plain connection: the worker API's hot path, where the ORM's
+        per-statement work would cost more than the database."""
+        with self._serialize_writes, self.engine.begin() as connection:
+            yield connection
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """A read transaction on a plain connection (see `read`)."""
+        with self._read_engine.begin() as connection:
+            yield connection
 
     @contextmanager
     def read(self) -> Iterator[Session]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection
 
 from collection_and_annotations.blueprints.base import MAIN_POOL, AssignmentPlan, WorkerContext
 from collection_and_annotations.blueprints.registry import register_blueprint
@@ -88,7 +88,7 @@ class StaticAnnotationBlueprint:
     def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
         return None
 
-    def pools_for(self, session: Session, worker: WorkerContext) -> list[str]:
+    def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         return [MAIN_POOL]
 
     def unit_kind(self, pool: str) -> str:
