@@ -6,11 +6,14 @@ The worker page mirrors these rules for gating, but only this module decides wha
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from collection_and_annotations.blueprints.static_annotation.buckets import TREE_CONFIGS, Bucket
-from collection_and_annotations.blueprints.static_annotation.dependencies import is_shown
+from collection_and_annotations.blueprints.static_annotation.dependencies import (
+    TurnContext,
+    is_shown,
+)
 
 DIALOGUE_TARGET = "dialogue"
 LIKERT_RANGE = range(1, 6)
@@ -46,7 +49,7 @@ class _Checker:
         self.problems.append(Problem(self.dialogue, self.bucket.name, self.turn, question, message))
 
     # Each check_* returns whether the value is complete; invalid parts are recorded as problems.
-    def check_tree(self, options: Mapping[str, Any], value: Any, speaker: str | None) -> bool:
+    def check_tree(self, options: Mapping[str, Any], value: Any, turn: TurnContext) -> bool:
         if not isinstance(value, dict):
             self.fail("expected an object of question -> chosen answers")
             return False
@@ -55,7 +58,7 @@ class _Checker:
             if question not in options:
                 self.fail("this question is not offered here", question)
         for question, answers in options.items():
-            shown = is_shown(answers, value, speaker)
+            shown = is_shown(answers, value, turn)
             chosen = value.get(question)
             if not shown:
                 if chosen is not None:
@@ -79,7 +82,7 @@ class _Checker:
             for answer, nested in chosen.items():
                 sub_options = answers.get(answer)
                 if isinstance(sub_options, dict) and sub_options:
-                    complete &= self.check_tree(sub_options, nested, speaker)
+                    complete &= self.check_tree(sub_options, nested, turn)
                 elif nested not in ({}, None):
                     self.fail(f"answer '{answer}' has no follow-up questions", question)
         return complete
@@ -112,12 +115,12 @@ class _Checker:
             self.fail("an option is listed twice")
         return True
 
-    def check_value(self, value: Any, speaker: str | None) -> bool:
+    def check_value(self, value: Any, turn: TurnContext) -> bool:
         bucket = self.bucket
         if bucket.config in TREE_CONFIGS:
-            return self.check_tree(bucket.options, value, speaker)
+            return self.check_tree(bucket.options, value, turn)
         if bucket.config == "multiselect":
-            return self.check_multiselect(value, speaker)
+            return self.check_multiselect(value, turn.speaker)
         if bucket.config == "comparative":
             if value not in bucket.options:
                 self.fail("expected one of the offered options", bucket.question)
@@ -159,14 +162,31 @@ def check_answers(
                 problems.append(Problem(dialogue.key, name, None, None,
                                         "this bucket is not asked for this dialogue"))
         for name in dialogue.annotation_tasks:
-            problems += _check_bucket(dialogue, buckets[name], given.get(name, {}))
+            result = check_bucket(dialogue, buckets[name], given.get(name, {}))
+            problems += result.invalid + result.missing
     return problems
 
 
-def _check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> list[Problem]:
+@dataclass
+class BucketCheck:
+    """One bucket of one dialogue: what is invalid, and what `require` still asks for."""
+
+    invalid: list[Problem] = field(default_factory=list)
+    missing: list[Problem] = field(default_factory=list)
+
+
+def check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> BucketCheck:
+    """Check the bucket's values of one dialogue (`{target: value}`) in target order, each turn
+    seeing the values before it (`_dep_` conditions on the previous turn).
+
+    An absent tree value counts as `{}`: a turn whose every question is hidden has nothing to
+    answer and is complete even when the page sends nothing for it."""
+    result = BucketCheck()
     if not isinstance(given, dict):
-        return [Problem(dialogue.key, bucket.name, None, None, "expected an object of targets")]
-    problems: list[Problem] = []
+        result.invalid.append(
+            Problem(dialogue.key, bucket.name, None, None, "expected an object of targets"))
+        return result
+    problems = result.invalid
     if bucket.level == "dialogue":
         targets: list[int | None] = [None]
         allowed = {DIALOGUE_TARGET}
@@ -179,15 +199,20 @@ def _check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> list[Pr
                                     f"'{target}' is not a target of this bucket"))
     complete_count = 0
     missing: list[int | None] = []
+    turn_targets = [t for t in targets if t is not None]
     for turn in targets:
         key = DIALOGUE_TARGET if turn is None else str(turn)
-        speaker = dialogue.speakers[turn] if turn is not None else None
+        context = TurnContext(
+            dialogue.speakers[turn] if turn is not None else None, turn, turn_targets, given
+        )
         checker = _Checker(dialogue.key, bucket, turn)
         if key in given:
-            complete = checker.check_value(given[key], speaker)
+            complete = checker.check_value(given[key], context)
             problems += checker.problems
         else:
-            complete = False
+            complete = bucket.config in TREE_CONFIGS and checker.check_tree(
+                bucket.options, {}, context
+            )
         if complete:
             complete_count += 1
         else:
@@ -195,9 +220,9 @@ def _check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> list[Pr
     level = bucket.require_level
     if level == "turn" or (level == "dialogue" and bucket.level == "dialogue"):
         for turn in missing:
-            problems.append(Problem(dialogue.key, bucket.name, turn, bucket.question,
-                                    f"missing: {_missing_message(bucket)}"))
+            result.missing.append(Problem(dialogue.key, bucket.name, turn, bucket.question,
+                                          f"missing: {_missing_message(bucket)}"))
     elif level == "dialogue" and targets and complete_count == 0:
-        problems.append(Problem(dialogue.key, bucket.name, None, bucket.question,
-                                f"answer at least one turn: {_missing_message(bucket)}"))
-    return problems
+        result.missing.append(Problem(dialogue.key, bucket.name, None, bucket.question,
+                                      f"answer at least one turn: {_missing_message(bucket)}"))
+    return result
