@@ -40,6 +40,10 @@ class DialogueView:
     annotation_tasks: list[str]
 
 
+def _is_rating(rating: Any) -> bool:
+    return isinstance(rating, int) and not isinstance(rating, bool) and rating in LIKERT_RANGE
+
+
 class _Checker:
     def __init__(self, dialogue: str, bucket: Bucket, turn: int | None):
         self.dialogue, self.bucket, self.turn = dialogue, bucket, turn
@@ -94,11 +98,9 @@ class _Checker:
         for key, rating in value.items():
             if key not in keys:
                 self.fail(f"'{key}' is not an offered option")
-            elif isinstance(rating, bool) or not isinstance(rating, int) or (
-                rating not in LIKERT_RANGE
-            ):
+            elif not _is_rating(rating):
                 self.fail(f"rating for '{key}' must be an integer from 1 to 5", key)
-        return all(key in value for key in keys)
+        return all(_is_rating(value.get(key)) for key in keys)
 
     def check_multiselect(self, value: Any, speaker: str | None) -> bool:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -180,7 +182,8 @@ def check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> BucketCh
     seeing the values before it (`_dep_` conditions on the previous turn).
 
     An absent tree value counts as `{}`: a turn whose every question is hidden has nothing to
-    answer and is complete even when the page sends nothing for it."""
+    answer and is complete even when the page sends nothing for it. Such turns do not satisfy
+    `require.level: dialogue` ("at least one turn") unless no target turn has anything to ask."""
     result = BucketCheck()
     if not isinstance(given, dict):
         result.invalid.append(
@@ -197,7 +200,8 @@ def check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> BucketCh
         if target not in allowed:
             problems.append(Problem(dialogue.key, bucket.name, None, None,
                                     f"'{target}' is not a target of this bucket"))
-    complete_count = 0
+    answerable_complete = 0
+    answerable = 0
     missing: list[int | None] = []
     turn_targets = [t for t in targets if t is not None]
     for turn in targets:
@@ -206,23 +210,26 @@ def check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> BucketCh
             dialogue.speakers[turn] if turn is not None else None, turn, turn_targets, given
         )
         checker = _Checker(dialogue.key, bucket, turn)
+        value = given.get(key)
         if key in given:
-            complete = checker.check_value(given[key], context)
+            complete = checker.check_value(value, context)
             problems += checker.problems
         else:
             complete = bucket.config in TREE_CONFIGS and checker.check_tree(
                 bucket.options, {}, context
             )
-        if complete:
-            complete_count += 1
-        else:
+        nothing_to_ask = complete and bucket.config in TREE_CONFIGS and value in (None, {})
+        if not nothing_to_ask:
+            answerable += 1
+            answerable_complete += complete
+        if not complete:
             missing.append(turn)
     level = bucket.require_level
     if level == "turn" or (level == "dialogue" and bucket.level == "dialogue"):
         for turn in missing:
             result.missing.append(Problem(dialogue.key, bucket.name, turn, bucket.question,
                                           f"missing: {_missing_message(bucket)}"))
-    elif level == "dialogue" and targets and complete_count == 0:
+    elif level == "dialogue" and answerable and not answerable_complete:
         result.missing.append(Problem(dialogue.key, bucket.name, None, bucket.question,
                                       f"answer at least one turn: {_missing_message(bucket)}"))
     return result
