@@ -133,3 +133,64 @@ def test_fixture_buckets_parse(cep_fixtures):
     buckets = load_buckets(cep_fixtures / "task_config" / "annotation_buckets.json")
     assert len(buckets) == 35
     assert buckets["transitions"].target_turns([["user", ""], ["system", ""]] * 3) == [1, 3, 5]
+
+
+PROMPT = "Did SPEAKER_X prompt SPEAKER_Y for information?"
+MOVE_ON = ("If you were to respond to what SPEAKER_X just said (as SPEAKER_Y), would you think it "
+           "is appropriate to move on to a new talking point WITHOUT directly acknowledging what "
+           "SPEAKER_X just said?")
+
+
+def _tree(options):
+    return {"config": "nondetails_button_flow", "indices": "odd", "options": options}
+
+
+def _dep(dep, **extra):
+    return _tree({"Q1": {"Yes, it does.": {"Deep": {"Not applicable.": {}, "Yes.": {}}},
+                         "No.": {}},
+                  "Q2": {"_dep_": dep, "A": {}}, **extra})
+
+
+@pytest.mark.parametrize("spec, message", [
+    (_dep({"answered": {"question": "Q9"}}), "question 'Q9' is not a sibling"),
+    (_dep({"answered": {"question": "Deep"}}), "question 'Deep' is not a sibling"),
+    (_dep({"not_answered": {"question": "Q1", "answer": "Maybe."}}),
+     "'Maybe.' is not an answer of 'Q1'"),
+    (_dep({"answered": {"question": "Q2"}}), "cannot depend on its own answer"),
+    (_dep({"answered": {"question": "Q1", "answr": "No."}}), "takes"),
+    (_dep({"speaker": "bot"}), "takes \"user\" or \"system\""),
+    (_dep({"boolPrevTurnExpect": {}}), f"question '{MOVE_ON}' is not in this bucket"),
+    (_dep({"boolPrevTurnExpect": {"any_of": [["Q9", "Yes"]]}}), "question 'Q9' is not in"),
+    (_dep({"boolPrevTurnExpect": {"any_of": [["Deep", "No"]]}}),
+     "no answer of 'Deep' is 'No' or starts with 'No'"),
+    (_dep({"boolPrevTurnExpect": {"any_of": []}}), "any_of"),
+    (_dep({"boolPrevTurnExpect": {"any_of": [["Q1"]]}}), "any_of"),
+    (_dep({"boolPrevTurnExpect": {"pairs": [["Q1", "Yes"]]}}), "any_of"),
+    (_dep({"speaker": "user", "answered": {"question": "Q1"}}), "must be one"),
+])
+def test_dependencies_naming_what_the_bucket_lacks_fail_at_launch(spec, message):
+    with pytest.raises(UserError) as raised:
+        parse_bucket("b", spec, HERE)
+    text = str(raised.value)
+    assert message in text and "inline.json" in text and "bucket 'b'" in text, text
+    assert "'_dep_' of 'Q2'" in text, text
+
+
+@pytest.mark.parametrize("dep", [
+    {"answered": {"question": "Q1", "answer": "No."}},
+    {"boolPrevTurnExpect": {"any_of": [["Q1", "Yes"], ["Deep", "Yes"]]}},  # any depth, prefix
+    {"boolPrevTurnExpect": {"any_of": [["Deep", "Not applicable."]]}},
+])
+def test_dependencies_on_existing_questions_load(dep):
+    parse_bucket("b", _dep(dep), HERE)
+
+
+def test_default_pairs_need_the_original_questions():
+    original = {MOVE_ON: {"Yes.": {}, "No, an answer is expected.": {}},
+                PROMPT: {"Yes, a question.": {}, "No.": {}},
+                "Is SPEAKER_X following up on what SPEAKER_Y just said last turn?": {
+                    "Yes.": {}, "No.": {}}}
+    parse_bucket("b", _dep({"boolPrevTurnExpect": {}}, **original), HERE)
+    del original[PROMPT]
+    with pytest.raises(UserError, match="prompt SPEAKER_Y for information"):
+        parse_bucket("b", _dep({"boolPrevTurnExpect": {}}, **original), HERE)

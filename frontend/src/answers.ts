@@ -61,7 +61,7 @@ export function sanitizeAnswers(unit: Unit, raw: unknown): Answers {
         : targetsOf(bucket, d.key).map(String);
       for (const target of targets) {
         if (!(target in rawBucket)) continue;
-        const ctx = target === DIALOGUE_TARGET ? { speaker: null } : turnContext(d, Number(target));
+        const ctx = turnContext(d, target === DIALOGUE_TARGET ? null : Number(target), bucket, out[d.key]?.[name]);
         const value = sanitizeValue(bucket, rawBucket[target], ctx);
         if (value !== undefined) {
           out[d.key] ??= {};

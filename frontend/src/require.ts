@@ -5,13 +5,17 @@
  * - `require.level == "turn"`: every target turn has a complete value (a dialogue-level bucket:
  *   its `"dialogue"` value is complete).
  * - `require.level == "dialogue"`: a dialogue-level bucket has a complete `"dialogue"` value; a
- *   turn-level bucket has at least one complete turn value.
+ *   turn-level bucket has at least one complete turn value among the turns with something to ask
+ *   (nothing is required when no target turn has anything to ask).
  * - no `require`: nothing is missing.
  */
+import { settleBucket, settleStep, targetsOf, turnContext } from './context';
 import { questionLabel, turnNumber, type Show } from './display';
-import type { Answers, Bucket, Dialogue, TurnContext, Unit } from './types';
+import type { Answers, Bucket, Dialogue, Unit } from './types';
 import { DIALOGUE_TARGET } from './types';
-import { isDialogueLevel, valueGaps, type ValueGap } from './values';
+import { hasNothingToAsk, isDialogueLevel, valueGaps, type ValueGap } from './values';
+
+export { settleBucket, settleStep, targetsOf, turnContext };
 
 export interface Missing {
   /** Turn index (0-based) the item belongs to, or null for the dialogue as a whole. */
@@ -44,18 +48,10 @@ function capitalize(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
-export function turnContext(dialogue: Dialogue, index: number): TurnContext {
-  const turn = dialogue.turns.find((t) => t.index === index) ?? dialogue.turns[index];
-  return { speaker: turn ? turn.speaker : null };
-}
-
-export function targetsOf(bucket: Bucket, dialogueKey: string): number[] {
-  if (isDialogueLevel(bucket)) return [];
-  const t = bucket.targets?.[dialogueKey];
-  return Array.isArray(t) ? t : [];
-}
-
-/** What the worker still has to do for one bucket of one dialogue (empty when complete). */
+/**
+ * What the worker still has to do for one bucket of one dialogue (empty when complete). An absent
+ * tree value is checked as `{}`: a turn whose every question is hidden is complete.
+ */
 export function bucketMissing(
   bucket: Bucket,
   dialogue: Dialogue,
@@ -67,7 +63,7 @@ export function bucketMissing(
   const values = bucketAnswers ?? {};
 
   if (isDialogueLevel(bucket)) {
-    return valueGaps(bucket, values[DIALOGUE_TARGET], { speaker: null }).map((g) => ({
+    return valueGaps(bucket, values[DIALOGUE_TARGET], turnContext(dialogue, null, bucket, values)).map((g) => ({
       turn: null,
       message: describeGap(g, show),
     }));
@@ -77,20 +73,23 @@ export function bucketMissing(
   if (level === 'turn') {
     const missing: Missing[] = [];
     for (const index of targets) {
-      for (const g of valueGaps(bucket, values[String(index)], turnContext(dialogue, index))) {
+      for (const g of valueGaps(bucket, values[String(index)], turnContext(dialogue, index, bucket, values))) {
         missing.push({ turn: index, message: describeGap(g, show) });
       }
     }
     return missing;
   }
 
-  // level === 'dialogue' on a turn-level bucket: at least one complete turn.
-  if (targets.length === 0) return [];
-  const anyComplete = targets.some(
-    (index) => valueGaps(bucket, values[String(index)], turnContext(dialogue, index)).length === 0,
+  // level === 'dialogue' on a turn-level bucket: at least one complete turn that asks something.
+  const answerable = targets.filter(
+    (index) => !hasNothingToAsk(bucket, values[String(index)], turnContext(dialogue, index, bucket, values)),
+  );
+  if (answerable.length === 0) return [];
+  const anyComplete = answerable.some(
+    (index) => valueGaps(bucket, values[String(index)], turnContext(dialogue, index, bucket, values)).length === 0,
   );
   if (anyComplete) return [];
-  const numbers = targets.map(turnNumber);
+  const numbers = answerable.map(turnNumber);
   const list = numbers.length === 1 ? `turn ${numbers[0]}` : `one of turns ${numbers.join(', ')}`;
   return [{ turn: null, message: `answer at least ${list} completely` }];
 }

@@ -5,8 +5,8 @@
  * stored value is the chosen part of it: `{question: {answer: {sub_question: {sub_answer: {}}}}}`.
  * These helpers are pure: they never mutate their inputs.
  */
-import { dependencyHolds } from './dependencies';
-import type { QuestionSpec, QuestionsSpec, TreeValue, TurnContext } from './types';
+import { dependencyHolds, type DepContext } from './dependencies';
+import type { QuestionSpec, QuestionsSpec, TreeValue } from './types';
 
 const RESERVED_KEYS = new Set(['_type_', '_dep_']);
 
@@ -43,11 +43,11 @@ export function isCheckbox(question: QuestionSpec): boolean {
 }
 
 /** Whether a question is shown, given the answers of its own level (its siblings). */
-export function isShown(question: QuestionSpec, siblings: TreeValue, turn: TurnContext): boolean {
+export function isShown(question: QuestionSpec, siblings: TreeValue, turn: DepContext): boolean {
   return dependencyHolds(question._dep_, siblings, turn);
 }
 
-function normalizeOnce(spec: unknown, raw: Record<string, unknown>, turn: TurnContext): TreeValue {
+function normalizeOnce(spec: unknown, raw: Record<string, unknown>, turn: DepContext, fill: boolean): TreeValue {
   const out: TreeValue = {};
   const siblings = raw as TreeValue;
   for (const [q, qs] of questionsOf(spec)) {
@@ -58,14 +58,14 @@ function normalizeOnce(spec: unknown, raw: Record<string, unknown>, turn: TurnCo
       const entry: Record<string, TreeValue> = {};
       for (const [a, sub] of answers) {
         if (chosen && hasOwn(chosen, a)) {
-          entry[a] = normalizeOnce(sub, isPlainObject(chosen[a]) ? chosen[a] : {}, turn);
+          entry[a] = normalizeOnce(sub, isPlainObject(chosen[a]) ? chosen[a] : {}, turn, fill);
         }
       }
-      out[q] = entry;
+      if (fill || chosen) out[q] = entry;
     } else if (chosen) {
       for (const [a, sub] of answers) {
         if (hasOwn(chosen, a)) {
-          out[q] = { [a]: normalizeOnce(sub, isPlainObject(chosen[a]) ? chosen[a] : {}, turn) };
+          out[q] = { [a]: normalizeOnce(sub, isPlainObject(chosen[a]) ? chosen[a] : {}, turn, fill) };
           break;
         }
       }
@@ -77,13 +77,14 @@ function normalizeOnce(spec: unknown, raw: Record<string, unknown>, turn: TurnCo
 /**
  * The valid form of a value for this tree: drops unknown questions and answers, hidden questions
  * (`_dep_`), extra answers of radio questions and answers nested under unchosen answers; adds `{}`
- * ("none of these") for every shown checkbox question that has no entry yet.
+ * ("none of these") for every shown checkbox question that has no entry yet, unless `fill` is
+ * false (a turn re-checked because another turn changed: what the worker has not seen stays open).
  */
-export function normalizeTree(spec: unknown, value: unknown, turn: TurnContext): TreeValue {
-  let current = normalizeOnce(spec, isPlainObject(value) ? value : {}, turn);
+export function normalizeTree(spec: unknown, value: unknown, turn: DepContext, fill = true): TreeValue {
+  let current = normalizeOnce(spec, isPlainObject(value) ? value : {}, turn, fill);
   // A dependency may look at a sibling that is itself pruned in the same pass: repeat until stable.
   for (let i = 0; i < 10; i++) {
-    const next = normalizeOnce(spec, current, turn);
+    const next = normalizeOnce(spec, current, turn, fill);
     if (JSON.stringify(next) === JSON.stringify(current)) break;
     current = next;
   }
@@ -114,7 +115,7 @@ export function chooseRadio(
   path: TreePath,
   q: string,
   a: string,
-  turn: TurnContext,
+  turn: DepContext,
 ): TreeValue {
   const root = cloneTree(value);
   const level = levelAt(root, path);
@@ -131,7 +132,7 @@ export function toggleCheckbox(
   q: string,
   a: string,
   checked: boolean,
-  turn: TurnContext,
+  turn: DepContext,
 ): TreeValue {
   const root = cloneTree(value);
   const level = levelAt(root, path);
@@ -154,7 +155,7 @@ export interface TreeGap {
  * What keeps a tree value from being complete: every shown radio question needs an answer, every
  * shown checkbox question needs an entry (`{}` counts), recursively under the chosen answers.
  */
-export function treeGaps(spec: unknown, value: unknown, turn: TurnContext): TreeGap[] {
+export function treeGaps(spec: unknown, value: unknown, turn: DepContext): TreeGap[] {
   const gaps: TreeGap[] = [];
   const walk = (levelSpec: unknown, level: TreeValue) => {
     for (const [q, qs] of questionsOf(levelSpec)) {

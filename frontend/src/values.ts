@@ -2,15 +2,9 @@
  * Per-config knowledge about bucket options and answer values (docs/worker-api.md, "Answer
  * format"). Pure functions only.
  */
+import type { DepContext } from './dependencies';
 import { isPlainObject, normalizeTree, treeGaps } from './tree';
-import type {
-  Bucket,
-  BucketValue,
-  ForeachOption,
-  LikertOption,
-  MultiselectOption,
-  TurnContext,
-} from './types';
+import type { Bucket, BucketValue, ForeachOption, LikertOption, MultiselectOption } from './types';
 import { TREE_CONFIGS } from './types';
 
 export const SCALE = [1, 2, 3, 4, 5] as const;
@@ -74,7 +68,7 @@ function isRating(v: unknown): v is number {
  * The valid part of a value (e.g. restored from a draft), or undefined when nothing of it is
  * valid for this bucket.
  */
-export function sanitizeValue(bucket: Bucket, value: unknown, turn: TurnContext): BucketValue | undefined {
+export function sanitizeValue(bucket: Bucket, value: unknown, turn: DepContext): BucketValue | undefined {
   if (isTreeBucket(bucket)) {
     if (!isPlainObject(value)) return undefined;
     return normalizeTree(bucket.options, value, turn);
@@ -106,7 +100,7 @@ export type ValueGap =
   | { kind: 'choice'; question: string };
 
 /** What keeps a value from being complete (empty when complete). */
-export function valueGaps(bucket: Bucket, value: unknown, turn: TurnContext): ValueGap[] {
+export function valueGaps(bucket: Bucket, value: unknown, turn: DepContext): ValueGap[] {
   if (isTreeBucket(bucket)) {
     const gaps = treeGaps(bucket.options, value, turn);
     if (value === undefined && gaps.some((g) => g.kind === 'checkbox')) {
@@ -137,6 +131,15 @@ export function valueGaps(bucket: Bucket, value: unknown, turn: TurnContext): Va
   return [];
 }
 
-export function isValueComplete(bucket: Bucket, value: unknown, turn: TurnContext): boolean {
+/**
+ * A tree turn with nothing to ask: no answer given and every question hidden (`_dep_`). It is
+ * complete, but does not count as "one turn answered" for `require.level: dialogue`.
+ */
+export function hasNothingToAsk(bucket: Bucket, value: unknown, turn: DepContext): boolean {
+  const empty = value === undefined || (isPlainObject(value) && Object.keys(value).length === 0);
+  return isTreeBucket(bucket) && empty && treeGaps(bucket.options, {}, turn).length === 0;
+}
+
+export function isValueComplete(bucket: Bucket, value: unknown, turn: DepContext): boolean {
   return valueGaps(bucket, value, turn).length === 0;
 }

@@ -1,12 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { answered, DEPENDENCIES, dependencyHolds, not_answered, speaker } from '../src/dependencies';
+import {
+  answered,
+  answerMatches,
+  boolPrevTurnExpect,
+  DEPENDENCIES,
+  dependencyHolds,
+  not_answered,
+  PREV_TURN_PAIRS,
+  speaker,
+} from '../src/dependencies';
 
 const sys = { speaker: 'system' };
 const usr = { speaker: 'user' };
 
 describe('dependency registry', () => {
   it('has exactly the functions of the contract', () => {
-    expect(Object.keys(DEPENDENCIES).sort()).toEqual(['answered', 'not_answered', 'speaker']);
+    expect(Object.keys(DEPENDENCIES).sort()).toEqual(['answered', 'boolPrevTurnExpect', 'not_answered', 'speaker']);
   });
 
   it('answered: a specific answer of a sibling question', () => {
@@ -55,5 +64,46 @@ describe('dependency registry', () => {
     } finally {
       console.warn = warn;
     }
+  });
+
+  it('answerMatches: the whole answer or its first words, never part of a word', () => {
+    expect(answerMatches('No', 'No')).toBe(true);
+    expect(answerMatches('No, SPEAKER_X ignored SPEAKER_Y.', 'No')).toBe(true);
+    expect(answerMatches('No.', 'No')).toBe(true);
+    expect(answerMatches('Not applicable.', 'No')).toBe(false);
+    expect(answerMatches('Nobody', 'No')).toBe(false);
+    expect(answerMatches('no, lower case', 'No')).toBe(false);
+  });
+
+  describe('boolPrevTurnExpect', () => {
+    const [prompt, yes] = PREV_TURN_PAIRS[1];
+    const ctx = (index: number | null, values: Record<string, unknown>) => ({
+      speaker: 'system',
+      index,
+      targets: [1, 3, 5],
+      values,
+    });
+
+    it('holds on the first target turn and for a dialogue-level value', () => {
+      expect(boolPrevTurnExpect({}, {}, ctx(1, {}))).toBe(true);
+      expect(boolPrevTurnExpect({}, {}, ctx(null, {}))).toBe(true);
+      expect(boolPrevTurnExpect({}, {}, { speaker: 'system' })).toBe(true);
+    });
+
+    it('looks at the previous target turn (two turns back with odd indices), at any depth', () => {
+      const prompted = { [prompt]: { [`${yes}, SPEAKER_X asked.`]: {} } };
+      expect(boolPrevTurnExpect({}, {}, ctx(3, { '1': prompted }))).toBe(true);
+      expect(boolPrevTurnExpect({}, {}, ctx(3, { '2': prompted }))).toBe(false);
+      expect(boolPrevTurnExpect({}, {}, ctx(5, { '1': prompted }))).toBe(false);
+      expect(boolPrevTurnExpect({}, {}, ctx(3, { '1': { Outer: { 'A.': prompted } } }))).toBe(true);
+      expect(boolPrevTurnExpect({}, {}, ctx(3, { '1': { [prompt]: { 'No.': {} } } }))).toBe(false);
+    });
+
+    it('any_of replaces the default pairs; checkbox answers match by membership', () => {
+      const args = { any_of: [['Tones?', 'Rude.']] };
+      expect(boolPrevTurnExpect(args, {}, ctx(3, { '1': { 'Tones?': { 'Kind.': {}, 'Rude.': {} } } }))).toBe(true);
+      expect(boolPrevTurnExpect(args, {}, ctx(3, { '1': { 'Tones?': {} } }))).toBe(false);
+      expect(boolPrevTurnExpect(args, {}, ctx(3, { '1': { [prompt]: { 'Yes.': {} } } }))).toBe(false);
+    });
   });
 });

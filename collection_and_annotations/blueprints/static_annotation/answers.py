@@ -6,11 +6,14 @@ The worker page mirrors these rules for gating, but only this module decides wha
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from collection_and_annotations.blueprints.static_annotation.buckets import TREE_CONFIGS, Bucket
-from collection_and_annotations.blueprints.static_annotation.dependencies import is_shown
+from collection_and_annotations.blueprints.static_annotation.dependencies import (
+    TurnContext,
+    is_shown,
+)
 
 DIALOGUE_TARGET = "dialogue"
 LIKERT_RANGE = range(1, 6)
@@ -37,6 +40,10 @@ class DialogueView:
     annotation_tasks: list[str]
 
 
+def _is_rating(rating: Any) -> bool:
+    return isinstance(rating, int) and not isinstance(rating, bool) and rating in LIKERT_RANGE
+
+
 class _Checker:
     def __init__(self, dialogue: str, bucket: Bucket, turn: int | None):
         self.dialogue, self.bucket, self.turn = dialogue, bucket, turn
@@ -46,7 +53,7 @@ class _Checker:
         self.problems.append(Problem(self.dialogue, self.bucket.name, self.turn, question, message))
 
     # Each check_* returns whether the value is complete; invalid parts are recorded as problems.
-    def check_tree(self, options: Mapping[str, Any], value: Any, speaker: str | None) -> bool:
+    def check_tree(self, options: Mapping[str, Any], value: Any, turn: TurnContext) -> bool:
         if not isinstance(value, dict):
             self.fail("expected an object of question -> chosen answers")
             return False
@@ -55,7 +62,7 @@ class _Checker:
             if question not in options:
                 self.fail("this question is not offered here", question)
         for question, answers in options.items():
-            shown = is_shown(answers, value, speaker)
+            shown = is_shown(answers, value, turn)
             chosen = value.get(question)
             if not shown:
                 if chosen is not None:
@@ -79,7 +86,7 @@ class _Checker:
             for answer, nested in chosen.items():
                 sub_options = answers.get(answer)
                 if isinstance(sub_options, dict) and sub_options:
-                    complete &= self.check_tree(sub_options, nested, speaker)
+                    complete &= self.check_tree(sub_options, nested, turn)
                 elif nested not in ({}, None):
                     self.fail(f"answer '{answer}' has no follow-up questions", question)
         return complete
@@ -91,11 +98,9 @@ class _Checker:
         for key, rating in value.items():
             if key not in keys:
                 self.fail(f"'{key}' is not an offered option")
-            elif isinstance(rating, bool) or not isinstance(rating, int) or (
-                rating not in LIKERT_RANGE
-            ):
+            elif not _is_rating(rating):
                 self.fail(f"rating for '{key}' must be an integer from 1 to 5", key)
-        return all(key in value for key in keys)
+        return all(_is_rating(value.get(key)) for key in keys)
 
     def check_multiselect(self, value: Any, speaker: str | None) -> bool:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -112,12 +117,12 @@ class _Checker:
             self.fail("an option is listed twice")
         return True
 
-    def check_value(self, value: Any, speaker: str | None) -> bool:
+    def check_value(self, value: Any, turn: TurnContext) -> bool:
         bucket = self.bucket
         if bucket.config in TREE_CONFIGS:
-            return self.check_tree(bucket.options, value, speaker)
+            return self.check_tree(bucket.options, value, turn)
         if bucket.config == "multiselect":
-            return self.check_multiselect(value, speaker)
+            return self.check_multiselect(value, turn.speaker)
         if bucket.config == "comparative":
             if value not in bucket.options:
                 self.fail("expected one of the offered options", bucket.question)
@@ -159,14 +164,32 @@ def check_answers(
                 problems.append(Problem(dialogue.key, name, None, None,
                                         "this bucket is not asked for this dialogue"))
         for name in dialogue.annotation_tasks:
-            problems += _check_bucket(dialogue, buckets[name], given.get(name, {}))
+            result = check_bucket(dialogue, buckets[name], given.get(name, {}))
+            problems += result.invalid + result.missing
     return problems
 
 
-def _check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> list[Problem]:
+@dataclass
+class BucketCheck:
+    """One bucket of one dialogue: what is invalid, and what `require` still asks for."""
+
+    invalid: list[Problem] = field(default_factory=list)
+    missing: list[Problem] = field(default_factory=list)
+
+
+def check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> BucketCheck:
+    """Check the bucket's values of one dialogue (`{target: value}`) in target order, each turn
+    seeing the values before it (`_dep_` conditions on the previous turn).
+
+    An absent tree value counts as `{}`: a turn whose every question is hidden has nothing to
+    answer and is complete even when the page sends nothing for it. Such turns do not satisfy
+    `require.level: dialogue` ("at least one turn") unless no target turn has anything to ask."""
+    result = BucketCheck()
     if not isinstance(given, dict):
-        return [Problem(dialogue.key, bucket.name, None, None, "expected an object of targets")]
-    problems: list[Problem] = []
+        result.invalid.append(
+            Problem(dialogue.key, bucket.name, None, None, "expected an object of targets"))
+        return result
+    problems = result.invalid
     if bucket.level == "dialogue":
         targets: list[int | None] = [None]
         allowed = {DIALOGUE_TARGET}
@@ -177,27 +200,36 @@ def _check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> list[Pr
         if target not in allowed:
             problems.append(Problem(dialogue.key, bucket.name, None, None,
                                     f"'{target}' is not a target of this bucket"))
-    complete_count = 0
+    answerable_complete = 0
+    answerable = 0
     missing: list[int | None] = []
+    turn_targets = [t for t in targets if t is not None]
     for turn in targets:
         key = DIALOGUE_TARGET if turn is None else str(turn)
-        speaker = dialogue.speakers[turn] if turn is not None else None
+        context = TurnContext(
+            dialogue.speakers[turn] if turn is not None else None, turn, turn_targets, given
+        )
         checker = _Checker(dialogue.key, bucket, turn)
+        value = given.get(key)
         if key in given:
-            complete = checker.check_value(given[key], speaker)
+            complete = checker.check_value(value, context)
             problems += checker.problems
         else:
-            complete = False
-        if complete:
-            complete_count += 1
-        else:
+            complete = bucket.config in TREE_CONFIGS and checker.check_tree(
+                bucket.options, {}, context
+            )
+        nothing_to_ask = complete and bucket.config in TREE_CONFIGS and value in (None, {})
+        if not nothing_to_ask:
+            answerable += 1
+            answerable_complete += complete
+        if not complete:
             missing.append(turn)
     level = bucket.require_level
     if level == "turn" or (level == "dialogue" and bucket.level == "dialogue"):
         for turn in missing:
-            problems.append(Problem(dialogue.key, bucket.name, turn, bucket.question,
-                                    f"missing: {_missing_message(bucket)}"))
-    elif level == "dialogue" and targets and complete_count == 0:
-        problems.append(Problem(dialogue.key, bucket.name, None, bucket.question,
-                                f"answer at least one turn: {_missing_message(bucket)}"))
-    return problems
+            result.missing.append(Problem(dialogue.key, bucket.name, turn, bucket.question,
+                                          f"missing: {_missing_message(bucket)}"))
+    elif level == "dialogue" and answerable and not answerable_complete:
+        result.missing.append(Problem(dialogue.key, bucket.name, None, bucket.question,
+                                      f"answer at least one turn: {_missing_message(bucket)}"))
+    return result

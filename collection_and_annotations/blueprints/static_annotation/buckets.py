@@ -68,7 +68,8 @@ class Bucket:
         }
 
 
-def _check_tree(options: Any, where: str, path: Path) -> None:
+def _check_tree(options: Any, where: str, path: Path, root: Any = None) -> None:
+    root = options if root is None else root
     if not isinstance(options, dict) or not options:
         raise UserError(f"{where}: a question tree must be a non-empty object", path)
     for question, answers in options.items():
@@ -80,12 +81,12 @@ def _check_tree(options: Any, where: str, path: Path) -> None:
                     raise UserError(f"{where}: '_type_' of '{question}' must be "
                                     "{\"checkbox\": {}} or {\"radio\": {}}", path)
             elif key == "_dep_":
-                check_dependency(sub, f"{where}: '_dep_' of '{question}'", path)
+                check_dependency(sub, question, options, root, where, path)
             elif not isinstance(sub, dict):
                 raise UserError(f"{where}: answer '{key}' of '{question}' must map to an "
                                 "object (nested questions, or {} for none)", path)
             elif sub:
-                _check_tree(sub, f"{where} > {key}", path)
+                _check_tree(sub, f"{where} > {key}", path, root)
 
 
 def _check_options(name: str, config: str, options: Any, path: Path) -> None:

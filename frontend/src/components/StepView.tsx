@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { getValue, setValue, type Step } from '../answers';
+import type { DepContext } from '../dependencies';
 import { humanize, turnNumber, type Show } from '../display';
-import { targetsOf, turnContext } from '../require';
+import { settleStep, targetsOf, turnContext } from '../require';
 import { chooseRadio, normalizeTree, toggleCheckbox, type TreePath } from '../tree';
 import type { Answers, Bucket, BucketValue, Dialogue, TreeValue, Turn, Unit } from '../types';
 import { DIALOGUE_TARGET } from '../types';
@@ -41,21 +42,21 @@ interface InnerProps extends StepViewProps {
 }
 
 function useTargetSetter(props: InnerProps) {
-  const { update, step } = props;
+  const { update, step, bucket, dialogue } = props;
   return useCallback(
     (target: string, fn: (old: unknown) => BucketValue | undefined) =>
       update((a) => {
         const old = getValue(a, step.dialogueKey, step.bucketName, target);
         const next = fn(old);
-        return next === old ? a : setValue(a, step.dialogueKey, step.bucketName, target, next);
+        return next === old ? a : settleStep(setValue(a, step.dialogueKey, step.bucketName, target, next), bucket, dialogue, step.bucketName);
       }),
-    [update, step.dialogueKey, step.bucketName],
+    [update, step.dialogueKey, step.bucketName, bucket, dialogue],
   );
 }
 
-function turnStatus(bucket: Bucket, value: unknown, turn: Turn): string {
+function turnStatus(bucket: Bucket, value: unknown, ctx: DepContext): string {
   if (value === undefined) return 'Not answered yet';
-  const gaps = valueGaps(bucket, value, { speaker: turn.speaker });
+  const gaps = valueGaps(bucket, value, ctx);
   if (gaps.length === 0) return 'Answered';
   return 'Partly answered';
 }
@@ -72,7 +73,7 @@ function TurnLevelStep(props: InnerProps) {
 
   const isComplete = useCallback(
     (index: number, values: Record<string, unknown>) =>
-      isValueComplete(bucket, values[String(index)], turnContext(dialogue, index)),
+      isValueComplete(bucket, values[String(index)], turnContext(dialogue, index, bucket, values)),
     [bucket, dialogue],
   );
 
@@ -86,7 +87,7 @@ function TurnLevelStep(props: InnerProps) {
   useEffect(() => {
     if (accordion) {
       if (current === null) return;
-      const ctx = turnContext(dialogue, current);
+      const ctx = turnContext(dialogue, current, bucket, latest.current);
       setTarget(String(current), (old) => (old === undefined ? normalizeTree(bucket.options, {}, ctx) : (old as BucketValue)));
     } else if (bucket.config === 'multiselect') {
       for (const index of targets) {
@@ -125,7 +126,7 @@ function TurnLevelStep(props: InnerProps) {
   useEffect(() => () => window.clearTimeout(advanceTimer.current), []);
   const maybeAdvance = (index: number, before: unknown, after: unknown) => {
     if (!pointerRef.current) return;
-    const ctx = turnContext(dialogue, index);
+    const ctx = turnContext(dialogue, index, bucket, latest.current);
     if (isValueComplete(bucket, before, ctx) || !isValueComplete(bucket, after, ctx)) return;
     const values = { ...latest.current, [String(index)]: after };
     const pos = targets.indexOf(index);
@@ -138,7 +139,7 @@ function TurnLevelStep(props: InnerProps) {
 
   const renderAnswers = (turn: Turn) => {
     const index = turn.index;
-    const ctx = { speaker: turn.speaker };
+    const ctx = turnContext(dialogue, index, bucket, bucketAnswers);
     const key = String(index);
     const value = bucketAnswers[key];
     const n = turnNumber(index);
@@ -154,7 +155,7 @@ function TurnLevelStep(props: InnerProps) {
     } as const;
 
     if (accordion && index !== current) {
-      const status = turnStatus(bucket, value, turn);
+      const status = turnStatus(bucket, value, ctx);
       return (
         <div {...groupProps} className="answers is-collapsed">
           <span className={status === 'Answered' ? 'status is-done' : 'status'}>{status}</span>
