@@ -99,7 +99,7 @@ def main() -> int:
                 print(f"  {name:>18}: first start {first[0]:6.1f} s, peak {first[1]:5.0f} MB; "
                       f"rerun {again[0]:6.1f} s, peak {again[1]:5.0f} MB")
         finally:
-            for name, directory in checkouts:
+            for _, directory in checkouts:
                 if directory != REPO:
                     remove(directory)
     return 0

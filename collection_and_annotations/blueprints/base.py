@@ -66,7 +66,9 @@ class TaskBlueprint(Protocol):
         """Every assignment of this task, in serving order."""
 
     def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
-        """The presentation order of one new unit of an assignment (None: the data's order)."""
+        """The presentation order of one new unit of an assignment. None means the data's
+        order, and must not depend on `rng`: the engine asks once per assignment and skips the
+        per-unit call when there is nothing to shuffle."""
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         """Pools to take a unit from, in order of preference; raise NoWork to refuse."""

@@ -8,15 +8,16 @@ units of its old version (not served, not counted) and start-up reports what cha
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy import Connection, Table, delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import AssignmentPlan, TaskBlueprint
@@ -122,6 +123,22 @@ def _chunks(rows: Iterable[T], size: int = INSERT_CHUNK) -> Iterator[list[T]]:
         yield chunk
 
 
+def _insert_rows(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+    """Plain executemany of ready values (JSON already encoded, no datetimes): for hundreds of
+    thousands of rows, SQLAlchemy's per-row parameter processing would cost more than the
+    database."""
+    if not rows:
+        return
+    names = list(rows[0])
+    style = connection.dialect.paramstyle
+    marks = ", ".join("?" if style == "qmark" else f"%({n})s" if style == "pyformat"
+                      else f":{n}" for n in names)
+    sql = f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({marks})"
+    for chunk in _chunks(rows):
+        connection.exec_driver_sql(
+            sql, [tuple(row[n] for n in names) for row in chunk] if style == "qmark" else chunk)
+
+
 def _claim_task(session: Session, task_name: str, blueprint_name: str, server: str) -> Task:
     """The task row, locked until the run is created, after checking nobody else serves it."""
     task = session.scalars(
@@ -153,21 +170,21 @@ def _claim_task(session: Session, task_name: str, blueprint_name: str, server: s
 
 def _create_assignments(session: Session, task_id: int, plans: list[AssignmentPlan]) -> None:
     """Bulk inserts (a task can hold hundreds of thousands of rows): no ORM objects."""
+    connection = session.connection()  # Core executemany: the ORM's bulk path costs 4x
     ids: dict[str, int] = {}
+    now = utcnow()
     for chunk in _chunks(plans):
-        returned = session.execute(
-            insert(Assignment).returning(Assignment.key, Assignment.id),
-            [{"task_id": task_id, "key": p.key, "data": p.data, "created_at": utcnow()}
+        returned = connection.execute(
+            insert(Assignment.__table__).returning(Assignment.key, Assignment.id),
+            [{"task_id": task_id, "key": p.key, "data": p.data, "created_at": now}
              for p in chunk],
         )
         ids.update((key, assignment_id) for key, assignment_id in returned)
-    groups = ({"assignment_id": ids[p.key], "group_id": g} for p in plans for g in p.groups)
-    for chunk in _chunks(groups):
-        session.execute(insert(AssignmentGroup), chunk)
-    excluded = ({"assignment_id": ids[p.key], "provider_worker_id": w}
-                for p in plans for w in p.excluded_workers)
-    for chunk in _chunks(excluded):
-        session.execute(insert(AssignmentExclusion), chunk)
+    _insert_rows(connection, AssignmentGroup.__table__,
+                 [{"assignment_id": ids[p.key], "group_id": g} for p in plans for g in p.groups])
+    _insert_rows(connection, AssignmentExclusion.__table__,
+                 [{"assignment_id": ids[p.key], "provider_worker_id": w}
+                  for p in plans for w in p.excluded_workers])
 
 
 def _retire(session: Session, unit_ids: list[int]) -> None:
@@ -176,6 +193,12 @@ def _retire(session: Session, unit_ids: list[int]) -> None:
         session.execute(delete(WorkerGroup).where(WorkerGroup.unit_id.in_(chunk)))
         session.execute(delete(Draft).where(Draft.unit_id.in_(chunk)))
         session.execute(update(Unit).where(Unit.id.in_(chunk)).values(status="retired"))
+
+
+def _set_retired(session: Session, assignment_ids: list[int], when: datetime | None) -> None:
+    for chunk in _chunks(assignment_ids):
+        session.execute(update(Assignment).where(Assignment.id.in_(chunk))
+                        .values(retired_at=when).execution_options(synchronize_session=False))
 
 
 def _sync_units(
@@ -199,15 +222,11 @@ def _sync_units(
     planned = {ids[p.key] for p in plans}
     retired = [(u, s) for a, units in open_units.items() if a not in planned for u, s in units]
     _retire(session, [u for u, _ in retired])
-    now = utcnow()
-    session.execute(update(Assignment).where(
-        Assignment.task_id == task_id, Assignment.retired_at.is_(None),
-        Assignment.id.not_in(planned)).values(retired_at=now)
-        .execution_options(synchronize_session=False))
-    session.execute(update(Assignment).where(
-        Assignment.task_id == task_id, Assignment.retired_at.is_not(None),
-        Assignment.id.in_(planned)).values(retired_at=None)
-        .execution_options(synchronize_session=False))
+    retired_before = set(session.scalars(select(Assignment.id).where(
+        Assignment.task_id == task_id, Assignment.retired_at.is_not(None))))
+    _set_retired(session, [a for a in ids.values() if a not in planned and a not in
+                           retired_before], utcnow())
+    _set_retired(session, list(retired_before & planned), None)
     changes.retired_units = len(retired)
     changes.withdrawn_units = sum(1 for _, s in retired if s == "assigned")
     session.execute(
@@ -218,23 +237,28 @@ def _sync_units(
     )
     surplus: list[int] = []
     new_units: list[dict[str, Any]] = []
+    probe = random.Random(0)
     for plan in plans:
         assignment_id = ids[plan.key]
         kept = sum(counts[assignment_id].values())
         free = [u for u, s in open_units[assignment_id] if s == "launched"]
         surplus += free[: max(0, kept - plan.annotators)]
+        # Most tasks have nothing to shuffle: one call per assignment says so, and then its
+        # units are created without a random generator each.
+        shuffled = blueprint.unit_layout(plan.data, probe) is not None
         for ordinal in range(kept, plan.annotators):
-            rng = random.Random(f"{seed}:{plan.key}:{ordinal}" if seed is not None
-                                else secrets.randbits(64))
+            layout = None
+            if shuffled:
+                layout = blueprint.unit_layout(plan.data, random.Random(
+                    f"{seed}:{plan.key}:{ordinal}" if seed is not None else secrets.randbits(64)))
             new_units.append({
                 "public_id": new_unit_id(), "assignment_id": assignment_id,
-                "task_run_id": run_id, "pool": plan.pool,
-                "layout": blueprint.unit_layout(plan.data, rng),
+                "task_run_id": run_id, "pool": plan.pool, "status": "launched",
+                "times_expired": 0, "layout": None if layout is None else json.dumps(layout),
             })
     for chunk in _chunks(surplus):
         session.execute(update(Unit).where(Unit.id.in_(chunk)).values(status="expired"))
-    for chunk in _chunks(new_units):
-        session.execute(insert(Unit), chunk)
+    _insert_rows(session.connection(), Unit.__table__, new_units)
     return len(new_units)
 
 
@@ -267,6 +291,8 @@ def start_run(
     """Create the run and its units in a few statements whatever the size of the task."""
     changes = DataChanges()
     with db.session() as session:
+        if db.engine.dialect.name == "sqlite":  # room for a bulk load without spilling pages
+            session.execute(text("PRAGMA cache_size = -131072"))
         task = _claim_task(session, task_name, blueprint.name, server)
         now = utcnow()
         run = TaskRun(task_id=task.id, config=config, server=server, heartbeat_at=now,
@@ -281,6 +307,9 @@ def start_run(
         _create_assignments(session, task.id, [p for p in plans if p.key not in stored])
         created = _sync_units(session, task.id, run.id, plans, blueprint, seed, changes)
         task_id, run_id = task.id, run.id
+    if db.engine.dialect.name == "sqlite":
+        with db.engine.connect() as connection:  # back to the default for pooled connections
+            connection.execute(text("PRAGMA cache_size = -2000"))
     if created >= ANALYZE_AFTER_UNITS and db.engine.dialect.name == "postgresql":
         # Fresh bulk-loaded rows have no statistics: without them the claim plans badly.
         with db.engine.connect() as connection:

@@ -115,7 +115,7 @@ class Unit(Base):
     completed_at: Mapped[datetime | None]
     times_expired: Mapped[int] = mapped_column(default=0)
     pool: Mapped[str] = mapped_column(String(16), default="main")
-    layout: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    layout: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
 
 
 class WorkerGroup(Base):
