@@ -34,6 +34,7 @@ from collection_and_annotations.storage.database import Database, default_url
 
 USAGE = "usage: python welcome.py conf=<name or path.yaml> [key=value ...]"
 SAMPLE_LINKS = 5
+MAINTENANCE_EVERY = 60.0  # seconds between refreshes of the planner's statistics
 
 
 def split_argv(argv: list[str]) -> tuple[str, list[str]]:
@@ -160,11 +161,14 @@ def _tick(served: ServedTask) -> Progress:
 def _monitor(served: ServedTask, log_every: int) -> str:
     """Print progress as units complete; returns 'completed' when no work is left. A database
     error in this loop is reported and retried: it never stops the server."""
-    last_done, last_log = -1, 0.0
+    last_done, last_log, last_maintenance = -1, 0.0, time.monotonic()
     failures = 0
     while True:
         try:
             progress = _tick(served)
+            if time.monotonic() - last_maintenance >= MAINTENANCE_EVERY:
+                served.db.refresh_statistics(("units", "worker_groups", "drafts"))
+                last_maintenance = time.monotonic()
         except SQLAlchemyError as exc:
             failures += 1
             reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]

@@ -143,6 +143,16 @@ class Database:
             with self.session() as session:
                 return session.get(Setting, key).value
 
+    def refresh_statistics(self, tables: tuple[str, ...]) -> None:
+        """PostgreSQL: vacuum and analyse tables whose rows change state quickly (free units),
+        so the planner keeps using the right index and scans skip no dead entries. Cheap, never
+        blocks writers; a no-op on SQLite. Autovacuum does the same on a default server, but
+        it may be off."""
+        if self.engine.dialect.name != "postgresql":
+            return
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            connection.exec_driver_sql(f"VACUUM (ANALYZE) {', '.join(tables)}")
+
     def dispose(self) -> None:
         self.engine.dispose()
 

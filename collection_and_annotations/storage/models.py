@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -99,8 +99,11 @@ class Unit(Base):
 
     __tablename__ = "units"
     __table_args__ = (
-        # The claim walks this index in id order: the first free unit of a pool.
-        Index("ix_units_run_pool_status", "task_run_id", "pool", "status", "id"),
+        # The claim walks this index in id order: the first free unit of a pool. Partial, so
+        # taken units are not in it and the planner never scans past them.
+        Index("ix_units_free", "task_run_id", "pool", "id",
+              postgresql_where=text("status = 'launched'"),
+              sqlite_where=text("status = 'launched'")),
         Index("ix_units_worker_session", "worker_id", "provider_session"),
     )
     id: Mapped[int] = mapped_column(primary_key=True)
