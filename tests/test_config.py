@@ -103,3 +103,119 @@ def test_conf_selects_metrics_checked_at_launch_and_used_by_evaluate(tmp_path):
     assert results["perf_metric"] == "richness.msttr"
     assert set(results["metrics"]["richness"]["by_tag"]["dialogue_id"]["groups"]) == {
         "demo-garden", "demo-trip", "demo-cooking", "demo-books-pair"}
+
+
+# Keys of the original blueprint and of Mephisto 1.x's task, architect and provider arguments,
+# with a value of their type: every one loads.
+MEPHISTO_KEYS = {
+    "blueprint": {
+        "random_seed": 42, "task_config_path": "/x/task_config", "max_concurrent_responses": 2,
+        "left_pane_text_path": "/x/left_pane_text.html", "onboarding_qualification": "q",
+        "world_file": "/x/worlds.py", "chat_startup_instructions_path": "/x/c.html",
+        "final_rating_question": "Rate", "custom_source_dir": "/x/frontend",
+        "override_opt": {"a": 1}, "max_onboard_time": 300, "onboard_task_data_path": "/x/o.json",
+        "context_seed": 1, "units_per_assignment": 1, "block_qualification": "b",
+        "custom_source_bundle": "/x/b.js", "preview_source": "/x/p.html",
+        "task_description_file": "/x/d.html", "task_source_review": "", "extra_source_dir": "/x",
+        "context_csv": "/x/c.csv", "context_jsonl": "/x/c.jsonl", "num_conversations": 3,
+        "tips_location": "/x/tips.csv", "data_json": "/x/d.json", "data_csv": "/x/d.csv",
+        "max_gold_units": 5, "passed_qualification_name": "p", "max_screening_units": 3,
+        "gold_qualification_base": "g", "min_golds": 1, "max_incorrect_golds": 0,
+        "allowed_gold_mistakes": 0, "num_turns": 6, "max_resp_time": 180,
+        "check_acceptability": False, "include_persona": False,
+        "conversation_start_mode": "hi", "task_model_parallel": True,
+    },
+    "task": {
+        "task_name": "t", "task_title": "T", "task_description": "D", "task_reward": 0.3,
+        "task_tags": "a,b", "assignment_duration_in_seconds": 600, "allowed_concurrent": 2,
+        "maximum_units_per_worker": 3, "max_num_concurrent_units": 4,
+        "submission_timeout": 600, "no_submission_patience": 43200,
+        "task_lifetime_in_seconds": 2678400, "post_install_script": "",
+        "force_rebuild": False, "resume_incomplete_run": True,
+    },
+    "architect": {
+        "hostname": "localhost", "port": 3001, "server_type": "node",
+        "server_source_path": "/x", "should_run_server": True, "use_hobby": False,
+        "heroku_team": "team", "heroku_app_name": "app", "heroku_config_args": {"A": "b"},
+        "instance_type": "t2.micro", "subdomain": "s", "profile_name": "p",
+        "_deploy_type": "standard", "allowed_hosts": ["cep.example.org"],
+    },
+    "provider": {
+        "requester_name": "MOCK_REQUESTER", "ui_base_url": "http://x",
+        "prolific_external_study_url": "http://x", "prolific_id_option": "url_parameters",
+        "prolific_estimated_completion_time_in_minutes": 5,
+        "prolific_eligibility_requirements": [{"name": "x"}], "prolific_workspace_name": "w",
+        "prolific_project_name": "p", "prolific_allow_list_group_name": "a",
+        "prolific_block_list_group_name": "b",
+    },
+}
+
+
+def _conf_with(tmp_path, sections):
+    import yaml
+
+    conf = tmp_path / "all.yaml"
+    document = {"mephisto": {**sections, "database": {"_database_type": "singleton"}}}
+    conf.write_text("#@package _global_\n" + yaml.safe_dump(document))
+    return conf
+
+
+def test_every_original_and_mephisto_key_loads_with_one_warning_per_unused_key(tmp_path):
+    from collection_and_annotations.config.accepted import UNUSED_KEYS, UnusedKeyWarning
+
+    conf = _conf_with(tmp_path, MEPHISTO_KEYS)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cfg = load_run_config(str(conf)).config
+    for section, keys in MEPHISTO_KEYS.items():
+        for key, value in keys.items():
+            assert cfg.mephisto[section][key] == value, (section, key)
+    warned = [str(w.message) for w in caught if issubclass(w.category, UnusedKeyWarning)]
+    set_keys = {f"mephisto.{s}.{k}" for s, keys in MEPHISTO_KEYS.items() for k in keys}
+    set_keys.add("mephisto.database._database_type")
+    expected = sorted(set_keys & set(UNUSED_KEYS))
+    assert len(warned) == len(expected) == len(set(warned))
+    for key in expected:
+        (message,) = [m for m in warned if f" {key} is accepted but not used (" in m]
+        line = conf.read_text().splitlines()
+        assert message.startswith(f"{conf}:"), message
+        number = int(message[len(f"{conf}:"):].split(":", 1)[0])
+        assert line[number - 1].strip().startswith(key.rsplit(".", 1)[1] + ":")
+    for used in ("random_seed", "max_concurrent_responses", "allowed_hosts", "task_reward",
+                 "passed_qualification_name", "num_turns"):
+        assert not any(f".{used} is accepted" in m for m in warned), used
+
+
+def test_typed_keys_refuse_wrong_types(tmp_path):
+    for override, wanted in (("mephisto.blueprint.random_seed=abc", "a whole number"),
+                             ("mephisto.blueprint.max_concurrent_responses=x", "a whole number"),
+                             ("mephisto.architect.use_hobby=maybe", "true or false")):
+        with pytest.raises(UserError, match=wanted):
+            load_run_config("demo", [override])
+    cfg = load_run_config("demo", ["mephisto.blueprint.random_seed=7"]).config
+    assert cfg.mephisto.blueprint.random_seed == 7
+
+
+def test_defaults_follow_mephisto(tmp_path):
+    conf = _conf_with(tmp_path, {"task": {"task_name": "t"}})
+    task = load_run_config(str(conf)).config.mephisto.task
+    assert task.allowed_concurrent == 0 and task.assignment_duration_in_seconds == 1800
+
+
+@pytest.mark.parametrize(("group", "name", "key"), [
+    ("provider", "mturk", "_provider_type"), ("provider", "mturk_sandbox", "_provider_type"),
+    ("provider", "prolific", "_provider_type"), ("provider", "inhouse", "_provider_type"),
+    ("architect", "heroku", "_architect_type"), ("architect", "ec2", "_architect_type"),
+])
+def test_other_providers_and_architects_are_refused(tmp_path, group, name, key):
+    from collection_and_annotations.config.checks import check_services_supported
+
+    demo = load_run_config("demo")
+    conf = tmp_path / "other.yaml"
+    conf.write_text(demo.path.read_text().replace(f"/mephisto/{group}: local",
+                                                  f"/mephisto/{group}: {name}"))
+    cfg = load_run_config(str(conf))
+    with pytest.raises(NotSupportedYet, match=f"mephisto.{group}.{key}='{name}' is not "
+                                              "supported yet"):
+        check_services_supported(cfg.config)
+    check_services_supported(demo.config)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO, dialogue, free_port, write_task
+from helpers import BUCKETS, REPO, dialogue, free_port, write_task
+from sqlalchemy import create_engine, text
 
 LINES = [{"data": [dialogue("d1", "g1", ["relevance"])]},
          {"data": [dialogue("d2", "g2", ["overall_quality"])]}]
@@ -21,10 +23,15 @@ def welcome(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def _fails(conf: Path, tmp_path: Path, *extra: str) -> str:
-    result = welcome(f"conf={conf}", f"data_dir={tmp_path / 'data'}",
-                     f"mephisto.architect.port={free_port()}", *extra, cwd=tmp_path)
+    """Exit 2 without a traceback, and no database file created; returns stderr."""
+    existed = (tmp_path / "data" / "cep.sqlite3").exists()
+    defaults = {"data_dir": tmp_path / "data", "mephisto.architect.port": free_port()}
+    given = {arg.split("=", 1)[0] for arg in extra}
+    result = welcome(f"conf={conf}", *(f"{k}={v}" for k, v in defaults.items() if k not in given),
+                     *extra, cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert not (tmp_path / "data" / "cep.sqlite3").exists() or "database" in result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    assert existed or not (tmp_path / "data" / "cep.sqlite3").exists(), result.stderr
     return result.stderr
 
 
@@ -101,3 +108,169 @@ def test_several_server_processes_need_postgres(tmp_path):
     conf = write_task(tmp_path, LINES, {"g1": 1, "g2": 1})
     error = _fails(conf, tmp_path, "mephisto.architect.server_processes=2")
     assert "several server processes" in error and "need PostgreSQL" in error
+
+
+def _task(tmp_path: Path, **kwargs) -> Path:
+    return write_task(tmp_path, LINES, {"g1": 1, "g2": 1}, **kwargs)
+
+
+def _not_utf8_data(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = _task(tmp_path)
+    data = tmp_path / "t.jsonl"
+    data.write_bytes(data.read_bytes().replace(b'"d2"', b'"d\xe92"'))
+    return conf, [], f"{data}:2: not UTF-8: byte 0xe9 at column"
+
+
+def _not_utf8_buckets(tmp_path: Path) -> tuple[Path, list[str], str]:
+    buckets = tmp_path / "buckets.json"
+    buckets.write_bytes(BUCKETS.read_bytes().replace(b"{", b"{\n\xff", 1))
+    return _task(tmp_path), [f"mephisto.blueprint.annotations_config_path={buckets}"], \
+        f"{buckets}:2: not UTF-8: byte 0xff at column 1"
+
+
+def _not_utf8_units(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = _task(tmp_path)
+    (tmp_path / "t_units.json").write_bytes(b'{"g1": 1,\n "g2\xc3": 1}')
+    return conf, [], f"{tmp_path / 't_units.json'}:2: not UTF-8"
+
+
+def _not_utf8_blocklist(tmp_path: Path) -> tuple[Path, list[str], str]:
+    blocked = tmp_path / "blocked.txt"
+    blocked.write_bytes(b"w1\nw\xff2\n")
+    return _task(tmp_path), [f"mephisto.blueprint.worker_blocklist_paths={blocked}"], \
+        f"{blocked}:2: not UTF-8"
+
+
+def _corrupt_sqlite(tmp_path: Path) -> tuple[Path, list[str], str]:
+    (tmp_path / "data").mkdir()
+    database = tmp_path / "data" / "cep.sqlite3"
+    database.write_bytes(os.urandom(8192))
+    return _task(tmp_path), [], f"{database}: this is not an SQLite database"
+
+
+def _no_task_name(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = _task(tmp_path)
+    conf.write_text(conf.read_text().replace('    task_name: "t"\n', ""))
+    return conf, [], f"{conf}: 'mephisto.task.task_name' is required"
+
+
+def _wrong_type_in_file(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = _task(tmp_path, task={"allowed_concurrent": "abc"})
+    line = conf.read_text().splitlines().index('    allowed_concurrent: "abc"') + 1
+    return conf, [], (f"{conf}:{line}: 'mephisto.task.allowed_concurrent' must be a whole "
+                      "number, got 'abc'")
+
+
+def _data_dir_is_a_file(tmp_path: Path) -> tuple[Path, list[str], str]:
+    (tmp_path / "file").write_text("")
+    return _task(tmp_path), [f"data_dir={tmp_path / 'file'}"], \
+        f"{tmp_path / 'file'}: cannot create the data directory"
+
+
+def _data_dir_under_a_file(tmp_path: Path) -> tuple[Path, list[str], str]:
+    (tmp_path / "file").write_text("")
+    return _task(tmp_path), [f"data_dir={tmp_path / 'file' / 'data'}"], \
+        "cannot create the data directory (Not a directory); set data_dir to a writable"
+
+
+def _too_many_annotators(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = write_task(tmp_path, LINES, {"g1": 1_000_000, "g2": 1})
+    return conf, [], "group 'g1' asks for 1,000,000 annotators; at most 10,000 per group"
+
+
+def _too_many_units(tmp_path: Path) -> tuple[Path, list[str], str]:
+    lines = [{"data": [dialogue(f"d{i}", f"g{i}", ["relevance"])]} for i in range(101)]
+    conf = write_task(tmp_path, lines, {f"g{i}": 10_000 for i in range(101)})
+    return conf, [], "the task would have 1,010,000 units (data lines x annotators); at most " \
+                     "1,000,000"
+
+
+def _cli(*args: str, expected: str):
+    return lambda tmp_path: (_task(tmp_path), list(args), expected)
+
+
+_PORT_RANGE = "is out of range: it must be from 1 to 65535 (set on the command line)"
+_NO_LIMIT = "is out of range: it must be 0 (no limit) or more"
+_DURATION = "is out of range: it must be from 0 (no limit) to 315360000"
+CASES = {
+    "data-not-utf8": _not_utf8_data,
+    "buckets-not-utf8": _not_utf8_buckets,
+    "units-not-utf8": _not_utf8_units,
+    "blocklist-not-utf8": _not_utf8_blocklist,
+    "corrupt-sqlite": _corrupt_sqlite,
+    "no-task-name": _no_task_name,
+    "wrong-type-in-file": _wrong_type_in_file,
+    "data-dir-is-a-file": _data_dir_is_a_file,
+    "data-dir-under-a-file": _data_dir_under_a_file,
+    "too-many-annotators": _too_many_annotators,
+    "too-many-units": _too_many_units,
+    **{f"port={port}": _cli(f"mephisto.architect.port={port}",
+                            expected=f"mephisto.architect.port={port} {_PORT_RANGE}")
+       for port in (70000, 0, -1)},
+    "port=abc": _cli("mephisto.architect.port=abc", expected=(
+        "'mephisto.architect.port' must be a whole number, got 'abc' (set on the command line)")),
+    "allowed_concurrent=abc": _cli("mephisto.task.allowed_concurrent=abc", expected=(
+        "'mephisto.task.allowed_concurrent' must be a whole number, got 'abc'")),
+    **{f"{key}={value}": _cli(f"mephisto.task.{key}={value}",
+                              expected=f"mephisto.task.{key}={value} {valid}")
+       for key, value, valid in (("allowed_concurrent", -1, _NO_LIMIT),
+                                 ("maximum_units_per_worker", -5, _NO_LIMIT),
+                                 ("max_num_concurrent_units", -1, _NO_LIMIT),
+                                 ("assignment_duration_in_seconds", -1, _DURATION))},
+    "unknown-hostname": _cli("mephisto.architect.hostname=no.such.host.invalid", expected=(
+        "cannot resolve hostname 'no.such.host.invalid'")),
+    "provider-mturk": _cli("mephisto.provider._provider_type=mturk", expected=(
+        "mephisto.provider._provider_type='mturk' is not supported yet")),
+    "architect-heroku": _cli("mephisto.architect._architect_type=heroku", expected=(
+        "mephisto.architect._architect_type='heroku' is not supported yet")),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_input_exits_2_with_where_and_what(tmp_path, case):
+    conf, extra, expected = CASES[case](tmp_path)
+    error = _fails(conf, tmp_path, *extra)
+    assert expected in error, error
+
+
+def _foreign_units_table(connection) -> str:
+    connection.execute(text("CREATE TABLE units (sku TEXT, price INTEGER)"))
+    return "is not ours: it holds tables named units"
+
+
+def _newer_revision(connection) -> str:
+    connection.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)"))
+    connection.execute(text("INSERT INTO alembic_version VALUES ('9999_from_the_future')"))
+    return "was migrated by a newer version of this software (schema revision " \
+           "9999_from_the_future is unknown here): upgrade the software"
+
+
+@pytest.mark.parametrize("prepare", [_foreign_units_table, _newer_revision])
+def test_database_that_is_not_ours_or_newer(tmp_path, database_url, prepare):
+    engine = create_engine(database_url)
+    with engine.begin() as connection:
+        expected = prepare(connection)
+        before = sorted(r[0] for r in connection.execute(text(
+            "SELECT name FROM sqlite_master WHERE type='table'" if database_url.startswith(
+                "sqlite") else "SELECT tablename FROM pg_tables WHERE schemaname='public'")))
+    error = _fails(_task(tmp_path), tmp_path, f"database_url={database_url}")
+    assert expected in error and "use another database" in error, error
+    with engine.connect() as connection:  # nothing was added
+        after = sorted(r[0] for r in connection.execute(text(
+            "SELECT name FROM sqlite_master WHERE type='table'" if database_url.startswith(
+                "sqlite") else "SELECT tablename FROM pg_tables WHERE schemaname='public'")))
+    engine.dispose()
+    assert after == before
+
+
+def test_missing_units_file_is_a_warning_naming_where_it_looked(tmp_path):
+    conf = write_task(tmp_path, LINES, None)
+    with socket.socket() as taken:  # stop the launch right after the files are read
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        error = _fails(conf, tmp_path, "mephisto.task.task_name=other",
+                       f"mephisto.architect.port={taken.getsockname()[1]}")
+    assert (f"warning: no units file for {tmp_path / 't.jsonl'} (looked for "
+            f"{tmp_path / 'other_units.json'} and {tmp_path / 't_units.json'}): every group "
+            "gets one annotator") in error, error
+    assert error.count("warning: no units file") == 1

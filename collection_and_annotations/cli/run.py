@@ -15,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from collection_and_annotations.blueprints import TaskBlueprint, build_blueprint, check_supported
 from collection_and_annotations.config import load_run_config
+from collection_and_annotations.config.checks import check_services_supported
 from collection_and_annotations.engine.allocation import Limits, expire_overdue
 from collection_and_annotations.engine.runs import (
     Progress,
@@ -26,7 +27,7 @@ from collection_and_annotations.engine.runs import (
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.providers import provider_class
-from collection_and_annotations.quality.blocklist import load_blocklist
+from collection_and_annotations.quality.blocklist import check_blocklists, load_blocklist
 from collection_and_annotations.server.app import check_frontend_built
 from collection_and_annotations.server.auth import requester_token
 from collection_and_annotations.server.http import HttpService
@@ -45,6 +46,12 @@ def split_argv(argv: list[str]) -> tuple[str, list[str]]:
 
 
 def check_port_free(host: str, port: int) -> None:
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise UserError(f"cannot resolve hostname '{host}' ({exc.strerror}); set "
+                        "mephisto.architect.hostname to a name of this machine, an address, "
+                        "or 0.0.0.0 to listen everywhere") from None
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -62,6 +69,9 @@ def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     """Every check that needs no writes, in the order a user fixes them."""
     blueprint = build_blueprint(cfg)
     check_supported(cfg)
+    check_services_supported(cfg)
+    check_blocklists(cfg.mephisto.blueprint.worker_blocklist_paths,
+                     cfg.mturk.worker_blocklist_paths)
     architect = cfg.mephisto.architect
     check_port_free(architect.hostname, architect.port)
     check_frontend_built()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,19 +15,20 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from collection_and_annotations import PACKAGE_DIR
-from collection_and_annotations.config.schema import (
-    DEPRECATED_BLUEPRINT_KEYS,
-    RunConfig,
-    register_configs,
+from collection_and_annotations.config.accepted import (  # noqa: F401 (re-exported)
+    DeprecatedKeyWarning,
+    UnusedKeyWarning,
+    warn_unused_keys,
 )
+from collection_and_annotations.config.checks import out_of_range
+from collection_and_annotations.config.schema import RunConfig, register_configs
 from collection_and_annotations.errors import UserError
 
 CONF_DIR = PACKAGE_DIR / "hydra_configs" / "conf"
 _KEY_IN_MESSAGE = re.compile(r"full_key: ([\w.]+)")
-
-
-class DeprecatedKeyWarning(UserWarning):
-    """A conf key the original project accepted but never used."""
+_CONVERSION = re.compile(r"Value '(.*)' (?:of type '\w+' could not be converted to (\w+)"
+                         r"|is not a valid (bool))")
+_TYPE_NAMES = {"Integer": "a whole number", "Float": "a number", "Boolean": "true or false"}
 
 
 def resolve_conf_path(conf: str) -> Path:
@@ -62,7 +62,7 @@ def _line_of_key(path: Path, dotted_key: str) -> int | None:
     """Line where the last part of a dotted key is written in the file, for error messages."""
     leaf = dotted_key.rsplit(".", 1)[-1]
     pattern = re.compile(rf"^\s*{re.escape(leaf)}\s*:")
-    for number, text in enumerate(path.read_text().splitlines(), start=1):
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if pattern.match(text):
             return number
     return None
@@ -75,14 +75,34 @@ def _explain(exc: Exception, path: Path, overrides: list[str]) -> UserError:
     key = found.group(1) if found else None
     if key is None:
         return UserError(message.splitlines()[0], path)
-    from_cli = any(o.lstrip("+~").split("=", 1)[0] == key for o in overrides)
+    conversion = _CONVERSION.search(message)
     if "ConfigKeyError" in message or "not in '" in message:
         reason = f"unknown key '{key}': check its spelling or remove it"
+    elif conversion:
+        value, wanted, boolean = conversion.groups()
+        wanted = "Boolean" if boolean else wanted
+        reason = f"'{key}' must be {_TYPE_NAMES.get(wanted, wanted)}, got '{value}'"
     else:
         reason = f"{message.splitlines()[0]} (key '{key}')"
-    if from_cli:
+    return _located(reason, key, path, overrides)
+
+
+def _located(reason: str, key: str, path: Path, overrides: list[str]) -> UserError:
+    """The error at the key's line in the file, or saying it came from the command line."""
+    if any(o.lstrip("+~").split("=", 1)[0] == key for o in overrides):
         return UserError(f"{reason} (set on the command line)", path)
     return UserError(reason, path, _line_of_key(path, key))
+
+
+def _check_values(cfg: DictConfig, path: Path, overrides: list[str]) -> None:
+    missing = sorted(OmegaConf.missing_keys(cfg))
+    if missing:
+        key = missing[0]
+        raise UserError(f"'{key}' is required: add it to the conf, or give {key}=<value> on "
+                        "the command line", path)
+    problem = out_of_range(cfg)
+    if problem:
+        raise _located(problem[1], problem[0], path, overrides)
 
 
 @dataclass(frozen=True)
@@ -109,12 +129,6 @@ def load_run_config(conf: str, overrides: list[str] | None = None) -> LoadedConf
         raise _explain(exc, path, overrides) from None
     finally:
         GlobalHydra.instance().clear()
-    for key in DEPRECATED_BLUEPRINT_KEYS:
-        if cfg.mephisto.blueprint.get(key) is not None:
-            warnings.warn(
-                f"{path}: mephisto.blueprint.{key} is deprecated and ignored "
-                "(the original project never used it); remove it from the conf",
-                DeprecatedKeyWarning,
-                stacklevel=2,
-            )
+    _check_values(cfg, path, overrides)
+    warn_unused_keys(OmegaConf.to_container(node, resolve=False), overrides, path, _line_of_key)
     return LoadedConf(cfg, path)

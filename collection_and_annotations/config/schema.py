@@ -13,8 +13,14 @@ from hydra.core.config_store import ConfigStore
 
 from collection_and_annotations import PACKAGE_DIR
 
-# Keys the original project accepted but never used: they load with a warning.
-DEPRECATED_BLUEPRINT_KEYS = ("context_seed", "units_per_assignment")
+# Keys of the original blueprint and of Mephisto 1.x (TaskRunArgs, ArchitectArgs and its
+# local/heroku/ec2 kinds, ProviderArgs and its mturk/prolific/inhouse kinds) load, so their confs
+# run unchanged; those this version does not use default to None and warn when set
+# (config/accepted.py says why for each).
+
+# Mephisto 1.x's kinds: all compose; config/checks.py says which are served.
+ARCHITECT_TYPES = ("local", "mock", "heroku", "ec2")
+PROVIDER_TYPES = ("mock", "local", "mturk", "mturk_sandbox", "prolific", "inhouse")
 
 
 @dataclass
@@ -57,9 +63,33 @@ class BlueprintConfig:
     conversation_start_mode: str = "hi"
     do_interactive_online_annotations: Any = ""
     do_interactive_offline_annotations: Any = field(default_factory=list)
-    # deprecated: accepted, never used
+    max_concurrent_responses: int = 1  # bots generating at once (live chat)
+    random_seed: int | None = None
+    # accepted, not used (config/accepted.py)
     context_seed: Any = None
     units_per_assignment: Any = None
+    task_config_path: str | None = None
+    left_pane_text_path: str | None = None
+    chat_startup_instructions_path: str | None = None
+    final_rating_question: str | None = None
+    override_opt: dict[str, Any] | None = None
+    custom_source_dir: str | None = None
+    custom_source_bundle: str | None = None
+    world_file: str | None = None
+    preview_source: str | None = None
+    task_description_file: str | None = None
+    task_source_review: str | None = None
+    extra_source_dir: str | None = None
+    context_csv: str | None = None
+    context_jsonl: str | None = None
+    num_conversations: int | None = None
+    onboarding_qualification: str | None = None
+    onboard_task_data_path: str | None = None
+    max_onboard_time: int | None = None
+    max_gold_units: int | None = None
+    tips_location: str | None = None
+    data_json: str | None = None
+    data_csv: str | None = None
 
 
 @dataclass
@@ -69,10 +99,18 @@ class TaskConfig:
     task_description: str = ""
     task_reward: float = 0.0
     task_tags: str = ""
-    allowed_concurrent: int = 1
-    assignment_duration_in_seconds: int = 3600
+    # defaults as Mephisto's TaskRunArgs; 0 is no limit
+    allowed_concurrent: int = 0
+    assignment_duration_in_seconds: int = 1800
     max_num_concurrent_units: int = 0
     maximum_units_per_worker: int = 0
+    # accepted, not used
+    task_lifetime_in_seconds: int | None = None
+    no_submission_patience: int | None = None
+    submission_timeout: int | None = None
+    post_install_script: str | None = None
+    force_rebuild: bool | None = None
+    resume_incomplete_run: bool | None = None
 
 
 @dataclass
@@ -81,11 +119,41 @@ class ArchitectConfig:
     hostname: str = "localhost"
     port: int = 3000
     server_processes: int = 1
+    # more host names the server answers to (e.g. a proxy's); `*`: any
+    allowed_hosts: list[str] | None = None
+    # accepted, not used: Mephisto's server kinds and its heroku/ec2 architects
+    server_type: str | None = None
+    server_source_path: str | None = None
+    should_run_server: bool | None = None
+    use_hobby: bool | None = None
+    heroku_team: str | None = None
+    heroku_app_name: str | None = None
+    heroku_config_args: dict[str, str] | None = None
+    instance_type: str | None = None
+    subdomain: str | None = None
+    profile_name: str | None = None
+    _deploy_type: str | None = None
 
 
 @dataclass
 class ProviderConfig:
     _provider_type: str = "mock"
+    # accepted, not used: Mephisto's requester accounts, inhouse and prolific providers
+    requester_name: str | None = None
+    ui_base_url: str | None = None
+    prolific_external_study_url: str | None = None
+    prolific_id_option: str | None = None
+    prolific_estimated_completion_time_in_minutes: int | None = None
+    prolific_eligibility_requirements: list[Any] | None = None
+    prolific_workspace_name: str | None = None
+    prolific_project_name: str | None = None
+    prolific_allow_list_group_name: str | None = None
+    prolific_block_list_group_name: str | None = None
+
+
+@dataclass
+class DatabaseConfig:
+    _database_type: str | None = None  # accepted, not used: see database_url
 
 
 @dataclass
@@ -94,6 +162,7 @@ class MephistoConfig:
     task: TaskConfig = field(default_factory=TaskConfig)
     architect: ArchitectConfig = field(default_factory=ArchitectConfig)
     provider: ProviderConfig = field(default_factory=ProviderConfig)
+    database: DatabaseConfig = field(default_factory=DatabaseConfig)
     log_level: str = "info"
 
 
@@ -129,6 +198,10 @@ def register_configs() -> None:
     store.store(group="mephisto/blueprint", name="behavior_analysis_blueprint",
                 node=BlueprintConfig)
     store.store(group="mephisto/blueprint", name="static_annotation", node=BlueprintConfig)
-    store.store(group="mephisto/architect", name="local", node=ArchitectConfig)
-    store.store(group="mephisto/provider", name="mock", node=ProviderConfig)
-    store.store(group="mephisto/provider", name="local", node=ProviderConfig)
+    # Mephisto's other kinds compose too, so `check_services_supported` can refuse them by name.
+    for name in ARCHITECT_TYPES:
+        store.store(group="mephisto/architect", name=name,
+                    node=ArchitectConfig(_architect_type=name))
+    for name in PROVIDER_TYPES:
+        store.store(group="mephisto/provider", name=name,
+                    node=ProviderConfig(_provider_type=name))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
@@ -13,10 +14,35 @@ from collection_and_annotations.export.submissions import ITEM_FIELDS, answered_
 EXPORT_KINDS = ("submissions", "items-jsonl", "items-csv")
 
 
+def json_safe(value: Any) -> Any:
+    """`value` as strict JSON can hold it: NaN/Infinity -> null, lone surrogates -> U+FFFD.
+
+    Rows stored before the worker API refused them may hold both; one such row must not stop
+    (or corrupt) a whole export.
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return _whole_characters(value)
+    if isinstance(value, dict):
+        return {_whole_characters(str(k)): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def _whole_characters(text: str) -> str:
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:  # pairs written as two code points are joined, lone ones replaced
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def write_jsonl(records: Iterable[dict[str, Any]], out: TextIO) -> int:
     count = 0
     for record in records:
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        out.write(json.dumps(json_safe(record), ensure_ascii=False, allow_nan=False) + "\n")
         count += 1
     return count
 
@@ -27,8 +53,9 @@ def write_csv(records: Iterable[dict[str, Any]], fields: Sequence[str], out: Tex
     count = 0
     for record in records:
         writer.writerow({
-            k: json.dumps(v, ensure_ascii=False) if isinstance(v, list | dict) else v
-            for k, v in record.items()
+            k: json.dumps(v, ensure_ascii=False, allow_nan=False) if isinstance(v, list | dict)
+            else v
+            for k, v in json_safe(record).items()
         })
         count += 1
     return count

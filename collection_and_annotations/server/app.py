@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from flask import Flask, jsonify, send_from_directory
@@ -10,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.server.requester_api import requester_api
+from collection_and_annotations.server.security import HostCheck, harden
 from collection_and_annotations.server.worker_api import worker_api
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -21,8 +23,13 @@ def check_frontend_built(static_dir: Path = STATIC_DIR) -> None:
                         "./setup.sh, or: cd frontend && npm ci && npm run build", static_dir)
 
 
-def create_app(served: ServedTask, static_dir: Path = STATIC_DIR) -> Flask:
+def create_app(
+    served: ServedTask, static_dir: Path = STATIC_DIR, allowed_hosts: Iterable[str] | None = None
+) -> Flask:
+    """The app for one run; `allowed_hosts` (conf: mephisto.architect.allowed_hosts) adds host
+    names to loopback and the public URL's host, e.g. a proxy's; `*` turns the check off."""
     app = Flask(__name__, static_folder=None)
+    harden(app, HostCheck(served.provider.public_url, allowed_hosts))
     app.config["SERVED_TASK"] = served
     app.config["MAX_CONTENT_LENGTH"] = 2_000_000
     app.json.sort_keys = False

@@ -14,7 +14,7 @@ from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.export.submissions import (
     whole_submissions,
 )
-from collection_and_annotations.export.writers import write_export
+from collection_and_annotations.export.writers import json_safe, write_export
 from collection_and_annotations.server.auth import bearer, requester_token
 from collection_and_annotations.storage.models import TaskRun, Unit, iso_utc
 
@@ -33,9 +33,12 @@ def _served() -> ServedTask:
 
 @requester_api.before_request
 def _require_token() -> Any:
-    given = bearer(request.headers.get("Authorization")) or request.args.get("token")
+    """The token travels only in a header: a query string ends up in logs and browser history."""
+    given = bearer(request.headers.get("Authorization"))
     if not given or not hmac.compare_digest(given, requester_token(_served().secret)):
-        return jsonify({"error": "requester token missing or wrong (it is printed at start)"}), 401
+        hint = " (not as ?token=)" if "token" in request.args else ""
+        return jsonify({"error": "requester token missing or wrong: send the token printed at "
+                                 f"start as 'Authorization: Bearer <token>'{hint}"}), 401
     return None
 
 
@@ -71,7 +74,8 @@ def submissions() -> Response:
     fmt = request.args.get("format", "json")
     records = whole_submissions(served.db, served.task_name)
     if fmt == "json":
-        return jsonify({"task": served.task_name, "submissions": [r for r, _ in records]})
+        return jsonify({"task": served.task_name,
+                        "submissions": [json_safe(r) for r, _ in records]})
     if fmt not in DOWNLOADS:
         abort(400, "format must be json, jsonl, items-jsonl or csv")
     kind, mimetype, suffix = DOWNLOADS[fmt]

@@ -11,6 +11,7 @@ from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
 from collection_and_annotations.providers.base import IdentityRefused
 from collection_and_annotations.server.auth import bearer, worker_from_token, worker_token
+from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
 
 worker_api = Blueprint("worker_api", __name__, url_prefix="/api")
 
@@ -27,10 +28,12 @@ def _error(message: str, status: int, problems: list[dict[str, Any]] | None = No
 
 
 def _body() -> dict[str, Any]:
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        raise WorkRefused("the request body must be a JSON object", 400)
-    return body
+    if not request.is_json:
+        raise WorkRefused("send the request body as JSON (Content-Type: application/json)", 400)
+    try:
+        return parse_json_object(request.get_data(cache=False))
+    except InvalidJson as exc:
+        raise WorkRefused(str(exc), exc.status) from None
 
 
 def _worker_id() -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import threading
 from collections.abc import Iterator
@@ -10,13 +11,14 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DatabaseError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from collection_and_annotations.errors import UserError
-from collection_and_annotations.storage.models import Setting
+from collection_and_annotations.storage.models import Base, Setting
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -29,7 +31,14 @@ def dialect_insert(session: Session, model: type) -> postgresql.Insert | sqlite.
 
 def default_url(data_dir: str | Path) -> str:
     path = Path(data_dir).expanduser().resolve()
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create the data directory ({exc.strerror}); set data_dir to a "
+                        "writable directory (or database_url)", path) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UserError("the data directory is not writable; set data_dir to a writable "
+                        "directory (or database_url)", path)
     return f"sqlite:///{path / 'cep.sqlite3'}"
 
 
@@ -71,6 +80,26 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
+def _check_schema(connection: Connection, shown: str) -> None:
+    """Refuse a database another program set up (a table with one of our names, no Alembic
+    version) or a newer version of this one migrated (a revision we do not know)."""
+    tables = set(inspect(connection).get_table_names())
+    if "alembic_version" not in tables:
+        clash = sorted(tables & set(Base.metadata.tables))
+        if clash:
+            raise UserError(f"the database {shown} is not ours: it holds tables named "
+                            f"{', '.join(clash)} that this software did not create (no "
+                            "alembic_version table); use another database (database_url=...)")
+        return
+    stored = connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    known = {script.revision for script in ScriptDirectory(str(MIGRATIONS_DIR)).walk_revisions()}
+    unknown = [revision for revision in stored if revision not in known]
+    if unknown:
+        raise UserError(f"the database {shown} was migrated by a newer version of this software "
+                        f"(schema revision {unknown[0]} is unknown here): upgrade the software, "
+                        "or use another database (database_url=...)")
+
+
 class Database:
     """One per process: the engine and a session factory."""
 
@@ -88,12 +117,19 @@ class Database:
         )
 
     def check_reachable(self) -> None:
+        """Connect and check the schema is ours and not newer, before anything is written."""
+        shown = self.engine.url.render_as_string(hide_password=True)
         try:
-            with self.engine.connect():
-                pass
-        except OperationalError as exc:
+            with self.engine.connect() as connection:
+                _check_schema(connection, shown)
+        except DatabaseError as exc:
             reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-            raise UserError(f"cannot reach the database {self.engine.url!r}: {reason}; check "
+            if self.url.startswith("sqlite") and "not a database" in reason:
+                raise UserError("this is not an SQLite database (damaged, or another kind of "
+                                "file): move it away to start afresh, or set data_dir or "
+                                "database_url to another place",
+                                make_url(self.url).database) from None
+            raise UserError(f"cannot reach the database {shown}: {reason}; check "
                             "database_url (or drop it to use SQLite under data_dir)") from None
 
     def migrate(self) -> None:

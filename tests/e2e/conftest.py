@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from conftest import missing_service
 
 from collection_and_annotations.server.app import STATIC_DIR
 
@@ -16,7 +17,8 @@ from .worker_page import CHROMIUM, LAUNCH_ARGS, Server, Worker
 @pytest.fixture(scope="session")
 def browser() -> Iterator:
     if not CHROMIUM.is_file():
-        pytest.skip(f"{CHROMIUM} is missing (install Debian's chromium package)")
+        missing_service(f"{CHROMIUM} is missing: install it with `apt-get install chromium` "
+                        "(Debian's package)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,10 @@ from collection_and_annotations.errors import UserError
 from collection_and_annotations.json_files import read_json, read_json_lines
 
 SPEAKERS = ("user", "system")
+# Beyond these a units file is a typo (an extra zero or two), not a plan: refused at launch
+# instead of creating rows for minutes. Documented in docs/configuration.md.
+MAX_ANNOTATORS_PER_GROUP = 10_000
+MAX_UNITS_PER_TASK = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -76,10 +81,14 @@ def _find_units_file(data_path: Path, task_name: str, explicit: str | None) -> P
         if not path.is_file():
             raise UserError("units file not found (mephisto.blueprint.units_path)", path)
         return path
-    for stem in (task_name, data_path.stem):
-        candidate = data_path.with_name(f"{stem}_units.json")
+    candidates = list(dict.fromkeys(data_path.with_name(f"{stem}_units.json")
+                                    for stem in (task_name, data_path.stem)))
+    for candidate in candidates:
         if candidate.is_file():
             return candidate
+    warnings.warn(f"no units file for {data_path} (looked for {' and '.join(map(str, candidates))}"
+                  "): every group gets one annotator; set mephisto.blueprint.units_path to name "
+                  "the file", stacklevel=3)
     return None
 
 
@@ -91,6 +100,10 @@ def _load_units(path: Path) -> dict[str, int]:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise UserError(f"group '{group}': the number of annotators must be a whole "
                             "number >= 0", path)
+        if count > MAX_ANNOTATORS_PER_GROUP:
+            raise UserError(f"group '{group}' asks for {count:,} annotators; at most "
+                            f"{MAX_ANNOTATORS_PER_GROUP:,} per group are allowed: fix the number",
+                            path)
     return units
 
 
@@ -123,6 +136,11 @@ def read_task_data(
         specs.append(AssignmentSpec(key, line_number, dialogues, annotators))
     if not specs:
         raise UserError("the task data file holds no dialogues", data_path)
+    total = sum(spec.annotators for spec in specs)
+    if total > MAX_UNITS_PER_TASK:
+        raise UserError(f"the task would have {total:,} units (data lines x annotators); at "
+                        f"most {MAX_UNITS_PER_TASK:,} are allowed: lower the numbers in the "
+                        "units file or split the data", units_file or data_path)
     return specs, units_file
 
 

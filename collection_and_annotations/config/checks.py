@@ -1,0 +1,65 @@
+"""Checks on a composed conf that its types alone cannot express: ranges and served kinds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from omegaconf import DictConfig, OmegaConf
+
+from collection_and_annotations.errors import NotSupportedYet
+
+SUPPORTED_ARCHITECTS = ("local",)
+SUPPORTED_PROVIDERS = ("mock", "local")
+TEN_YEARS = 10 * 365 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class Range:
+    low: int
+    high: int | None = None
+    zero_means: str | None = None  # what 0 means when it is allowed, e.g. "no limit"
+
+    def describe(self) -> str:
+        low = f"{self.low} ({self.zero_means})" if self.zero_means else str(self.low)
+        return f"from {low} to {self.high}" if self.high is not None else f"{low} or more"
+
+
+RANGES: dict[str, Range] = {
+    "mephisto.architect.port": Range(1, 65535),
+    "mephisto.architect.server_processes": Range(1, 64),
+    "mephisto.task.allowed_concurrent": Range(0, zero_means="no limit"),
+    "mephisto.task.maximum_units_per_worker": Range(0, zero_means="no limit"),
+    "mephisto.task.max_num_concurrent_units": Range(0, zero_means="no limit"),
+    "mephisto.task.assignment_duration_in_seconds": Range(0, TEN_YEARS, "no limit"),
+    "mephisto.blueprint.annotation_duration_in_seconds": Range(0, TEN_YEARS),
+    "mephisto.blueprint.max_concurrent_responses": Range(1),
+    "monitoring_log_rate": Range(1),
+}
+
+
+def out_of_range(cfg: DictConfig) -> tuple[str, str] | None:
+    """(key, reason) of the first value outside its range, or None."""
+    for key, allowed in RANGES.items():
+        value = OmegaConf.select(cfg, key)
+        if value is None:
+            continue
+        if value < allowed.low or (allowed.high is not None and value > allowed.high):
+            return key, f"{key}={value} is out of range: it must be {allowed.describe()}"
+    return None
+
+
+def check_services_supported(cfg: DictConfig) -> None:
+    """Refuse Mephisto architects and providers not built here instead of serving local links
+    in their place (a conf for MTurk must not quietly become a local run)."""
+    architect = cfg.mephisto.architect._architect_type
+    if architect not in SUPPORTED_ARCHITECTS:
+        raise NotSupportedYet(
+            f"mephisto.architect._architect_type={architect!r} is not supported yet: this "
+            "version serves the task itself; set mephisto.architect._architect_type=local (behind "
+            "a proxy, add its host name to mephisto.architect.allowed_hosts)")
+    provider = cfg.mephisto.provider._provider_type
+    if provider not in SUPPORTED_PROVIDERS:
+        raise NotSupportedYet(
+            f"mephisto.provider._provider_type={provider!r} is not supported yet: workers come "
+            "through local links; set mephisto.provider._provider_type=mock (or local) and hand "
+            "the links out yourself")

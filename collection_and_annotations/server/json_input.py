@@ -1,0 +1,80 @@
+"""Strict reading of the JSON bodies workers send, before anything reaches the database.
+
+Python's json accepts NaN/Infinity, lone surrogates, NUL characters and any nesting depth the
+stack allows; PostgreSQL refuses some of these, browsers cannot read back others, and deep
+nesting ends in a RecursionError. So a body is refused with 400 when it is not strict JSON
+(RFC 8259, UTF-8) and with 422 when it is JSON we do not store; the message names the place.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+MAX_DEPTH = 32
+_PATH_PART_CHARS = 40
+
+
+class InvalidJson(Exception):
+    """A body we refuse; `status` is 400 (not strict JSON) or 422 (JSON we do not store)."""
+
+    def __init__(self, message: str, status: int):
+        self.status = status
+        super().__init__(message)
+
+
+def parse_json_object(raw: bytes) -> dict[str, Any]:
+    """The body as a JSON object, checked all the way down (see `check_value`)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidJson(f"the request body is not UTF-8 (byte {exc.start})", 400) from None
+    try:
+        value = json.loads(text, parse_constant=float)  # reported with its place below
+    except json.JSONDecodeError as exc:
+        raise InvalidJson(f"the request body is not valid JSON at line {exc.lineno} column "
+                          f"{exc.colno}: {exc.msg}", 400) from None
+    except RecursionError:
+        raise InvalidJson(f"the request body nests deeper than {MAX_DEPTH} levels", 422) from None
+    if not isinstance(value, dict):
+        raise InvalidJson("the request body must be a JSON object", 400)
+    check_value(value)
+    return value
+
+
+def check_value(value: Any, path: str = "", depth: int = 0) -> None:
+    """Refuse non-finite numbers, lone surrogates and NUL in strings and keys, deep nesting."""
+    where = path or "the request body"
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidJson(f"{where}: numbers must be finite (NaN, Infinity and numbers "
+                          "beyond 1e308 are not JSON numbers)", 400)
+    if isinstance(value, str):
+        _check_text(value, where)
+    elif isinstance(value, dict | list):
+        if depth >= MAX_DEPTH:
+            raise InvalidJson(f"{where}: nested deeper than {MAX_DEPTH} levels", 422)
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(key, str):
+                _check_text(key, f"{path}: key" if path else "key")
+                child = f"{path}.{_shown(key)}" if path else _shown(key)
+            else:
+                child = f"{path}[{key}]"
+            check_value(item, child, depth + 1)
+
+
+def _check_text(text: str, where: str) -> None:
+    if "\x00" in text:
+        raise InvalidJson(f"{where}: text must not contain NUL characters (\\u0000)", 422)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidJson(f"{where}: text holds a lone surrogate "
+                          f"(\\u{ord(text[exc.start]):04x}); send whole characters", 422) from None
+
+
+def _shown(key: str) -> str:
+    """A key as it can be printed in a message (no surrogates, not too long)."""
+    safe = key.encode("utf-8", "replace").decode("utf-8")
+    return safe if len(safe) <= _PATH_PART_CHARS else safe[:_PATH_PART_CHARS] + "..."

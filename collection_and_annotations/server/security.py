@@ -1,0 +1,87 @@
+"""Request and response hardening: the Host allow-list and the security headers.
+
+A page on another site can point its own DNS name at 127.0.0.1 (DNS rebinding) and reach a
+server that listens on loopback; the only trace is the `Host` header naming that site, so
+requests for names we do not serve are refused. Rebinding needs a DNS name, so IP literals are
+safe to accept when the server listens beyond loopback.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, jsonify, request
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+ANY_HOST = "*"
+# The worker page is one module script and one stylesheet from /assets. Inline styles stay
+# allowed because requester HTML (task description, instructions) may carry style attributes;
+# images may come from https for the same reason; the favicon is a data: URL.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: https:; object-src 'none'; base-uri 'none'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+def host_name(host: str) -> str:
+    """`Host` header or allow-list entry -> bare lower-case name: no port, no brackets."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        host = host[1:].split("]", 1)[0]
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    return host.rstrip(".")
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class HostCheck:
+    """Which `Host` names this server answers to."""
+
+    def __init__(self, public_url: str, allowed_hosts: Iterable[str] | None = None):
+        public = host_name(urlsplit(public_url).netloc)
+        names = list(allowed_hosts) if allowed_hosts is not None else []
+        self.any_host = ANY_HOST in names
+        self.names = {host_name(n) for n in [*LOOPBACK_NAMES, public, *names] if n != ANY_HOST}
+        self.ip_literals = public not in LOOPBACK_NAMES
+
+    def allows(self, host: str) -> bool:
+        name = host_name(host)  # no Host at all (HTTP/1.0 probes) never comes from a browser
+        if not name or self.any_host or name in self.names:
+            return True
+        return self.ip_literals and _is_ip(name)
+
+
+def harden(app: Flask, hosts: HostCheck) -> None:
+    """Refuse unknown hosts (421) and put the security headers on every response."""
+
+    @app.before_request
+    def _check_host():  # type: ignore[no-untyped-def]
+        host = request.headers.get("Host", "")
+        if not hosts.allows(host):
+            return jsonify({"error": (
+                f"this server does not answer to the host name '{host[:100]}' (it answers to "
+                f"{', '.join(sorted(hosts.names))}); if workers reach it under that name "
+                "through a proxy, add it to mephisto.architect.allowed_hosts")}), 421
+        return None
+
+    @app.after_request
+    def _headers(response: Response) -> Response:
+        for name, value in SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response

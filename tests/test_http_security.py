@@ -1,0 +1,124 @@
+"""Host allow-list (DNS rebinding), security headers and the requester token, over real HTTP."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import httpx
+import pytest
+from cheroot.wsgi import Server as WSGIServer
+from helpers import dialogue, free_port, write_task
+
+from collection_and_annotations.providers.local import LocalProvider
+from collection_and_annotations.server.app import STATIC_DIR, create_app
+from collection_and_annotations.server.auth import requester_token
+from collection_and_annotations.server.security import HostCheck
+
+
+@pytest.fixture
+def served(tmp_path, open_conf):
+    conf = write_task(tmp_path, [{"data": [dialogue("d1", "g1", ["relevance"])]}], {"g1": 1})
+    return open_conf(str(conf), f"sqlite:///{tmp_path / 'cep.sqlite3'}")
+
+
+@pytest.fixture
+def serve_http(served):
+    """Serve `create_app(served, **kwargs)` on a free loopback port; returns its base URL."""
+    servers = []
+
+    def _serve(**kwargs) -> str:
+        port = free_port()
+        server = WSGIServer(("127.0.0.1", port), create_app(served, **kwargs), numthreads=2)
+        server.prepare()
+        threading.Thread(target=server.serve, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{port}"
+
+    yield _serve
+    for server in servers:
+        server.stop()
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]", "localhost:3000",
+                                  "127.0.0.1:{port}", "[::1]:{port}"])
+def test_loopback_names_are_served(serve_http, host):
+    base = serve_http()
+    host = host.format(port=base.rsplit(":", 1)[1])
+    assert httpx.get(f"{base}/api/health", headers={"Host": host}).status_code == 200
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:3000", "localhost.evil.example",
+                                  "10.0.0.1"])
+def test_other_names_are_refused_everywhere(serve_http, host):
+    base = serve_http()
+    for path in ("/", "/api/health", "/api/requester/progress", "/assets/x.js", "/nope"):
+        reply = httpx.get(f"{base}{path}", headers={"Host": host})
+        assert reply.status_code == 421, (path, reply.text)
+        assert "mephisto.architect.allowed_hosts" in reply.json()["error"]
+    reply = httpx.post(f"{base}/api/claim", headers={"Host": host},
+                       json={"worker_id": "w", "assignment_id": "a"})
+    assert reply.status_code == 421
+
+
+def test_allowed_hosts_add_names(serve_http):
+    base = serve_http(allowed_hosts=["annotate.example.org", "Proxy.Example:8443"])
+    for host in ("annotate.example.org", "annotate.example.org:443", "proxy.example",
+                 "localhost"):
+        assert httpx.get(f"{base}/api/health", headers={"Host": host}).status_code == 200
+    assert httpx.get(f"{base}/api/health", headers={"Host": "evil.example"}).status_code == 421
+    base = serve_http(allowed_hosts=["*"])
+    assert httpx.get(f"{base}/api/health", headers={"Host": "evil.example"}).status_code == 200
+
+
+def test_public_host_and_ip_literals_beyond_loopback():
+    check = HostCheck("http://cep.example.org:3000")
+    assert check.allows("cep.example.org:3000") and check.allows("CEP.example.org")
+    assert check.allows("192.168.1.7:3000") and check.allows("[fe80::1]:3000")
+    assert not check.allows("evil.example")
+    loopback = HostCheck("http://127.0.0.1:3000")
+    assert not loopback.allows("192.168.1.7:3000")
+
+
+def test_security_headers_on_every_response(serve_http):
+    base = serve_http()
+    page = httpx.get(f"{base}/")
+    script, style = (re.search(rf'<{tag}[^>]*{attr}="(/assets/[^"]+)"', page.text).group(1)
+                     for tag, attr in (("script", "src"), ("link", "href")))
+    for reply in (page, httpx.get(f"{base}{script}"), httpx.get(f"{base}{style}"),
+                  httpx.get(f"{base}/api/health"), httpx.get(f"{base}/nope"),
+                  httpx.get(f"{base}/", headers={"Host": "evil.example"}),
+                  httpx.get(f"{base}/api/requester/progress")):
+        headers = reply.headers
+        csp = headers["Content-Security-Policy"]
+        assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp
+        assert "script-src 'self';" in csp and "unsafe-eval" not in csp
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["Referrer-Policy"] == "no-referrer"
+        assert headers["X-Frame-Options"] == "DENY"
+
+
+def test_built_page_has_no_inline_script():
+    """script-src 'self' holds only while the built page keeps its scripts in files."""
+    html = (STATIC_DIR / "index.html").read_text()
+    scripts = re.findall(r"<script\b([^>]*)>(.*?)</script>", html, re.S)
+    assert scripts and all("src=" in attrs and not body.strip() for attrs, body in scripts)
+    assert re.search(r"<[^>]*\son\w+\s*=", html) is None  # no onload=... handlers either
+
+
+def test_requester_token_only_in_a_header(serve_http, served):
+    base = serve_http()
+    token = requester_token(served.secret)
+    reply = httpx.get(f"{base}/api/requester/progress?token={token}")
+    assert reply.status_code == 401 and "Authorization: Bearer" in reply.json()["error"]
+    assert "not as ?token=" in reply.json()["error"]
+    reply = httpx.get(f"{base}/api/requester/progress",
+                      headers={"Authorization": f"Bearer {token}"})
+    assert reply.status_code == 200
+
+
+def test_public_url_comes_from_the_provider(served):
+    served.provider = LocalProvider(served.secret, "http://cep.example.org:3000", True)
+    client = create_app(served).test_client()
+    assert client.get("/api/health", headers={"Host": "cep.example.org:3000"}).status_code == 200
+    assert client.get("/api/health", headers={"Host": "evil.example"}).status_code == 421
