@@ -157,7 +157,9 @@ def test_dialogue_text_is_shown_as_text_never_as_html(tmp_path, serve, worker):
     worker.start()
     for number in (1, 2):
         worker.expect_step(number)
-        shown = 3 if number == 1 else 2  # turns, turns2 (side by side) and the persona
+        # the comparison shows turns, turns2 (side by side) and the persona; the other step
+        # one dialogue and the persona (the unit's order decides which comes first)
+        shown = 3 if worker.steps[number - 1][1] == "preference" else 2
         expect(worker.page.get_by_text(PAYLOAD, exact=True)).to_have_count(shown)
         assert worker.page.locator("img, [onerror]").count() == 0
         worker.answer_step(number)
