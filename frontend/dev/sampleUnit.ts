@@ -29,7 +29,8 @@ export function makeSampleUnit(overrides: Partial<Unit> = {}): Unit {
       description_html:
         '<p>You will read short conversations between a person and a chatbot (<b>SPEAKER_X</b>) and answer questions about them.</p>',
     },
-    speaker_names: { SPEAKER_X: 'Bot', SPEAKER_Y: 'Partner' },
+    speaker_names: { system: 'Bot', user: 'Partner' },
+    kind: 'annotation',
     seconds_remaining: 3600,
     dialogues: [
       {

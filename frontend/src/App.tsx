@@ -7,6 +7,7 @@ type State =
   | { phase: 'loading' }
   | { phase: 'error'; title: string; message: string; retry: boolean }
   | { phase: 'ready'; unit: Unit; token: string }
+  | { phase: 'unsupported'; kind: string }
   | { phase: 'completed'; code: string | null };
 
 export interface LinkParams {
@@ -22,6 +23,14 @@ export function readLinkParams(search: string): LinkParams {
     assignmentId: q.get('assignment_id'),
     sig: q.get('sig'),
   };
+}
+
+/** Kinds of unit this page version can show (the server says which one in `kind`). */
+const SUPPORTED_KINDS = new Set(['annotation']);
+
+/** Servers older than `kind` only served annotation units. */
+export function unitKind(unit: Unit): string {
+  return typeof unit.kind === 'string' ? unit.kind : 'annotation';
 }
 
 /** Unit states after a submission (the completion page is shown for these). */
@@ -86,6 +95,10 @@ export function App({ search = window.location.search }: { search?: string }) {
         });
         return;
       }
+      if (!SUPPORTED_KINDS.has(unitKind(unit))) {
+        setState({ phase: 'unsupported', kind: unitKind(unit) });
+        return;
+      }
       setState({ phase: 'ready', unit, token: claimed.token });
     } catch (e) {
       setState(errorState(e, during));
@@ -127,6 +140,22 @@ export function App({ search = window.location.search }: { search?: string }) {
       );
     case 'completed':
       return <CompletionPage code={state.code} />;
+    case 'unsupported':
+      return (
+        <main className="page">
+          <div className="message-card" role="alert">
+            <h1>Please reload this page</h1>
+            <p>
+              This kind of task ({state.kind}) is not supported by this version of the page. Reloading usually fetches
+              the newer version. If this message stays after a reload, please contact the
+              requester.
+            </p>
+          </div>
+          <button type="button" className="btn btn-primary" onClick={() => window.location.reload()}>
+            Reload
+          </button>
+        </main>
+      );
     case 'ready':
       return (
         <Annotator

@@ -1,5 +1,5 @@
 /** Same-origin calls to the worker API (docs/worker-api.md). No other network access. */
-import type { Answers, Unit } from './types';
+import type { Answers, SubmitTimings, Unit } from './types';
 
 export interface Problem {
   dialogue?: string;
@@ -103,7 +103,7 @@ export function submit(
   unitId: string,
   token: string,
   answers: Answers,
-  timings: Record<string, unknown>,
+  timings: SubmitTimings,
   clientId: string,
 ): Promise<SubmitResult> {
   return call<SubmitResult>('POST', `${unitPath(unitId)}/submit`, { answers, timings, client_id: clientId }, token);

@@ -55,10 +55,44 @@ export function humanize(name: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-/** Display name of a turn's speaker: the bot is `SPEAKER_X`, the human partner `SPEAKER_Y`. */
-export function speakerLabel(speaker: string, names: Record<string, string> | null | undefined): string {
-  if (speaker === 'system') return names?.SPEAKER_X || 'Bot';
-  if (speaker === 'user') return names?.SPEAKER_Y || 'User';
+/** Display name per speaker, as the unit's `speaker_names` gives them. */
+export interface SpeakerNames {
+  system: string;
+  user: string;
+}
+
+const DEFAULT_NAMES: SpeakerNames = { system: 'Bot', user: 'User' };
+/** Older servers named the placeholders instead (`SPEAKER_X` being the bot). */
+const LEGACY_KEYS: Record<string, keyof SpeakerNames> = { SPEAKER_X: 'system', SPEAKER_Y: 'user' };
+
+export function speakerNames(raw: Record<string, string> | null | undefined): SpeakerNames {
+  const names = { ...DEFAULT_NAMES };
+  for (const [key, value] of Object.entries(raw ?? {})) {
+    const speaker = LEGACY_KEYS[key] ?? key;
+    if ((speaker === 'system' || speaker === 'user') && typeof value === 'string' && value.trim()) {
+      names[speaker] = value;
+    }
+  }
+  return names;
+}
+
+/**
+ * What the placeholders mean for one turn: `SPEAKER_X` is the speaker of the turn being annotated,
+ * `SPEAKER_Y` the other one. Texts about the whole dialogue (speaker null) read X as the bot.
+ */
+export function placeholderNames(names: SpeakerNames, speaker: string | null): Record<string, string> {
+  const x = speaker === 'user' ? 'user' : 'system';
+  return { SPEAKER_X: names[x], SPEAKER_Y: names[x === 'user' ? 'system' : 'user'] };
+}
+
+/** `show` for the texts of one turn (or of the whole dialogue when `speaker` is null). */
+export function showFor(names: SpeakerNames, speaker: string | null): Show {
+  return makeShow(placeholderNames(names, speaker));
+}
+
+/** Display name of a turn's speaker. */
+export function speakerLabel(speaker: string, names: SpeakerNames): string {
+  if (speaker === 'system' || speaker === 'user') return names[speaker];
   return speaker;
 }
 

@@ -72,10 +72,16 @@ export interface Draft {
   saved_at?: string;
 }
 
+/** What the page shows for a unit; this page version knows `annotation` only. */
+export type UnitKind = 'annotation' | 'screening' | 'chat' | string;
+
 export interface Unit {
   unit_id: string;
+  /** Absent from servers older than the field: read as "annotation". */
+  kind?: UnitKind;
   status: string;
   task: { title: string; description_html: string };
+  /** Display name per speaker: `{"system": "Bot", "user": "User"}`. */
   speaker_names: Record<string, string>;
   seconds_remaining: number | null;
   dialogues: Dialogue[];
@@ -100,6 +106,21 @@ export const TREE_CONFIGS: ReadonlySet<string> = new Set([
   'nondetails_button_flow',
   'nondetails_nonhelp_button_flow',
 ]);
+
+/** Time the worker spent on one step (dialogue × bucket): `[start_ms, end_ms]` per visit. */
+export interface StepTiming {
+  dialogue: string;
+  bucket: string;
+  intervals: Array<[number, number]>;
+}
+
+/** The submit's `timings`. */
+export interface SubmitTimings {
+  started_at: string;
+  submitted_at: string;
+  duration_ms: number;
+  steps: StepTiming[];
+}
 
 /** Context a dependency function sees: the annotated turn. */
 export interface TurnContext {

@@ -11,6 +11,11 @@ export interface DraftSaverOptions {
   position: { step: number };
   /** False once the unit is submitted: nothing more is saved. */
   enabled: boolean;
+  /**
+   * Completes the position just before it is sent (e.g. with the time spent so far). Changes it
+   * makes alone do not cause a save; a save when the page is hidden always sends it.
+   */
+  stamp?: (position: { step: number }) => unknown;
   debounceMs?: number;
   retryMs?: number;
 }
@@ -26,6 +31,7 @@ export function useDraftSaver({
   answers,
   position,
   enabled,
+  stamp,
   debounceMs = 800,
   retryMs = 5000,
 }: DraftSaverOptions) {
@@ -38,6 +44,8 @@ export function useDraftSaver({
   const inFlight = useRef(false);
   const again = useRef(false);
   const timer = useRef<number | undefined>(undefined);
+  const stampRef = useRef(stamp);
+  stampRef.current = stamp;
   const enabledRef = useRef(enabled);
   enabledRef.current = enabled;
   const mounted = useRef(true);
@@ -48,7 +56,7 @@ export function useDraftSaver({
       if (!enabledRef.current) return;
       const body = latest.current;
       const json = JSON.stringify(body);
-      if (json === lastSent.current) return;
+      if (json === lastSent.current && !keepalive) return;
       if (inFlight.current) {
         again.current = true;
         return;
@@ -56,7 +64,8 @@ export function useDraftSaver({
       inFlight.current = true;
       if (mounted.current) setStatus('saving');
       try {
-        await saveDraft(unitId, token, body.answers, body.position, keepalive);
+        const position = stampRef.current ? stampRef.current(body.position) : body.position;
+        await saveDraft(unitId, token, body.answers, position, keepalive);
         lastSent.current = json;
         if (mounted.current) {
           setStatus('saved');

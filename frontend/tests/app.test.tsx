@@ -2,7 +2,7 @@ import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { App } from '../src/App';
-import type { Unit } from '../src/types';
+import type { SubmitTimings, Unit } from '../src/types';
 import { makeSampleUnit } from '../dev/sampleUnit';
 
 interface Call {
@@ -154,6 +154,32 @@ describe('annotation flow', () => {
       d_two: { which_better: { dialogue: 'No difference' } },
     });
     expect(body.client_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const { steps } = body.timings as SubmitTimings;
+    expect(steps.map((s) => [s.dialogue, s.bucket])).toEqual([
+      ['d_one', 'labels'],
+      ['d_two', 'which_better'],
+    ]);
+    for (const step of steps) {
+      expect(step.intervals).toHaveLength(1);
+      const [[start, end]] = step.intervals;
+      expect(Number.isInteger(start) && end >= start).toBe(true);
+    }
+    expect(steps[1].intervals[0][0]).toBeGreaterThanOrEqual(steps[0].intervals[0][1]);
+  });
+
+  it('a kind of unit this page does not know gets a polite reload message', async () => {
+    fakeServer(standardRoutes(smallUnit({ kind: 'screening' })));
+    render(<App search={LINK} />);
+    expect(await screen.findByRole('heading', { name: 'Please reload this page' })).toBeInTheDocument();
+    expect(screen.getByRole('alert')).toHaveTextContent('This kind of task (screening) is not supported by this version of the page');
+    expect(screen.getByRole('button', { name: 'Reload' })).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: 'Next' })).toBeNull();
+  });
+
+  it('a unit without a kind (older server) is an annotation unit', async () => {
+    fakeServer(standardRoutes(smallUnit({ kind: undefined })));
+    render(<App search={LINK} />);
+    expect(await screen.findByRole('heading', { name: 'Before you start' })).toBeInTheDocument();
   });
 
   it('Next stays disabled with a hint naming the turn and question', async () => {
@@ -209,6 +235,32 @@ describe('drafts and time', () => {
     expect(within(screen.getByRole('group', { name: 'Turn 2' })).getByRole('checkbox', { name: 'Greets Partner' })).toBeChecked();
   });
 
+  it('step timings restored from the draft are kept and submitted with the new visit', async () => {
+    const user = userEvent.setup();
+    const unit = smallUnit({
+      draft: {
+        answers: { d_one: { labels: { '1': ['greets'] } }, d_two: { which_better: { dialogue: 'The left one' } } },
+        position: {
+          step: 2,
+          timings: [
+            { dialogue: 'd_two', bucket: 'which_better', intervals: [[1000, 4000], [9, 1], 'x'] },
+            { dialogue: 'd_gone', bucket: 'labels', intervals: [[1, 2]] },
+          ],
+        },
+      },
+    });
+    const calls = fakeServer(standardRoutes(unit));
+    render(<App search={LINK} />);
+    await user.click(await screen.findByRole('button', { name: 'Submit' }));
+    await screen.findByRole('heading', { name: 'Thank you!' });
+    const body = calls.find((c) => c.url === '/api/units/u_1/submit')!.body as { timings: SubmitTimings };
+    const [only] = body.timings.steps;
+    expect(body.timings.steps).toHaveLength(1);
+    expect(only.dialogue).toBe('d_two');
+    expect(only.intervals[0]).toEqual([1000, 4000]);
+    expect(only.intervals).toHaveLength(2);
+  });
+
   it('never restores past the first incomplete step', async () => {
     const base = makeSampleUnit();
     const unit = smallUnit({
@@ -230,14 +282,16 @@ describe('drafts and time', () => {
     const first = calls.find((c) => c.method === 'PUT')!;
     expect(first.url).toBe('/api/units/u_1/draft');
     expect(first.auth).toBe('Bearer tok');
-    expect((first.body as { position: unknown }).position).toEqual({ step: 1 });
+    const interval = [expect.any(Number), expect.any(Number)];
+    const timed = { step: 1, timings: [{ dialogue: 'd_one', bucket: 'labels', intervals: [interval] }] };
+    expect((first.body as { position: unknown }).position).toEqual(timed);
     await user.click(within(screen.getByRole('group', { name: 'Turn 4' })).getByRole('checkbox', { name: 'Greets Partner' }));
     await waitFor(
       () => {
         const last = calls.filter((c) => c.method === 'PUT').at(-1)!;
         expect(last.body).toEqual({
           answers: { d_one: { labels: { '0': [], '1': [], '2': [], '3': ['greets'] } } },
-          position: { step: 1 },
+          position: timed,
         });
       },
       { timeout: 3000 },

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, humanize, makeShow, makeShowHtml, questionLabel, speakerLabel } from '../src/display';
+import {
+  escapeHtml,
+  humanize,
+  makeShow,
+  makeShowHtml,
+  placeholderNames,
+  questionLabel,
+  showFor,
+  speakerLabel,
+  speakerNames,
+} from '../src/display';
 
 describe('display helpers', () => {
   it('replaces SPEAKER_X / SPEAKER_Y with the speaker names', () => {
@@ -26,9 +36,22 @@ describe('display helpers', () => {
     expect(humanize('consistency_label')).toBe('Consistency label');
   });
 
-  it('names speakers: system is SPEAKER_X, user is SPEAKER_Y', () => {
-    expect(speakerLabel('system', { SPEAKER_X: 'Alice', SPEAKER_Y: 'You' })).toBe('Alice');
-    expect(speakerLabel('user', { SPEAKER_X: 'Alice', SPEAKER_Y: 'You' })).toBe('You');
-    expect(speakerLabel('system', {})).toBe('Bot');
+  it('names speakers per speaker, reading legacy placeholder keys too', () => {
+    const names = speakerNames({ system: 'Alice', user: 'You' });
+    expect(speakerLabel('system', names)).toBe('Alice');
+    expect(speakerLabel('user', names)).toBe('You');
+    expect(speakerNames({ SPEAKER_X: 'Robo', SPEAKER_Y: 'Human' })).toEqual({ system: 'Robo', user: 'Human' });
+    expect(speakerNames(null)).toEqual({ system: 'Bot', user: 'User' });
+    expect(speakerNames({ user: '  ' })).toEqual({ system: 'Bot', user: 'User' });
+  });
+
+  it('SPEAKER_X is the speaker of the annotated turn, SPEAKER_Y the other one', () => {
+    const names = speakerNames({ system: 'Bot', user: 'Human' });
+    const q = 'Does SPEAKER_X answer SPEAKER_Y?';
+    expect(showFor(names, 'system')(q)).toBe('Does Bot answer Human?');
+    expect(showFor(names, 'user')(q)).toBe('Does Human answer Bot?');
+    // texts about the whole dialogue read X as the bot
+    expect(showFor(names, null)(q)).toBe('Does Bot answer Human?');
+    expect(placeholderNames(names, 'user')).toEqual({ SPEAKER_X: 'Human', SPEAKER_Y: 'Bot' });
   });
 });

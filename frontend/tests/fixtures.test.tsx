@@ -5,7 +5,7 @@
  */
 import { act, fireEvent, screen, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { makeShow } from '../src/display';
+import { showFor, speakerNames } from '../src/display';
 import { bucketMissing } from '../src/require';
 import { answersOf, isPlainObject, questionsOf } from '../src/tree';
 import type { Bucket, Unit } from '../src/types';
@@ -21,7 +21,7 @@ function unitFor(name: string): Unit {
     unit_id: 'u_fx',
     status: 'assigned',
     task: { title: 'Fixture', description_html: '' },
-    speaker_names: { SPEAKER_X: 'Bot', SPEAKER_Y: 'Human' },
+    speaker_names: { system: 'Bot', user: 'Human' },
     seconds_remaining: null,
     dialogues: [{ ...FIXTURE_DIALOGUE, annotation_tasks: [name] }],
     buckets: { [name]: buckets[name] },
@@ -119,7 +119,7 @@ describe.skipIf(!fixtureAvailable)('fixture buckets (annotation_buckets.json)', 
 
     const strict: Bucket = { ...bucket, require: { level: 'turn' } };
     const values = r.bucketAnswers() ?? {};
-    expect(bucketMissing(strict, unit.dialogues[0], values, makeShow(unit.speaker_names))).toEqual([]);
+    expect(bucketMissing(strict, unit.dialogues[0], values, showFor(speakerNames(unit.speaker_names), null))).toEqual([]);
     const targets = bucket.level === 'dialogue' ? ['dialogue'] : ['1', '3'];
     expect(Object.keys(values).sort()).toEqual(targets.sort());
     for (const t of targets) checkShape(bucket, values[t]);

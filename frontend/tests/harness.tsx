@@ -2,7 +2,7 @@ import { render } from '@testing-library/react';
 import { useCallback, useState } from 'react';
 import type { Step } from '../src/answers';
 import { StepView } from '../src/components/StepView';
-import { makeShow } from '../src/display';
+import { showFor, speakerNames } from '../src/display';
 import type { Answers, Unit } from '../src/types';
 
 /** Renders one step and exposes the answers it produces. */
@@ -21,7 +21,7 @@ export function renderStep(unit: Unit, step: Step, initial: Answers = {}, opts: 
         step={step}
         answers={answers}
         update={update}
-        show={makeShow(unit.speaker_names)}
+        show={showFor(speakerNames(unit.speaker_names), null)}
         help={help}
         advanceDelayMs={0}
       />

@@ -106,7 +106,12 @@ describe('nondetails_button_flow (checkbox questions and _dep_)', () => {
     const easy = within(g).getByRole('group', { name: EQ });
     await user.click(within(easy).getByRole('radio', { name: 'No.' }));
     expect(r.value('1')).toEqual({ [FQ]: {}, [QQ]: { 'Yes.': {} }, [EQ]: { 'No.': {} } });
-    // The turn is complete, so the page moved on to turn 4; go back to turn 2.
+    // Complete, but its checkbox question was not looked at: the turn stays open ...
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(within(g).getByRole('group', { name: FQ })).toBeInTheDocument();
+    // ... until the worker confirms "None of these"; then the page moves on to turn 4.
+    await user.click(within(within(g).getByRole('group', { name: FQ })).getByRole('checkbox', { name: 'None of these' }));
+    expect(r.value('1')).toEqual({ [FQ]: {}, [QQ]: { 'Yes.': {} }, [EQ]: { 'No.': {} } });
     await user.click(await within(g).findByRole('button', { name: 'Change turn 2' }));
     await user.click(within(within(g).getByRole('group', { name: QQ })).getByRole('radio', { name: 'No.' }));
     expect(within(g).queryByRole('group', { name: EQ })).toBeNull();
@@ -134,8 +139,9 @@ describe('multiselect', () => {
     const r = renderStep(unit, step);
     const userTurn = turnGroup(1);
     const botTurn = turnGroup(2);
+    // On a user turn SPEAKER_X is the user and SPEAKER_Y the bot.
     expect(within(userTurn).getAllByRole('checkbox').map((c) => c.closest('label')!.textContent)).toEqual([
-      'Greets Partner',
+      'Greets Bot',
       'Goes off topic',
     ]);
     expect(within(botTurn).getAllByRole('checkbox').map((c) => c.closest('label')!.textContent)).toEqual([
@@ -242,5 +248,75 @@ describe('security and display', () => {
     expect(screen.queryByText(/SPEAKER_/)).toBeNull();
     expect(screen.getAllByText('Bot').length).toBeGreaterThan(0);
     expect(screen.getAllByText('Partner').length).toBeGreaterThan(0);
+  });
+});
+
+describe('SPEAKER_X is the speaker of the annotated turn', () => {
+  it('a tree bucket on user and bot turns names each turn its own way', async () => {
+    const allTurns = {
+      ...unit,
+      buckets: { ...unit.buckets, relevance: { ...unit.buckets.relevance, targets: { [d1]: [0, 1] } } },
+    };
+    const user = userEvent.setup();
+    renderStep(allTurns, { dialogueKey: d1, bucketName: 'relevance' });
+    // turn 1 is the user's: X = Partner, Y = Bot
+    expect(
+      within(turnGroup(1)).getByRole('group', { name: "Is Partner's response relevant to what Bot said?" }),
+    ).toBeInTheDocument();
+    await user.click(within(turnGroup(2)).getByRole('button', { name: 'Answer turn 2' }));
+    expect(
+      within(turnGroup(2)).getByRole('group', { name: "Is Bot's response relevant to what Partner said?" }),
+    ).toBeInTheDocument();
+  });
+});
+
+describe('checkbox questions are seen before a turn moves on', () => {
+  const step = { dialogueKey: d1, bucketName: 'facts' };
+  const FQ = 'Does the response use facts?';
+  const QQ = 'Does the response contain a question?';
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it('answering the radio question with the mouse keeps the turn open while a checkbox question is untouched', async () => {
+    const user = userEvent.setup();
+    const r = renderStep(unit, step);
+    const g = turnGroup(2);
+    await user.click(within(within(g).getByRole('group', { name: QQ })).getByRole('radio', { name: 'No.' }));
+    await pause();
+    const fq = within(g).getByRole('group', { name: FQ });
+    expect(fq).toBeInTheDocument();
+    // confirming "None of these": every question is seen, the page moves on
+    await user.click(within(fq).getByRole('checkbox', { name: 'None of these' }));
+    expect(r.value('1')).toEqual({ [FQ]: {}, [QQ]: { 'No.': {} } });
+    await within(g).findByRole('button', { name: 'Change turn 2' });
+    expect(within(turnGroup(4)).getAllByRole('radio').length).toBeGreaterThan(0);
+  });
+
+  it('a tick counts as seen: answering what it opened moves on', async () => {
+    const user = userEvent.setup();
+    const r = renderStep(unit, step);
+    const g = turnGroup(2);
+    await user.click(within(within(g).getByRole('group', { name: QQ })).getByRole('radio', { name: 'No.' }));
+    const fq = within(g).getByRole('group', { name: FQ });
+    await user.click(within(fq).getByRole('checkbox', { name: 'It states at least one fact.' }));
+    await pause();
+    expect(within(fq).getByRole('checkbox', { name: 'None of these' })).not.toBeChecked();
+    await user.click(within(within(g).getByRole('group', { name: 'Are all the facts correct?' })).getByRole('radio', { name: 'Yes.' }));
+    await within(g).findByRole('button', { name: 'Change turn 2' });
+    expect(r.value('1')).toEqual({
+      [FQ]: { 'It states at least one fact.': { 'Are all the facts correct?': { 'Yes.': {} } } },
+      [QQ]: { 'No.': {} },
+    });
+  });
+
+  it('confirming "None of these" first, then the radio answer, moves on', async () => {
+    const user = userEvent.setup();
+    const r = renderStep(unit, step);
+    const g = turnGroup(2);
+    await user.click(within(within(g).getByRole('group', { name: FQ })).getByRole('checkbox', { name: 'None of these' }));
+    await pause();
+    expect(within(g).getByRole('group', { name: QQ })).toBeInTheDocument();
+    await user.click(within(within(g).getByRole('group', { name: QQ })).getByRole('radio', { name: 'No.' }));
+    await within(g).findByRole('button', { name: 'Change turn 2' });
+    expect(r.value('1')).toEqual({ [FQ]: {}, [QQ]: { 'No.': {} } });
   });
 });

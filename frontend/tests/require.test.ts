@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { makeSampleUnit } from '../dev/sampleUnit';
 import { answersForSubmit, buildSteps, sanitizeAnswers } from '../src/answers';
-import { makeShow } from '../src/display';
+import { showFor, speakerNames } from '../src/display';
 import { bucketMissing, formatMissing, stepMissing } from '../src/require';
 import type { Answers, Bucket, Dialogue } from '../src/types';
 import { isValueComplete, valueGaps } from '../src/values';
 
 const unit = makeSampleUnit();
-const show = makeShow(unit.speaker_names);
+const show = showFor(speakerNames(unit.speaker_names), null);
 const d1 = unit.dialogues[0];
 const d2 = unit.dialogues[1];
 

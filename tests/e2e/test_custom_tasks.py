@@ -32,7 +32,7 @@ EXTRA_BUCKETS = {
                 },
                 "No facts.": {},
             },
-            "Does SPEAKER_Y ask something?": {
+            "Does SPEAKER_X ask something?": {  # X: the annotated turn's speaker, here the user
                 "_dep_": {"speaker": "user"}, "Yes, a question.": {}, "No question.": {},
             },
             "Which tones fit?": {
@@ -49,7 +49,7 @@ EXTRA_BUCKETS = {
         "question": "Which labels fit this turn?",
         "options": [
             {"value": "on_topic", "label": "On topic"},
-            {"value": "asks", "label": "SPEAKER_Y asks a question", "speaker": "user"},
+            {"value": "asks", "label": "SPEAKER_X asks SPEAKER_Y", "speaker": "user"},
             {"value": "claims", "label": "SPEAKER_X claims something", "speaker": "system"},
         ],
     },
@@ -93,6 +93,8 @@ def test_every_other_renderer_stores_what_was_clicked(tmp_path, serve, worker):
     worker.start()
     for number in range(1, len(worker.steps) + 1):
         worker.expect_step(number)
+        if worker.steps[number - 1][1] == "e2e_facts":
+            _names_follow_the_annotated_turn(worker, number)
         worker.answer_step(number)
         if worker.steps[number - 1][1] == "e2e_facts":
             _help_link_opens_instructions(worker)
@@ -107,16 +109,30 @@ def test_every_other_renderer_stores_what_was_clicked(tmp_path, serve, worker):
     speakers = [t["speaker"] for t in unit["dialogues"][0]["turns"]]
     for index, value in answers["e2e_facts"].items():  # conditional questions follow the speaker
         asked = "Does SPEAKER_X state a fact?" if speakers[int(index)] == "system" else \
-            "Does SPEAKER_Y ask something?"
+            "Does SPEAKER_X ask something?"
         assert asked in value
         assert ("Why is it rude?" in value) == ("Rude." in value["Which tones fit?"])
     chosen = tree_choices(list(answers["e2e_facts"].values()))
     assert chosen["Is the fact correct?"] and chosen["Why is it rude?"]
-    assert worker.reopened > 0  # a turn completed early moved the page on, and was reopened
+    assert worker.reopened == 0  # no turn moved on before all its questions were seen
     labels = answers["e2e_labels"]  # each speaker's own option was offered and chosen
     assert all("claims" not in v for i, v in labels.items() if speakers[int(i)] == "user")
     assert all("asks" not in v for i, v in labels.items() if speakers[int(i)] == "system")
     assert any("asks" in v for v in labels.values()) and any("claims" in v for v in labels.values())
+
+
+def _names_follow_the_annotated_turn(worker, number: int) -> None:
+    """Indices `all`: on a user turn SPEAKER_X is the user, on a bot turn the bot."""
+    key, _, bucket = worker.bucket_of(number)
+    panel = worker.page.locator(f'[data-dialogue-key="{key}"]')
+    first_user, first_bot = bucket["targets"][key][:2]  # turns 0 (user) and 1 (system)
+    expect(worker.turn(panel, first_user).get_by_role(
+        "group", name="Does User ask something?", exact=True)).to_be_visible()
+    worker.turn(panel, first_bot).get_by_role("button", name="Answer turn 2").click()
+    expect(worker.turn(panel, first_bot).get_by_role(
+        "group", name="Does Bot state a fact?", exact=True)).to_be_visible()
+    worker.turn(panel, first_user).get_by_role("button", name="Answer turn 1").click()
+    worker.open_turn = first_user
 
 
 def _help_link_opens_instructions(worker) -> None:
@@ -141,7 +157,9 @@ def test_dialogue_text_is_shown_as_text_never_as_html(tmp_path, serve, worker):
     worker.start()
     for number in (1, 2):
         worker.expect_step(number)
-        shown = 3 if number == 1 else 2  # turns, turns2 (side by side) and the persona
+        # the comparison shows turns, turns2 (side by side) and the persona; the other step
+        # one dialogue and the persona (the unit's order decides which comes first)
+        shown = 3 if worker.steps[number - 1][1] == "preference" else 2
         expect(worker.page.get_by_text(PAYLOAD, exact=True)).to_have_count(shown)
         assert worker.page.locator("img, [onerror]").count() == 0
         worker.answer_step(number)

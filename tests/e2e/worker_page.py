@@ -57,9 +57,25 @@ class Server:
         return [s for s in reply.json()["submissions"] if s["unit_id"] == unit_id]
 
     def stored_answers(self, unit_id: str) -> dict[str, Any]:
+        """The stored answers in the shape the page sent them: a comparison's stored
+        `{option, side, dialogue}` is checked against the unit's layout (options[0] is the
+        left dialogue, options[1] the right one) and read back as its option text."""
         found = self.submissions(unit_id)
         assert len(found) == 1, f"{len(found)} submissions for {unit_id}"
-        return found[0]["answers"]
+        record = found[0]
+        lefts = {d["key"]: d.get("left") for d in record["dialogues"]}
+        answers = record["answers"]
+        for key, buckets in answers.items():
+            for targets in buckets.values():
+                for target, value in targets.items():
+                    if isinstance(value, dict) and set(value) == {"option", "side", "dialogue"}:
+                        left = lefts[key] or "turns"
+                        right = "turns2" if left == "turns" else "turns"
+                        side = value["side"]
+                        assert value["dialogue"] == {"left": left, "right": right}.get(side), \
+                            value
+                        targets[target] = value["option"]
+        return answers
 
     def stop(self) -> None:
         if self.run.process.poll() is None:
@@ -114,6 +130,22 @@ def tree_complete(spec: Any, value: dict[str, Any], speaker: str) -> bool:
     return True
 
 
+def checkboxes_seen(spec: Any, value: dict[str, Any], speaker: str, confirmed: set,
+                    path: tuple[tuple[str, str], ...] = ()) -> bool:
+    """Every shown checkbox question has a tick or a confirmed "None of these" (`confirmed`
+    holds (path, question) pairs): only then does a click move the page on."""
+    for q, qs in questions(spec):
+        if not dependency_holds(qs.get("_dep_"), value, speaker):
+            continue
+        chosen = value.get(q, {})
+        if is_checkbox(qs) and not chosen and (path, q) not in confirmed:
+            return False
+        if not all(checkboxes_seen(qs[a], sub, speaker, confirmed, (*path, (q, a)))
+                   for a, sub in chosen.items()):
+            return False
+    return True
+
+
 def normalized(spec: Any, value: dict[str, Any], speaker: str) -> dict[str, Any]:
     """A value as the page keeps it: shown checkbox questions hold at least `{}`."""
     out: dict[str, Any] = {}
@@ -132,12 +164,20 @@ class Click:
     question: str
     answer: str
     checkbox: bool
+    none: bool = False  # the question's "None of these" (confirms that nothing applies)
+
+    @property
+    def moves_on(self) -> bool:
+        """A radio answer or "None of these" may move the page on; a tick never does."""
+        return not self.checkbox or self.none
 
     def apply(self, value: dict[str, Any]) -> None:
         level = value
         for q, a in self.path:
             level = level[q][a]
-        if self.checkbox:
+        if self.none:
+            level[self.question] = {}
+        elif self.checkbox:
             level.setdefault(self.question, {})[self.answer] = {}
         else:
             level[self.question] = {self.answer: {}}
@@ -233,18 +273,19 @@ class Worker:
         self.open_turn = None
         self.unit_id, self.token = claim.value.json()["unit_id"], claim.value.json()["token"]
         self.unit = unit.value.json()
-        self.names = self.unit.get("speaker_names") or {}
+        self.names = {"system": "Bot", "user": "User", **(self.unit.get("speaker_names") or {})}
         self.dialogues = {d["key"]: d for d in self.unit["dialogues"]}
         self.steps = [(d["key"], name) for d in self.unit["dialogues"]
                       for name in d["annotation_tasks"]]
         return self.unit
 
-    def show(self, text: str) -> str:
-        """A bucket text as displayed: `SPEAKER_X`/`SPEAKER_Y` replaced by the speaker names."""
-        if not self.names:
-            return text
-        pattern = "|".join(re.escape(k) for k in sorted(self.names, key=len, reverse=True))
-        return re.sub(pattern, lambda m: self.names[m.group(0)], text)
+    def show(self, text: str, speaker: str | None = None) -> str:
+        """A bucket text as displayed for a turn of `speaker`: `SPEAKER_X` is that speaker's
+        name, `SPEAKER_Y` the other's (texts about the whole dialogue: X is the bot)."""
+        x = "user" if speaker == "user" else "system"
+        names = {"SPEAKER_X": self.names[x],
+                 "SPEAKER_Y": self.names["system" if x == "user" else "user"]}
+        return re.sub("SPEAKER_[XY]", lambda m: names[m.group(0)], text)
 
     # Navigation -----------------------------------------------------------------------------
 
@@ -364,13 +405,13 @@ class Worker:
     def _turn_value(self, group: Locator, key: str, index: int, bucket: dict[str, Any]) -> Any:
         if bucket["config"] == "multiselect":
             return self._multiselect(group, bucket, self.speaker(key, index))
-        return self._ratings(group, bucket)
+        return self._ratings(group, bucket, self.speaker(key, index))
 
     def _multiselect(self, group: Locator, bucket: dict[str, Any], speaker: str) -> list[str]:
-        legend = self.show(bucket.get("question") or "Which labels fit this turn?")
+        legend = self.show(bucket.get("question") or "Which labels fit this turn?", speaker)
         field = group.get_by_role("group", name=legend, exact=True)
         offered = [o for o in bucket["options"] if o.get("speaker") in (None, speaker)]
-        labels = [self.show(o.get("label") or o["value"]) for o in offered]
+        labels = [self.show(o.get("label") or o["value"], speaker) for o in offered]
         expect(field.get_by_role("checkbox")).to_have_count(len(offered))
         expect(field.locator("label")).to_have_text(labels)
         chosen = self.choices.subset(len(offered))
@@ -380,8 +421,10 @@ class Worker:
             expect(box).to_be_checked()
         return [offered[i]["value"] for i in sorted(chosen)]
 
-    def _ratings(self, scope: Locator, bucket: dict[str, Any]) -> dict[str, int]:
-        return {key: self.rate(scope.get_by_role("group", name=self.show(legend), exact=True))
+    def _ratings(self, scope: Locator, bucket: dict[str, Any],
+                 speaker: str | None = None) -> dict[str, int]:
+        return {key: self.rate(scope.get_by_role("group", name=self.show(legend, speaker),
+                                                 exact=True))
                 for key, legend in rating_options(bucket)}
 
     def rate(self, scale: Locator) -> int:
@@ -485,6 +528,8 @@ class Worker:
             else:
                 chosen = [options[self.choices.pick(len(options))]]
             value[q] = {}
+            if is_checkbox(qs) and not chosen:
+                clicks.append(Click(path, q, "None of these", True, none=True))
             for a in chosen:
                 clicks.append(Click(path, q, a, is_checkbox(qs)))
                 value[q][a], below = self.plan_tree(qs[a], speaker, (*path, (q, a)))
@@ -501,12 +546,20 @@ class Worker:
         rest = targets[position + 1:] + targets[:position]
         following = next((t for t in rest if str(t) not in values), None)
         state: dict[str, Any] = {}
+        confirmed: set = set()  # checkbox questions whose "None of these" was clicked
+
+        def done() -> bool:
+            return tree_complete(spec, state, speaker) and checkboxes_seen(
+                spec, state, speaker, confirmed)
+
         moved_to = None
         for number, click in enumerate(clicks, 1):
-            before = tree_complete(spec, state, speaker)
-            self._click_tree(group, click)
+            before = done()
+            self._click_tree(group, click, speaker)
             click.apply(state)
-            if before or not tree_complete(spec, state, speaker) or following is None:
+            if click.none:
+                confirmed.add((click.path, click.question))
+            if before or not click.moves_on or not done() or following is None:
                 continue
             if number == len(clicks):
                 moved_to = following
@@ -518,18 +571,23 @@ class Worker:
         assert normalized(spec, state, speaker) == value
         return value, moved_to
 
-    def tree_input(self, group: Locator, click: Click) -> Locator:
-        """The radio or checkbox of one tree answer, found by question legends and its label."""
+    def tree_input(self, group: Locator, click: Click, speaker: str) -> Locator:
+        """The radio or checkbox of one tree answer, found by question legends and its label
+        (texts as shown for a turn of `speaker`)."""
+        def show(text: str) -> str:
+            return self.show(text, speaker)
+
         scope = group
         for q, _ in click.path:
-            scope = scope.get_by_role("group", name=question_label(q, self.show), exact=True)
-        field = scope.get_by_role("group", name=question_label(click.question, self.show),
+            scope = scope.get_by_role("group", name=question_label(q, show), exact=True)
+        field = scope.get_by_role("group", name=question_label(click.question, show),
                                   exact=True)
         return field.get_by_role("checkbox" if click.checkbox else "radio",
-                                 name=self.show(click.answer), exact=True)
+                                 name=click.answer if click.none else show(click.answer),
+                                 exact=True)
 
-    def _click_tree(self, group: Locator, click: Click) -> None:
-        box = self.tree_input(group, click)
+    def _click_tree(self, group: Locator, click: Click, speaker: str) -> None:
+        box = self.tree_input(group, click, speaker)
         box.click()
         expect(box).to_be_checked()
 
@@ -554,22 +612,26 @@ class Worker:
                 if group.get_by_role("button", name=f"Change turn {int(target) + 1}").count():
                     expect(group).to_contain_text("Answered")  # collapsed
                 else:
+                    speaker = self.speaker(key, int(target))
                     for click in clicks_for(bucket["options"], value):
-                        expect(self.tree_input(group, click)).to_be_checked()
+                        expect(self.tree_input(group, click, speaker)).to_be_checked()
             elif config == "multiselect":
                 boxes = self.turn(panel, int(target)).get_by_role("checkbox")
-                labels = {o["value"]: self.show(o.get("label") or o["value"])
+                speaker = self.speaker(key, int(target))
+                labels = {o["value"]: self.show(o.get("label") or o["value"], speaker)
                           for o in bucket["options"]}
                 expect(boxes.and_(self.page.locator(":checked"))).to_have_count(len(value))
                 for chosen in value:
                     expect(boxes.and_(self.page.get_by_label(labels[chosen], exact=True))) \
                         .to_be_checked()
             else:
-                self._expect_ratings(self.turn(panel, int(target)), bucket, value)
+                self._expect_ratings(self.turn(panel, int(target)), bucket, value,
+                                     self.speaker(key, int(target)))
 
-    def _expect_ratings(self, scope: Locator, bucket: dict[str, Any], value: dict) -> None:
+    def _expect_ratings(self, scope: Locator, bucket: dict[str, Any], value: dict,
+                        speaker: str | None = None) -> None:
         for key, legend in rating_options(bucket):
-            scale = scope.get_by_role("group", name=self.show(legend), exact=True)
+            scale = scope.get_by_role("group", name=self.show(legend, speaker), exact=True)
             expect(scale.get_by_role("radio", name=str(value[key]), exact=True)).to_be_checked()
 
 

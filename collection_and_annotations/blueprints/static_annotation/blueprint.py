@@ -19,12 +19,21 @@ from collection_and_annotations.blueprints.static_annotation.answers import (
     check_answers,
 )
 from collection_and_annotations.blueprints.static_annotation.buckets import Bucket, load_buckets
+from collection_and_annotations.blueprints.static_annotation.comparisons import with_choices
 from collection_and_annotations.blueprints.static_annotation.export_rows import (
     export_dialogues,
     export_rows,
 )
 from collection_and_annotations.blueprints.static_annotation.instructions import (
     load_instructions,
+)
+from collection_and_annotations.blueprints.static_annotation.layout import (
+    SIDES,
+    make_layout,
+    shown_dialogues,
+)
+from collection_and_annotations.blueprints.static_annotation.speaker_names import (
+    display_names,
 )
 from collection_and_annotations.blueprints.static_annotation.task_data import (
     AssignmentSpec,
@@ -65,7 +74,7 @@ class StaticAnnotationBlueprint:
             blueprint_cfg.instructions_dir or buckets_path.parent / "instructions"
         )
         self.instructions = load_instructions(instructions_dir, used)
-        self.speaker_names = dict(blueprint_cfg.speaker_names)
+        self.speaker_names = display_names(blueprint_cfg.speaker_names)
         self.include_persona = bool(blueprint_cfg.include_persona)
 
     def plan(self) -> list[AssignmentPlan]:
@@ -86,7 +95,12 @@ class StaticAnnotationBlueprint:
         return plans
 
     def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
-        return None
+        return make_layout([d["source"] for d in data["dialogues"]], rng, self._keeps_sides)
+
+    def _keeps_sides(self, source: dict[str, Any]) -> bool:
+        """Turn answers name turns of `turns`, and the page annotates the left dialogue: a
+        comparison that also has turn-level buckets keeps `turns` on the left."""
+        return any(self.buckets[name].level == "turn" for name in source["annotation_tasks"])
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         return [MAIN_POOL]
@@ -101,27 +115,22 @@ class StaticAnnotationBlueprint:
             for d in data["dialogues"]
         ]
 
-    def _with_speaker_names(self, text: str | None) -> str | None:
-        """Instructions are display-only, so names are put in here (answers keep raw texts)."""
-        if text is None:
-            return None
-        for placeholder, display in self.speaker_names.items():
-            text = text.replace(placeholder, display)
-        return text
-
     def unit_content(self, data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
+        """The unit in its layout's order; a comparison's sides are served as `turns` (left)
+        and `turns2` (right), so the page never learns which one is the data's first."""
         dialogues = []
         names: list[str] = []
-        for item in data["dialogues"]:
-            source = item["source"]
+        for shown in shown_dialogues(data, layout):
+            item, source = shown.item, shown.item["source"]
+            left, right = (shown.left, shown.right) if shown.left else SIDES
             dialogues.append({
                 "key": item["key"],
-                "turns": _public_turns(source["turns"]),
-                "turns2": _public_turns(source["turns2"]) if "turns2" in source else None,
+                "turns": _public_turns(source[left]),
+                "turns2": _public_turns(source[right]) if right in source else None,
                 "persona": source.get("bot_persona") if self.include_persona else None,
-                "annotation_tasks": list(source["annotation_tasks"]),
+                "annotation_tasks": shown.tasks,
             })
-            names += [n for n in source["annotation_tasks"] if n not in names]
+            names += [n for n in shown.tasks if n not in names]
         buckets = {}
         for name in names:
             bucket = self.buckets[name]
@@ -132,7 +141,7 @@ class StaticAnnotationBlueprint:
             }
             buckets[name] = {
                 **bucket.public(),
-                "instructions_html": self._with_speaker_names(self.instructions.get(name)),
+                "instructions_html": self.instructions.get(name),
                 "targets": targets,
             }
         return {"dialogues": dialogues, "buckets": buckets, "speaker_names": self.speaker_names}
@@ -143,7 +152,7 @@ class StaticAnnotationBlueprint:
     def stored_answers(
         self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any
     ) -> Any:
-        return answers
+        return with_choices(answers, shown_dialogues(data, layout), self.buckets)
 
     def check_submission(
         self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any

@@ -6,21 +6,28 @@ from collections.abc import Iterator
 from typing import Any
 
 from collection_and_annotations.blueprints.static_annotation.buckets import TREE_CONFIGS
+from collection_and_annotations.blueprints.static_annotation.client_timings import step_seconds
+from collection_and_annotations.blueprints.static_annotation.comparisons import choice_parts
+from collection_and_annotations.blueprints.static_annotation.layout import shown_dialogues
 
+# What the worker saw (dialogue_position, bucket_position: 1-based; left: "turns"/"turns2" on
+# the left of a comparison), what was chosen (chosen: the dialogue a comparison picked) and the
+# time spent on the row's step (step_seconds, from the page's timings).
 ITEM_FIELDS = (
     "task", "run_id", "unit_id", "worker", "dialogue_id", "group_id", "dialogue_key",
-    "turn_index", "speaker", "bucket", "question", "answer", "submitted_at",
-    "duration_seconds",
+    "dialogue_position", "turn_index", "speaker", "bucket", "bucket_position", "question",
+    "answer", "left", "chosen", "submitted_at", "duration_seconds", "step_seconds",
 )
 
 
 def export_dialogues(data: dict[str, Any], layout: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The unit's dialogues with their own ids, in the order the worker saw them."""
     return [
-        {"key": d["key"], "dialogue_id": d["source"]["dialogue_id"],
-         "group_id": d["source"]["group_id"],
-         "speakers": [t[0] for t in d["source"]["turns"]]}
-        for d in data["dialogues"]
+        {"key": d.item["key"], "dialogue_id": d.item["source"]["dialogue_id"],
+         "group_id": d.item["source"]["group_id"],
+         "speakers": [t[0] for t in d.item["source"]["turns"]],
+         "position": d.position, "tasks": d.tasks, "left": d.left}
+        for d in shown_dialogues(data, layout)
     ]
 
 
@@ -41,7 +48,7 @@ def _value_items(bucket: dict[str, Any], value: Any) -> Iterator[tuple[str | Non
     elif config == "multiselect":
         yield f"{bucket.get('task_title')}_labels", value
     elif config == "comparative":
-        yield bucket.get("question"), value
+        yield bucket.get("question"), choice_parts(value)[0]
     elif config in ("likert-5-turn", "likert-5-dialogue"):
         questions = {o["label"]: o.get("question", o["label"]) for o in bucket["options"]}
         for label, rating in value.items():
@@ -53,22 +60,33 @@ def _value_items(bucket: dict[str, Any], value: Any) -> Iterator[tuple[str | Non
 def export_rows(submission: dict[str, Any], buckets: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """One row per answered question of a whole submission."""
     by_key = {d["key"]: d for d in submission["dialogues"]}
-    duration = submission["timings"].get("server", {}).get("duration_seconds")
+    timings = submission["timings"]
+    duration = timings.get("server", {}).get("duration_seconds")
+    seconds = step_seconds(timings.get("client"))
     for key, answered in submission["answers"].items():
         dialogue = by_key[key]
+        tasks = dialogue.get("tasks") or []
         for bucket_name, targets in answered.items():
             bucket = buckets.get(bucket_name, {})
+            comparative = bucket.get("config") == "comparative"
             for target, value in targets.items():
                 turn = None if target == "dialogue" else int(target)
+                chosen = choice_parts(value)[1] if comparative else None
                 for question, answer in _value_items(bucket, value):
                     yield {
                         "task": submission["task"], "run_id": submission["run_id"],
                         "unit_id": submission["unit_id"], "worker": submission["worker"],
                         "dialogue_id": dialogue["dialogue_id"],
                         "group_id": dialogue["group_id"], "dialogue_key": key,
+                        "dialogue_position": dialogue.get("position"),
                         "turn_index": turn,
                         "speaker": None if turn is None else dialogue["speakers"][turn],
-                        "bucket": bucket_name, "question": question, "answer": answer,
+                        "bucket": bucket_name,
+                        "bucket_position": (tasks.index(bucket_name) + 1
+                                            if bucket_name in tasks else None),
+                        "question": question, "answer": answer,
+                        "left": dialogue.get("left"), "chosen": chosen,
                         "submitted_at": submission["submitted_at"],
                         "duration_seconds": duration,
+                        "step_seconds": seconds.get((key, bucket_name)),
                     }

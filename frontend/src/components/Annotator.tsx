@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { ApiError, newClientId, submit, type Problem } from '../api';
 import { answersForSubmit, buildSteps, sanitizeAnswers, type Step } from '../answers';
-import { humanize, makeShow, makeShowHtml, turnNumber } from '../display';
+import { humanize, makeShowHtml, placeholderNames, showFor, speakerNames, turnNumber, type Show } from '../display';
 import { formatMissing, stepMissing, type Missing } from '../require';
+import { restoreTimings, useStepTimings } from '../timings';
 import type { Answers, Unit } from '../types';
 import { useDraftSaver, type SaveStatus } from '../useDraftSaver';
 import { Countdown, useCountdown } from './Countdown';
@@ -28,6 +29,14 @@ function initialStep(unit: Unit, steps: Step[], missing: Missing[][]): number {
   return Math.max(0, Math.min(saved, steps.length, reachable));
 }
 
+/** The show for a turn of a dialogue (its speaker is SPEAKER_X), or for the whole dialogue. */
+function turnShow(unit: Unit, shows: (speaker: string | null) => Show, dialogueKey: string | undefined, turn: number | null | undefined): Show {
+  if (typeof turn !== 'number') return shows(null);
+  const dialogue = unit.dialogues.find((d) => d.key === dialogueKey);
+  const spoken = dialogue?.turns.find((t) => t.index === turn);
+  return shows(spoken ? spoken.speaker : null);
+}
+
 function SaveIndicator({ status, error, retrying }: { status: SaveStatus; error: string | null; retrying: boolean }) {
   if (status === 'idle') return null;
   if (status === 'error') {
@@ -42,14 +51,20 @@ function SaveIndicator({ status, error, retrying }: { status: SaveStatus; error:
 
 export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebounceMs }: Props) {
   const steps = useMemo(() => buildSteps(unit), [unit]);
-  const show = useMemo(() => makeShow(unit.speaker_names), [unit]);
-  const showHtml = useMemo(() => makeShowHtml(unit.speaker_names), [unit]);
+  const names = useMemo(() => speakerNames(unit.speaker_names), [unit]);
+  const shows = useMemo(() => {
+    const bySpeaker = { system: showFor(names, 'system'), user: showFor(names, 'user') };
+    return (speaker: string | null) => (speaker === 'user' ? bySpeaker.user : bySpeaker.system);
+  }, [names]);
+  const show = shows(null);
+  const showHtml = useMemo(() => makeShowHtml(placeholderNames(names, null)), [names]);
   const [answers, setAnswers] = useState<Answers>(() => sanitizeAnswers(unit, unit.draft?.answers));
   const update = useCallback((fn: (a: Answers) => Answers) => setAnswers(fn), []);
 
   const missingByStep = useMemo(
-    () => steps.map((s) => stepMissing(unit, s.dialogueKey, s.bucketName, answers, show)),
-    [steps, unit, answers, show],
+    // Raw texts here; each item is shown with the names of its own turn (see `hints`).
+    () => steps.map((s) => stepMissing(unit, s.dialogueKey, s.bucketName, answers)),
+    [steps, unit, answers],
   );
   const [stepIndex, setStepIndex] = useState(() => initialStep(unit, steps, missingByStep));
   const [submitted, setSubmitted] = useState(false);
@@ -57,13 +72,21 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
   const [submitError, setSubmitError] = useState<{ message: string; problems: Problem[] } | null>(null);
   const [helpBucket, setHelpBucket] = useState<string | null>(null);
 
+  const current = stepIndex > 0 ? steps[stepIndex - 1] : null;
+  const restoredTimings = useMemo(
+    () => restoreTimings((unit.draft?.position as { timings?: unknown } | null | undefined)?.timings, steps),
+    [unit, steps],
+  );
+  const timingsAt = useStepTimings(current, restoredTimings);
   const position = useMemo(() => ({ step: stepIndex }), [stepIndex]);
+  const stamp = useCallback((p: { step: number }) => ({ ...p, timings: timingsAt(Date.now()) }), [timingsAt]);
   const saver = useDraftSaver({
     unitId: unit.unit_id,
     token,
     answers,
     position,
     enabled: !submitted,
+    stamp,
     debounceMs: draftDebounceMs,
   });
   const remaining = useCountdown(unit.seconds_remaining);
@@ -88,7 +111,6 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
     headingRef.current?.focus();
   }, [stepIndex]);
 
-  const current = stepIndex > 0 ? steps[stepIndex - 1] : null;
   const missing = current ? missingByStep[stepIndex - 1] : [];
   const isLast = stepIndex === steps.length;
   const firstIncomplete = missingByStep.findIndex((m) => m.length > 0);
@@ -113,6 +135,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
           started_at: startedAt.current.toISOString(),
           submitted_at: submittedAt.toISOString(),
           duration_ms: submittedAt.getTime() - startedAt.current.getTime(),
+          steps: timingsAt(submittedAt.getTime()),
         },
         clientId.current,
       );
@@ -145,7 +168,9 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
   let hints: string[] = [];
   let gotoIncomplete: number | null = null;
   if (current && missing.length > 0) {
-    hints = missing.map(formatMissing);
+    hints = missing.map((m) =>
+      formatMissing({ ...m, message: turnShow(unit, shows, current.dialogueKey, m.turn)(m.message) }),
+    );
   } else if (isLast && firstIncomplete !== -1) {
     gotoIncomplete = firstIncomplete + 1;
     hints = [`Step ${gotoIncomplete} is not complete yet.`];
@@ -248,7 +273,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
                       {target >= 0 && `Step ${target + 1}`}
                       {typeof p.turn === 'number' && `${target >= 0 ? ', ' : ''}Turn ${turnNumber(p.turn)}`}
                       {(target >= 0 || typeof p.turn === 'number') && ': '}
-                      {show(p.message)}
+                      {turnShow(unit, shows, p.dialogue, p.turn)(p.message)}
                       {target >= 0 && target + 1 !== stepIndex && (
                         <>
                           {' '}

@@ -1,12 +1,12 @@
 import type { ReactNode } from 'react';
-import { speakerLabel, turnNumber, type Show } from '../display';
+import { speakerLabel, turnNumber, type Show, type SpeakerNames } from '../display';
 import type { Turn } from '../types';
 
 interface Props {
   dialogueKey: string;
   turns: Turn[];
   persona?: string[] | null;
-  names: Record<string, string>;
+  names: SpeakerNames;
   show: Show;
   /** Heading shown above the dialogue (e.g. "Dialogue 1" in comparisons). */
   title?: string;
@@ -47,7 +47,7 @@ export function DialogueView({
       {title && <h3 className="dialogue-title">{title}</h3>}
       {personaLines.length > 0 && (
         <div className="persona">
-          <h4>{names.SPEAKER_X ? `${names.SPEAKER_X}'s persona` : 'Bot persona'}</h4>
+          <h4>{`${names.system}'s persona`}</h4>
           <ul>
             {personaLines.map((line, i) => (
               <li key={i}>{show(line)}</li>

@@ -1,8 +1,9 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { getValue, setValue, type Step } from '../answers';
 import type { DepContext } from '../dependencies';
-import { humanize, turnNumber, type Show } from '../display';
+import { humanize, showFor, speakerNames, turnNumber, type Show } from '../display';
 import { settleStep, targetsOf, turnContext } from '../require';
+import { checkboxesSeen, clearCheckbox, questionKey } from '../seen';
 import { chooseRadio, normalizeTree, toggleCheckbox, type TreePath } from '../tree';
 import type { Answers, Bucket, BucketValue, Dialogue, TreeValue, Turn, Unit } from '../types';
 import { DIALOGUE_TARGET } from '../types';
@@ -18,6 +19,7 @@ export interface StepViewProps {
   step: Step;
   answers: Answers;
   update: Update;
+  /** Texts about the whole dialogue (`SPEAKER_X` = the bot); turn texts use their turn's names. */
   show: Show;
   /** Opens the instructions of the step's bucket; null when the bucket has none. */
   help: HelpLink | null;
@@ -70,6 +72,18 @@ function TurnLevelStep(props: InnerProps) {
   const bucketAnswers = answers[dialogue.key]?.[step.bucketName] ?? {};
   const latest = useRef(bucketAnswers);
   latest.current = bucketAnswers;
+  const names = useMemo(() => speakerNames(props.unit.speaker_names), [props.unit]);
+  const turnShows = useMemo(() => ({ system: showFor(names, 'system'), user: showFor(names, 'user') }), [names]);
+  const showTurn = (speaker: string) => (speaker === 'user' ? turnShows.user : turnShows.system);
+  // Checkbox questions whose "None of these" the worker confirmed, per turn (see seen.ts).
+  const [confirmedNone, setConfirmedNone] = useState<Record<number, ReadonlySet<string>>>({});
+  const noneSet = (index: number): ReadonlySet<string> => confirmedNone[index] ?? new Set<string>();
+  const withNone = (index: number, key: string, confirmed: boolean): ReadonlySet<string> => {
+    const next = new Set(noneSet(index));
+    if (confirmed) next.add(key);
+    else next.delete(key);
+    return next;
+  };
 
   const isComplete = useCallback(
     (index: number, values: Record<string, unknown>) =>
@@ -119,15 +133,25 @@ function TurnLevelStep(props: InnerProps) {
     return pos >= 0 && pos + 1 < targets.length ? targets[pos + 1] : null;
   };
 
-  // Completing a turn with the mouse moves on to the next unfinished target turn. Keyboard users
-  // (arrow keys change radios) stay where they are and use "Go to turn N".
+  // A mouse click that completes a turn, every question of it seen (checkbox questions ticked
+  // or confirmed "None of these"), moves on to the next unfinished target turn. A checkbox tick
+  // never does (more ticks may follow). Keyboard users (arrow keys change radios) stay where
+  // they are and use "Go to turn N".
   const pointerRef = useRef(false);
   const advanceTimer = useRef<number | undefined>(undefined);
   useEffect(() => () => window.clearTimeout(advanceTimer.current), []);
-  const maybeAdvance = (index: number, before: unknown, after: unknown) => {
+  const maybeAdvance = (
+    index: number,
+    before: unknown,
+    after: unknown,
+    noneBefore: ReadonlySet<string>,
+    noneAfter: ReadonlySet<string>,
+  ) => {
     if (!pointerRef.current) return;
     const ctx = turnContext(dialogue, index, bucket, latest.current);
-    if (isValueComplete(bucket, before, ctx) || !isValueComplete(bucket, after, ctx)) return;
+    const done = (v: unknown, none: ReadonlySet<string>) =>
+      isValueComplete(bucket, v, ctx) && checkboxesSeen(bucket.options, v, ctx, none);
+    if (done(before, noneBefore) || !done(after, noneAfter)) return;
     const values = { ...latest.current, [String(index)]: after };
     const pos = targets.indexOf(index);
     const rest = [...targets.slice(pos + 1), ...targets.slice(0, Math.max(pos, 0))];
@@ -140,6 +164,7 @@ function TurnLevelStep(props: InnerProps) {
   const renderAnswers = (turn: Turn) => {
     const index = turn.index;
     const ctx = turnContext(dialogue, index, bucket, bucketAnswers);
+    const show = showTurn(turn.speaker);
     const key = String(index);
     const value = bucketAnswers[key];
     const n = turnNumber(index);
@@ -177,15 +202,29 @@ function TurnLevelStep(props: InnerProps) {
             turn={ctx}
             show={show}
             help={bucket.config === 'nondetails_nonhelp_button_flow' ? null : help}
+            noneOfThese={{
+              isConfirmed: (path, q) => noneSet(index).has(questionKey(path, q)),
+              onChange: (path, q, confirmed) => {
+                const none = withNone(index, questionKey(path, q), confirmed);
+                setConfirmedNone((c) => ({ ...c, [index]: none }));
+                if (!confirmed) return;
+                const after = clearCheckbox(bucket.options, value as TreeValue | undefined, path, q, ctx);
+                setTarget(key, (old) => clearCheckbox(bucket.options, old as TreeValue | undefined, path, q, ctx));
+                maybeAdvance(index, value, after, noneSet(index), none);
+              },
+            }}
             onRadio={(path: TreePath, q, a) => {
               const after = chooseRadio(bucket.options, value as TreeValue | undefined, path, q, a, ctx);
               setTarget(key, (old) => chooseRadio(bucket.options, old as TreeValue | undefined, path, q, a, ctx));
-              maybeAdvance(index, value, after);
+              maybeAdvance(index, value, after, noneSet(index), noneSet(index));
             }}
             onCheckbox={(path: TreePath, q, a, checked) => {
-              const after = toggleCheckbox(bucket.options, value as TreeValue | undefined, path, q, a, checked, ctx);
+              // A tick is an answer: any "None of these" of that question no longer holds.
+              if (checked && noneSet(index).has(questionKey(path, q))) {
+                const none = withNone(index, questionKey(path, q), false);
+                setConfirmedNone((c) => ({ ...c, [index]: none }));
+              }
               setTarget(key, (old) => toggleCheckbox(bucket.options, old as TreeValue | undefined, path, q, a, checked, ctx));
-              maybeAdvance(index, value, after);
             }}
           />
           {next !== null && (
@@ -248,7 +287,7 @@ function TurnLevelStep(props: InnerProps) {
         dialogueKey={dialogue.key}
         turns={dialogue.turns}
         persona={dialogue.persona}
-        names={props.unit.speaker_names ?? {}}
+        names={speakerNames(props.unit.speaker_names)}
         show={show}
         targets={targetSet}
         current={accordion ? current : null}
@@ -270,7 +309,7 @@ function DialogueLevelStep(props: InnerProps) {
         dialogueKey={dialogue.key}
         turns={dialogue.turns}
         persona={dialogue.persona}
-        names={props.unit.speaker_names ?? {}}
+        names={speakerNames(props.unit.speaker_names)}
         show={show}
       />
       <section className="panel questions-panel" aria-label="Questions about the dialogue">
@@ -288,7 +327,7 @@ function ComparativeStep(props: InnerProps) {
   const { bucket, dialogue, answers, show, step } = props;
   const setTarget = useTargetSetter(props);
   const value = answers[dialogue.key]?.[step.bucketName]?.[DIALOGUE_TARGET];
-  const names = props.unit.speaker_names ?? {};
+  const names = speakerNames(props.unit.speaker_names);
   return (
     <div className="step-body">
       <div className="compare">

@@ -8,6 +8,12 @@ export interface TreeHandlers {
   onCheckbox: (path: TreePath, question: string, answer: string, checked: boolean) => void;
 }
 
+/** "None of these" for checkbox questions: confirmed by the worker, not assumed. */
+export interface NoneOfThese {
+  isConfirmed: (path: TreePath, question: string) => boolean;
+  onChange: (path: TreePath, question: string, confirmed: boolean) => void;
+}
+
 export interface HelpLink {
   /** Generated id of the instructions dialog. */
   dialogId: string;
@@ -24,10 +30,22 @@ interface Props extends TreeHandlers {
   help?: HelpLink | null;
   /** Unique prefix for radio group names (generated, never question text). */
   nameBase?: string;
+  noneOfThese?: NoneOfThese | null;
 }
 
 /** A question tree: one fieldset per shown question; nested questions appear under the chosen answer. */
-export function TreeQuestions({ spec, value, path = [], turn, show, help, nameBase, onRadio, onCheckbox }: Props) {
+export function TreeQuestions({
+  spec,
+  value,
+  path = [],
+  turn,
+  show,
+  help,
+  nameBase,
+  noneOfThese,
+  onRadio,
+  onCheckbox,
+}: Props) {
   const generated = useId();
   const base = nameBase ?? generated;
   const level: TreeValue = value ?? {};
@@ -87,6 +105,7 @@ export function TreeQuestions({ spec, value, path = [], turn, show, help, nameBa
                             show={show}
                             help={null}
                             nameBase={`${name}-${ai}`}
+                            noneOfThese={noneOfThese}
                             onRadio={onRadio}
                             onCheckbox={onCheckbox}
                           />
@@ -95,6 +114,18 @@ export function TreeQuestions({ spec, value, path = [], turn, show, help, nameBa
                     </li>
                   );
                 })}
+                {checkbox && noneOfThese && (
+                  <li className="option is-none">
+                    <label>
+                      <input
+                        type="checkbox"
+                        checked={Object.keys(chosen).length === 0 && noneOfThese.isConfirmed(path, q)}
+                        onChange={(e) => noneOfThese.onChange(path, q, e.currentTarget.checked)}
+                      />
+                      <span>None of these</span>
+                    </label>
+                  </li>
+                )}
               </ul>
             </fieldset>
           </div>
