@@ -7,7 +7,7 @@ import random
 
 import pytest
 from helpers import dialogue, write_task
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from collection_and_annotations.blueprints.static_annotation.client_timings import step_seconds
 from collection_and_annotations.blueprints.static_annotation.layout import (
@@ -187,3 +187,22 @@ def test_speaker_names_are_per_speaker(tmp_path, open_conf, database_url):
     _, _, unit = _unit(client, "w1")
     assert unit["speaker_names"] == {"system": "Bot", "user": "Human"}
     assert unit["kind"] == "annotation"
+
+
+def test_refusals_number_dialogues_as_the_unit_shows_them(tmp_path, database_url, open_conf):
+    lines = [{"data": [dialogue("d1", "g1", ["overall_quality"]),
+                       dialogue("d2", "g2", ["overall_quality"])]}]
+    served, client = _open(tmp_path, open_conf, database_url, lines, {"g1": 1, "g2": 1})
+    reversed_order = {"dialogues": [{"index": 1, "tasks": ["overall_quality"]},
+                                    {"index": 0, "tasks": ["overall_quality"]}]}
+    with served.db.session() as session:
+        session.execute(update(Unit).values(layout=reversed_order))
+    unit_id, headers, unit = _unit(client, "w1")
+    first, second = (d["key"] for d in unit["dialogues"])
+    answers = {first: {"overall_quality": {"dialogue": {"Overall": 4}}}}  # the second is missing
+    reply = client.post(f"/api/units/{unit_id}/submit", json={"answers": answers},
+                        headers=headers)
+    assert reply.status_code == 422
+    (problem,) = reply.get_json()["problems"]
+    assert problem["dialogue"] == second and problem["where"].startswith("dialogue 2")
+    assert reply.get_json()["error"].startswith("dialogue 2, 'overall_quality': missing")

@@ -119,7 +119,7 @@ def _store_submission(
             raise WorkRefused(f"this unit is {unit.status} and takes no submission", 409)
         problems = blueprint.check_submission(unit.data, unit.layout, answers)
         if problems:
-            raise WorkRefused(_summary(problems, unit.data), 422, problems)
+            raise WorkRefused(_summary(problems), 422, problems)
         now = utcnow()
         server_timings = {
             "assigned_at": iso_utc(unit.assigned_at),
@@ -137,18 +137,10 @@ def _store_submission(
         return "completed"
 
 
-def _summary(problems: list[dict[str, Any]], data: dict[str, Any]) -> str:
-    """'dialogue 1, turn 6, bucket x: missing: ...' for the first problems (turns 1-based)."""
-    order = {d["key"]: i + 1 for i, d in enumerate(data.get("dialogues", []))}
-    lines = []
-    for problem in problems[:3]:
-        parts = []
-        if problem["dialogue"] in order:
-            parts.append(f"dialogue {order[problem['dialogue']]}")
-        if problem["turn"] is not None:
-            parts.append(f"turn {problem['turn'] + 1}")
-        if problem["bucket"]:
-            parts.append(f"'{problem['bucket']}'")
-        lines.append(f"{', '.join(parts)}: {problem['message']}" if parts else problem["message"])
+def _summary(problems: list[dict[str, Any]]) -> str:
+    """The first problems in one line, each after its place (`where`, as the task kind words
+    it for the worker)."""
+    lines = [f"{p['where']}: {p['message']}" if p.get("where") else p["message"]
+             for p in problems[:3]]
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
     return "; ".join(lines) + more

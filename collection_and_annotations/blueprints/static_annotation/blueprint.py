@@ -16,6 +16,7 @@ from collection_and_annotations.blueprints.base import MAIN_POOL, AssignmentPlan
 from collection_and_annotations.blueprints.registry import register_blueprint
 from collection_and_annotations.blueprints.static_annotation.answers import (
     DialogueView,
+    Problem,
     check_answers,
 )
 from collection_and_annotations.blueprints.static_annotation.buckets import Bucket, load_buckets
@@ -157,4 +158,19 @@ class StaticAnnotationBlueprint:
     def check_submission(
         self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any
     ) -> list[dict[str, Any]]:
-        return [p.as_dict() for p in check_answers(answers, self._views(data), self.buckets)]
+        positions = {shown.item["key"]: shown.position
+                     for shown in shown_dialogues(data, layout)}
+        return [{**p.as_dict(), "where": _where(p, positions)}
+                for p in check_answers(answers, self._views(data), self.buckets)]
+
+
+def _where(problem: Problem, positions: dict[str, int]) -> str:
+    """'dialogue 2, turn 6, 'bucket'': numbered as this unit shows them (turns 1-based)."""
+    parts = []
+    if problem.dialogue in positions:
+        parts.append(f"dialogue {positions[problem.dialogue]}")
+    if problem.turn is not None:
+        parts.append(f"turn {problem.turn + 1}")
+    if problem.bucket:
+        parts.append(f"'{problem.bucket}'")
+    return ", ".join(parts)
