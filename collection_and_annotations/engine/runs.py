@@ -123,20 +123,20 @@ def _chunks(rows: Iterable[T], size: int = INSERT_CHUNK) -> Iterator[list[T]]:
         yield chunk
 
 
-def _insert_rows(connection: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
-    """Plain executemany of ready values (JSON already encoded, no datetimes): for hundreds of
-    thousands of rows, SQLAlchemy's per-row parameter processing would cost more than the
-    database."""
-    if not rows:
-        return
-    names = list(rows[0])
+def _insert_rows(connection: Connection, table: Table, columns: tuple[str, ...],
+                 rows: Iterable[tuple[Any, ...]]) -> int:
+    """Plain executemany of ready values (JSON already encoded, no datetimes), streamed in
+    chunks: for hundreds of thousands of rows, SQLAlchemy's per-row parameter processing would
+    cost more than the database. Returns the number of rows."""
     style = connection.dialect.paramstyle
-    marks = ", ".join("?" if style == "qmark" else f"%({n})s" if style == "pyformat"
-                      else f":{n}" for n in names)
-    sql = f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({marks})"
+    marks = ", ".join("?" if style == "qmark" else "%s" if style in ("format", "pyformat")
+                      else f":{i + 1}" for i in range(len(columns)))
+    sql = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({marks})"
+    count = 0
     for chunk in _chunks(rows):
-        connection.exec_driver_sql(
-            sql, [tuple(row[n] for n in names) for row in chunk] if style == "qmark" else chunk)
+        connection.exec_driver_sql(sql, chunk)
+        count += len(chunk)
+    return count
 
 
 def _claim_task(session: Session, task_name: str, blueprint_name: str, server: str) -> Task:
@@ -180,11 +180,11 @@ def _create_assignments(session: Session, task_id: int, plans: list[AssignmentPl
              for p in chunk],
         )
         ids.update((key, assignment_id) for key, assignment_id in returned)
-    _insert_rows(connection, AssignmentGroup.__table__,
-                 [{"assignment_id": ids[p.key], "group_id": g} for p in plans for g in p.groups])
+    _insert_rows(connection, AssignmentGroup.__table__, ("assignment_id", "group_id"),
+                 ((ids[p.key], g) for p in plans for g in p.groups))
     _insert_rows(connection, AssignmentExclusion.__table__,
-                 [{"assignment_id": ids[p.key], "provider_worker_id": w}
-                  for p in plans for w in p.excluded_workers])
+                 ("assignment_id", "provider_worker_id"),
+                 ((ids[p.key], w) for p in plans for w in p.excluded_workers))
 
 
 def _retire(session: Session, unit_ids: list[int]) -> None:
@@ -236,30 +236,41 @@ def _sync_units(
         )).values(task_run_id=run_id).execution_options(synchronize_session=False)
     )
     surplus: list[int] = []
-    new_units: list[dict[str, Any]] = []
-    probe = random.Random(0)
     for plan in plans:
         assignment_id = ids[plan.key]
-        kept = sum(counts[assignment_id].values())
         free = [u for u, s in open_units[assignment_id] if s == "launched"]
-        surplus += free[: max(0, kept - plan.annotators)]
-        # Most tasks have nothing to shuffle: one call per assignment says so, and then its
-        # units are created without a random generator each.
-        shuffled = blueprint.unit_layout(plan.data, probe) is not None
-        for ordinal in range(kept, plan.annotators):
-            layout = None
-            if shuffled:
-                layout = blueprint.unit_layout(plan.data, random.Random(
-                    f"{seed}:{plan.key}:{ordinal}" if seed is not None else secrets.randbits(64)))
-            new_units.append({
-                "public_id": new_unit_id(), "assignment_id": assignment_id,
-                "task_run_id": run_id, "pool": plan.pool, "status": "launched",
-                "times_expired": 0, "layout": None if layout is None else json.dumps(layout),
-            })
+        surplus += free[: max(0, sum(counts[assignment_id].values()) - plan.annotators)]
     for chunk in _chunks(surplus):
         session.execute(update(Unit).where(Unit.id.in_(chunk)).values(status="expired"))
-    _insert_rows(session.connection(), Unit.__table__, new_units)
-    return len(new_units)
+    return _insert_rows(
+        session.connection(), Unit.__table__,
+        ("public_id", "assignment_id", "task_run_id", "pool", "status", "times_expired",
+         "layout"),
+        _new_units(plans, ids, counts, run_id, blueprint, seed),
+    )
+
+
+def _new_units(
+    plans: list[AssignmentPlan], ids: dict[str, int], counts: dict[int, Counter[str]],
+    run_id: int, blueprint: TaskBlueprint, seed: int | None,
+) -> Iterator[tuple[Any, ...]]:
+    """Rows of the units each plan still lacks, each with its own layout: seeded per unit
+    (seed, assignment key, ordinal) when the study sets a seed, so it reproduces; from one
+    generator seeded by the system otherwise."""
+    probe, fresh = random.Random(0), random.Random(secrets.randbits(128))
+    for plan in plans:
+        assignment_id = ids[plan.key]
+        missing = range(sum(counts[assignment_id].values()), plan.annotators)
+        # Most tasks have nothing to shuffle: one call per assignment says so.
+        shuffled = blueprint.unit_layout(plan.data, probe) is not None
+        public_ids = secrets.token_hex(10 * len(missing))
+        for n, ordinal in enumerate(missing):
+            layout = None
+            if shuffled:
+                rng = random.Random(f"{seed}:{plan.key}:{ordinal}") if seed is not None else fresh
+                layout = json.dumps(blueprint.unit_layout(plan.data, rng))
+            yield (f"u_{public_ids[20 * n:20 * (n + 1)]}", assignment_id, run_id, plan.pool,
+                   "launched", 0, layout)
 
 
 def _report_changes(
@@ -292,7 +303,7 @@ def start_run(
     changes = DataChanges()
     with db.session() as session:
         if db.engine.dialect.name == "sqlite":  # room for a bulk load without spilling pages
-            session.execute(text("PRAGMA cache_size = -131072"))
+            session.execute(text("PRAGMA cache_size = -32768"))
         task = _claim_task(session, task_name, blueprint.name, server)
         now = utcnow()
         run = TaskRun(task_id=task.id, config=config, server=server, heartbeat_at=now,

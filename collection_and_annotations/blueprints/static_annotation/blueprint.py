@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 import secrets
 from pathlib import Path
@@ -47,13 +45,6 @@ def _public_turns(turns: list[list[Any]]) -> list[dict[str, Any]]:
     return [{"index": i, "speaker": t[0], "text": t[1]} for i, t in enumerate(turns)]
 
 
-def content_key(dialogues: list[dict[str, Any]]) -> str:
-    """An assignment's key: a hash of its dialogues as the data file has them, so edited text
-    between runs is new work and the old version is retired (migration 0002 computes the same
-    for assignments stored before)."""
-    return hashlib.sha256(json.dumps(dialogues, sort_keys=True).encode()).hexdigest()[:32]
-
-
 @register_blueprint("static_annotation")
 class StaticAnnotationBlueprint:
     name = "static_annotation"
@@ -86,7 +77,7 @@ class StaticAnnotationBlueprint:
                 for dialogue in spec.dialogues
             ]
             plans.append(AssignmentPlan(
-                key=content_key(spec.dialogues),
+                key=spec.key,
                 annotators=spec.annotators,
                 groups=spec.groups,
                 excluded_workers=spec.origin_workers,

@@ -20,11 +20,18 @@ MAX_ANNOTATORS_PER_GROUP = 10_000
 MAX_UNITS_PER_TASK = 1_000_000
 
 
+def content_key(dialogues: list[dict[str, Any]]) -> str:
+    """An assignment's key: a hash of its dialogues as the data file has them, so edited text
+    between runs is new work and the old version is retired (migration 0002 computes the same
+    for assignments stored before)."""
+    return hashlib.sha256(json.dumps(dialogues, sort_keys=True).encode()).hexdigest()[:32]
+
+
 @dataclass(frozen=True)
 class AssignmentSpec:
     """One data line: the dialogues a worker annotates together, and how many workers."""
 
-    key: str
+    key: str  # content_key of the dialogues
     line: int
     dialogues: list[dict[str, Any]]
     annotators: int
@@ -119,7 +126,7 @@ def read_task_data(
     units_file = _find_units_file(data_path, task_name, units_path)
     units = _load_units(units_file) if units_file else None
     specs: list[AssignmentSpec] = []
-    seen: dict[str, int] = {}
+    seen: dict[tuple[Any, ...], int] = {}
     for line_number, record in lines:
         raw = record["data"] if isinstance(record, dict) and "data" in record else [record]
         if not isinstance(raw, list) or not raw:
@@ -127,13 +134,14 @@ def read_task_data(
                             line_number)
         dialogues = [_check_dialogue(d, data_path, line_number, bucket_names) for d in raw]
         annotators = _annotators(dialogues, units, units_file, data_path, line_number)
-        identity = [[d["dialogue_id"], d["group_id"], d["annotation_tasks"]] for d in dialogues]
-        key = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
-        if key in seen:
-            raise UserError(f"the same dialogues and tasks already appear on line {seen[key]}",
-                            data_path, line_number)
-        seen[key] = line_number
-        specs.append(AssignmentSpec(key, line_number, dialogues, annotators))
+        identity = tuple((d["dialogue_id"], d["group_id"], tuple(d["annotation_tasks"]))
+                         for d in dialogues)
+        if identity in seen:
+            raise UserError("the same dialogues and tasks already appear on line "
+                            f"{seen[identity]}", data_path, line_number)
+        seen[identity] = line_number
+        specs.append(AssignmentSpec(content_key(dialogues), line_number, dialogues,
+                                    annotators))
     if not specs:
         raise UserError("the task data file holds no dialogues", data_path)
     total = sum(spec.annotators for spec in specs)
