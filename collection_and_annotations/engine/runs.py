@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import random
 import secrets
-from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -210,48 +209,50 @@ def _sync_units(
     own layout; units of assignments no longer planned are retired. Returns units created."""
     ids = dict(session.execute(
         select(Assignment.key, Assignment.id).where(Assignment.task_id == task_id)).all())
-    counts: dict[int, Counter[str]] = defaultdict(Counter)
-    open_units: dict[int, list[tuple[int, str]]] = defaultdict(list)
-    for unit_id, assignment_id, status in session.execute(
-        select(Unit.id, Unit.assignment_id, Unit.status).join(Assignment)
-        .where(Assignment.task_id == task_id, Unit.status.in_((*OPEN_STATUSES, *DONE_STATUSES)))
-    ).all():
-        counts[assignment_id][status] += 1
-        if status in OPEN_STATUSES:
-            open_units[assignment_id].append((unit_id, status))
     planned = {ids[p.key] for p in plans}
-    retired = [(u, s) for a, units in open_units.items() if a not in planned for u, s in units]
+    in_task = Unit.assignment_id.in_(select(Assignment.id).where(Assignment.task_id == task_id))
+    # Units that count towards an assignment's annotators (done, or open), per assignment.
+    kept: dict[int, int] = dict(session.execute(
+        select(Unit.assignment_id, func.count()).where(
+            in_task, Unit.status.in_((*OPEN_STATUSES, *DONE_STATUSES)))
+        .group_by(Unit.assignment_id)).all())
+    unplanned = [a for a in ids.values() if a not in planned]
+    retired: list[tuple[int, str]] = []
+    for chunk in _chunks(unplanned):
+        retired += session.execute(select(Unit.id, Unit.status).where(
+            Unit.assignment_id.in_(chunk), Unit.status.in_(OPEN_STATUSES))).all()
     _retire(session, [u for u, _ in retired])
     retired_before = set(session.scalars(select(Assignment.id).where(
         Assignment.task_id == task_id, Assignment.retired_at.is_not(None))))
-    _set_retired(session, [a for a in ids.values() if a not in planned and a not in
-                           retired_before], utcnow())
+    _set_retired(session, [a for a in unplanned if a not in retired_before], utcnow())
     _set_retired(session, list(retired_before & planned), None)
     changes.retired_units = len(retired)
     changes.withdrawn_units = sum(1 for _, s in retired if s == "assigned")
     session.execute(
-        update(Unit).where(Unit.id.in_(
-            select(Unit.id).join(Assignment)
-            .where(Assignment.task_id == task_id, Unit.status.in_(OPEN_STATUSES))
-        )).values(task_run_id=run_id).execution_options(synchronize_session=False)
+        update(Unit).where(in_task, Unit.status.in_(OPEN_STATUSES)).values(task_run_id=run_id)
+        .execution_options(synchronize_session=False)
     )
+    # Fewer annotators than before: drop free units beyond the new number (never held ones).
     surplus: list[int] = []
     for plan in plans:
-        assignment_id = ids[plan.key]
-        free = [u for u, s in open_units[assignment_id] if s == "launched"]
-        surplus += free[: max(0, sum(counts[assignment_id].values()) - plan.annotators)]
+        extra = kept.get(ids[plan.key], 0) - plan.annotators
+        if extra > 0:
+            surplus += session.scalars(
+                select(Unit.id).where(Unit.assignment_id == ids[plan.key],
+                                      Unit.status == "launched")
+                .order_by(Unit.id.desc()).limit(extra)).all()
     for chunk in _chunks(surplus):
         session.execute(update(Unit).where(Unit.id.in_(chunk)).values(status="expired"))
     return _insert_rows(
         session.connection(), Unit.__table__,
         ("public_id", "assignment_id", "task_run_id", "pool", "status", "times_expired",
          "layout"),
-        _new_units(plans, ids, counts, run_id, blueprint, seed),
+        _new_units(plans, ids, kept, run_id, blueprint, seed),
     )
 
 
 def _new_units(
-    plans: list[AssignmentPlan], ids: dict[str, int], counts: dict[int, Counter[str]],
+    plans: list[AssignmentPlan], ids: dict[str, int], kept: dict[int, int],
     run_id: int, blueprint: TaskBlueprint, seed: int | None,
 ) -> Iterator[tuple[Any, ...]]:
     """Rows of the units each plan still lacks, each with its own layout: seeded per unit
@@ -260,7 +261,7 @@ def _new_units(
     probe, fresh = random.Random(0), random.Random(secrets.randbits(128))
     for plan in plans:
         assignment_id = ids[plan.key]
-        missing = range(sum(counts[assignment_id].values()), plan.annotators)
+        missing = range(kept.get(assignment_id, 0), plan.annotators)
         # Most tasks have nothing to shuffle: one call per assignment says so.
         shuffled = blueprint.unit_layout(plan.data, probe) is not None
         public_ids = secrets.token_hex(10 * len(missing))
