@@ -27,6 +27,7 @@ from collection_and_annotations.storage.models import (
     Draft,
     Submission,
     Unit,
+    Worker,
     WorkerGroup,
     utcnow,
 )
@@ -393,6 +394,54 @@ def test_database_errors_in_the_background_never_stop_the_server(tmp_path, postg
             if reply.status_code == 200:
                 break
         assert reply is not None and reply.status_code == 200
+    finally:
+        run.process.kill()
+        run.process.wait()
+
+
+@pytest.mark.postgres
+def test_workers_submitting_around_their_deadlines_with_two_server_processes(tmp_path,
+                                                                             postgres_url):
+    """The launcher's sweep and two server processes under 80 submits near their deadlines:
+    the server stays up, answers only 200 or 409, and every 200 is a completed unit."""
+    conf = write_task(tmp_path, _lines(80), {f"g{i}": 1 for i in range(80)},
+                      task={"assignment_duration_in_seconds": 2, "allowed_concurrent": 0})
+    port = free_port()
+    run = Running(tmp_path, port, str(conf), f"database_url={postgres_url}",
+                  "mephisto.architect.server_processes=2")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        run.wait_for(r"press Ctrl-C")
+
+        def annotate(n: int) -> tuple[str, str, int]:
+            with httpx.Client(base_url=base, timeout=30) as client:
+                claimed = client.post("/api/claim", json={"worker_id": f"w{n}",
+                                                          "assignment_id": "a"}).json()
+                headers = {"Authorization": f"Bearer {claimed['token']}"}
+                unit = client.get(f"/api/units/{claimed['unit_id']}", headers=headers).json()
+                answers = {d["key"]: {"overall_quality": {"dialogue": {"Overall": 3}}}
+                           for d in unit["dialogues"]}
+                time.sleep(random.uniform(1.6, 2.6))
+                reply = client.post(f"/api/units/{claimed['unit_id']}/submit",
+                                    json={"answers": answers}, headers=headers)
+                return f"w{n}", claimed["unit_id"], reply.status_code
+
+        with ThreadPoolExecutor(max_workers=40) as pool:
+            outcomes = list(pool.map(annotate, range(80)))
+        assert run.process.poll() is None, "".join(run.lines)
+        assert {status for *_, status in outcomes} <= {200, 409}, outcomes
+        assert any(status == 409 for *_, status in outcomes)  # the deadlines did bite
+        db = Database(postgres_url)
+        with db.read() as session:
+            for worker, public_id, status in outcomes:
+                unit = session.scalars(select(Unit).where(Unit.public_id == public_id)).one()
+                mine = session.scalar(
+                    select(Submission.id).join(Worker, Submission.worker_id == Worker.id)
+                    .where(Submission.unit_id == unit.id, Worker.provider_worker_id == worker))
+                assert (status == 200) == (mine is not None), (worker, status)
+                if status == 200:
+                    assert unit.status == "completed"
+        db.dispose()
     finally:
         run.process.kill()
         run.process.wait()
