@@ -103,10 +103,11 @@ class Connection:
         status_line, *header_lines = (
             (await self.reader.readuntil(b"\r\n\r\n")).decode().split("\r\n")
         )
-        headers = dict(line.split(": ", 1) for line in header_lines if ": " in line)
-        length = int(headers.get("Content-Length", "0"))
+        headers = {name.lower(): value for name, value in
+                   (line.split(": ", 1) for line in header_lines if ": " in line)}
+        length = int(headers.get("content-length", "0"))
         content = await self.reader.readexactly(length) if length else b"{}"
-        if headers.get("Connection", "").lower() == "close":
+        if headers.get("connection", "").lower() == "close":
             await self.close()
         return int(status_line.split()[1]), json.loads(content)
 
