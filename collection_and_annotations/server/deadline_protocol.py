@@ -4,7 +4,8 @@ uvicorn times out idle keep-alive connections but not a request that arrives slo
 sending one header byte every few seconds, or a body one byte a second, would keep its
 connection forever. Here every request (request line, headers and body) must arrive whole within
 REQUEST_DEADLINE seconds of its first byte, or of the connection's opening for the first
-request; the client then gets 408 and the connection is closed. Its head is also bounded.
+request; the client then gets 408 and the connection is closed. Its request line and headers
+are bounded too (httptools sets no limit).
 """
 
 from __future__ import annotations
@@ -22,10 +23,6 @@ _TIMEOUT_RESPONSE = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application
                      % (len(_TIMEOUT_BODY), _TIMEOUT_BODY))
 
 
-class HeadTooLarge(Exception):
-    """Raised inside the parser; httptools turns it into a parse error, uvicorn answers 400."""
-
-
 class DeadlineProtocol(HttpToolsProtocol):
     """One connection; the timer runs while a request is being received, never while the
     application works on it or while the connection idles between requests (uvicorn's
@@ -35,6 +32,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
         self._receiving = False
+        self._head_done = False
         self._head_bytes = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -45,28 +43,26 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._disarm()
         super().connection_lost(exc)
 
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if not self._head_done:  # all of `data` was request line and headers
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
+                self.send_400_response("The request line and headers are too large.")
+
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self._receiving, self._head_bytes = True, 0
+        self._receiving = True
         self._arm()
 
-    def on_url(self, url: bytes) -> None:
-        self._count_head(len(url))
-        super().on_url(url)
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._count_head(len(name) + len(value))
-        super().on_header(name, value)
+    def on_headers_complete(self) -> None:
+        self._head_done = True
+        super().on_headers_complete()
 
     def on_message_complete(self) -> None:
-        self._receiving = False
+        self._receiving, self._head_done, self._head_bytes = False, False, 0
         self._disarm()
         super().on_message_complete()
-
-    def _count_head(self, size: int) -> None:
-        self._head_bytes += size
-        if self._head_bytes > MAX_HEAD_BYTES:
-            raise HeadTooLarge
 
     def _arm(self) -> None:
         if self._deadline is None:

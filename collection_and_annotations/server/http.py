@@ -21,6 +21,7 @@ import threading
 import time
 
 import uvicorn
+from flask import Flask
 
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.server.app import create_app
@@ -66,8 +67,8 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _server(served: ServedTask, max_connections: int) -> _Server:
-    flask_app = create_app(served)
+def uvicorn_server(flask_app: Flask, max_connections: int = MAX_CONNECTIONS) -> _Server:
+    """A server for `flask_app` behind the ASGI front, not yet listening."""
     front = Front(WsgiPool(flask_app, THREADS_PER_PROCESS), flask_app.config["MAX_CONTENT_LENGTH"])
     return _Server(uvicorn.Config(
         front, http=DeadlineProtocol, lifespan="off", interface="asgi3", access_log=False,
@@ -82,7 +83,7 @@ def _serve_child(served: ServedTask, sock: socket.socket, max_connections: int,
     """Body of a forked server process: serve until SIGTERM or the supervisor's death."""
     die_with_parent(supervisor)
     served.db.engine.dispose(close=False)  # the launcher's connections are not ours to use
-    server = _server(served, max_connections)
+    server = uvicorn_server(create_app(served), max_connections)
     signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
 
     def watch_parent() -> None:  # where PR_SET_PDEATHSIG is missing
@@ -112,7 +113,7 @@ class HttpService:
             self.supervisor = pid
             sock.close()
         else:
-            self.server = _server(served, max_connections)
+            self.server = uvicorn_server(create_app(served), max_connections)
             self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                            name="http", daemon=True)
             self.thread.start()

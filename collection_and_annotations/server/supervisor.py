@@ -18,8 +18,8 @@ import traceback
 from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
-# A child that dies younger than this counts as a crash loop: wait before the next start,
-# doubling the wait up to MAX_BACKOFF; a child that lived longer resets it.
+# Children dying younger than this, one after another, are a crash loop: the first is replaced
+# at once, each next one after a wait doubling up to MAX_BACKOFF; one that lived longer resets it.
 YOUNG_SECONDS = 10.0
 FIRST_BACKOFF, MAX_BACKOFF = 0.5, 30.0
 STOP_SECONDS = 10.0
@@ -49,6 +49,7 @@ class Supervisor:
         self.body, self.count, self.launcher = body, count, launcher
         self.children: dict[int, float] = {}  # pid -> start time
         self.backoff = 0.0
+        self.young_deaths = 0
         self.next_start = 0.0
 
     def run(self) -> None:
@@ -94,13 +95,15 @@ class Supervisor:
             if started is None:
                 continue
             young = time.monotonic() - started < YOUNG_SECONDS
-            self.backoff = min(MAX_BACKOFF, max(FIRST_BACKOFF, 2 * self.backoff)) if young else 0.0
+            self.young_deaths = self.young_deaths + 1 if young else 0
+            self.backoff = 0.0 if self.young_deaths < 2 else min(
+                MAX_BACKOFF, FIRST_BACKOFF * 2 ** (self.young_deaths - 2))
             self.next_start = time.monotonic() + self.backoff
             if self.backoff == 0.0:
                 new = self._start()
                 what = f"started {new} in its place"
             else:
-                what = f"starting another in {self.backoff:g} s (it died young)"
+                what = f"starting another in {self.backoff:g} s (they die young)"
             print(f"server process {pid} ended unexpectedly ({describe_exit(status)}); {what}",
                   file=sys.stderr, flush=True)
 
