@@ -4,6 +4,7 @@ requests are answered promptly, with one server process or several."""
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import socket
 import threading
@@ -52,10 +53,8 @@ class SlowClients:
     def _trickle(self) -> None:
         while not self.stop.wait(1.0):
             for sock in self.trickling:
-                try:
+                with contextlib.suppress(OSError):
                     sock.send(b" ")
-                except OSError:
-                    pass
 
     def close(self) -> None:
         self.stop.set()
