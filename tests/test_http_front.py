@@ -14,7 +14,11 @@ from flask import Flask, jsonify, request
 from helpers import free_port
 
 from collection_and_annotations.server import deadline_protocol
-from collection_and_annotations.server.http import listening_socket, uvicorn_server
+from collection_and_annotations.server.http import (
+    THREADS_PER_PROCESS,
+    listening_socket,
+    uvicorn_server,
+)
 
 
 @pytest.fixture
@@ -101,3 +105,44 @@ def test_large_json_is_gzipped_when_accepted(served_port):
     assert gzip.decompress(_raw(served_port, b"GET /big HTTP/1.1\r\nHost: x\r\n"
                                 b"Accept-Encoding: gzip\r\nConnection: close\r\n\r\n")
                            .split(b"\r\n\r\n", 1)[1]) == plain.content
+
+
+def test_native_routes_stream_while_every_wsgi_thread_is_busy():
+    """The seam for streaming chat: a native ASGI route runs in the event loop, so it answers
+    (and streams) even when all WSGI threads are taken."""
+    release = threading.Event()
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = 1000
+
+    @app.get("/block")
+    def block():  # type: ignore[no-untyped-def]
+        release.wait(10)
+        return "done"
+
+    async def events(scope, receive, send):  # type: ignore[no-untyped-def]
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        for token in ("Hel", "lo"):
+            await send({"type": "http.response.body", "body": f"data: {token}\n\n".encode(),
+                        "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    port = free_port()
+    server = uvicorn_server(app, native={"/api/chat/": events})
+    thread = threading.Thread(target=server.run,
+                              kwargs={"sockets": [listening_socket("127.0.0.1", port)]})
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.02)
+        blockers = [threading.Thread(target=httpx.get, args=(f"http://127.0.0.1:{port}/block",),
+                                     kwargs={"timeout": 15}) for _ in range(THREADS_PER_PROCESS)]
+        for blocker in blockers:
+            blocker.start()
+        time.sleep(0.3)
+        with httpx.stream("GET", f"http://127.0.0.1:{port}/api/chat/1", timeout=2) as reply:
+            assert list(reply.iter_lines()) == ["data: Hel", "", "data: lo", ""]
+    finally:
+        release.set()
+        server.should_exit = True
+        thread.join(10)

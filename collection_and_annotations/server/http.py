@@ -19,13 +19,14 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Mapping
 
 import uvicorn
 from flask import Flask
 
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.server.app import create_app
-from collection_and_annotations.server.asgi_front import Front
+from collection_and_annotations.server.asgi_front import ASGIApp, Front
 from collection_and_annotations.server.deadline_protocol import DeadlineProtocol
 from collection_and_annotations.server.supervisor import Supervisor, die_with_parent
 from collection_and_annotations.server.wsgi_pool import WsgiPool
@@ -67,9 +68,12 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def uvicorn_server(flask_app: Flask, max_connections: int = MAX_CONNECTIONS) -> _Server:
-    """A server for `flask_app` behind the ASGI front, not yet listening."""
-    front = Front(WsgiPool(flask_app, THREADS_PER_PROCESS), flask_app.config["MAX_CONTENT_LENGTH"])
+def uvicorn_server(flask_app: Flask, max_connections: int = MAX_CONNECTIONS,
+                   native: Mapping[str, ASGIApp] | None = None) -> _Server:
+    """A server for `flask_app` behind the ASGI front (with `native` ASGI apps by path
+    prefix), not yet listening."""
+    front = Front(WsgiPool(flask_app, THREADS_PER_PROCESS), flask_app.config["MAX_CONTENT_LENGTH"],
+                  native)
     return _Server(uvicorn.Config(
         front, http=DeadlineProtocol, lifespan="off", interface="asgi3", access_log=False,
         log_config=None, log_level="warning", server_header=False, backlog=BACKLOG,

@@ -79,6 +79,8 @@ class Supervisor:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _WATCHED)
             try:
                 self.body(os.getppid())
+            except SystemExit as end:
+                os._exit(end.code if isinstance(end.code, int) else 1)
             except BaseException:
                 traceback.print_exc()
                 os._exit(1)
