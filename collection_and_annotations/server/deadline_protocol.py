@@ -64,6 +64,14 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._disarm()
         super().on_message_complete()
 
+    def shutdown(self) -> None:
+        """On stop, a request still arriving is dropped (it was not acknowledged, so the client
+        retries), rather than held on to until the graceful-stop timeout."""
+        if self._receiving and (self.cycle is None or not self.cycle.response_started):
+            self.transport.close()
+        else:
+            super().shutdown()
+
     def _arm(self) -> None:
         if self._deadline is None:
             self._deadline = self.loop.call_later(REQUEST_DEADLINE, self._expired)
