@@ -121,6 +121,11 @@ class HttpService:
             self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                            name="http", daemon=True)
             self.thread.start()
+            deadline = time.monotonic() + STOP_SECONDS
+            while not self.server.started:  # serving before the links are printed
+                if not self.thread.is_alive() or time.monotonic() > deadline:
+                    raise RuntimeError("the HTTP server did not start (see the errors above)")
+                time.sleep(0.01)
 
     def stop(self) -> None:
         if self.server is not None:

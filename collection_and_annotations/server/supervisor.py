@@ -3,7 +3,8 @@
 The supervisor is itself a process forked from the launcher, single-threaded, so that it can
 fork a replacement at any time: forking the launcher, which runs threads and holds database
 connections, would copy locks held by other threads. Children die with their parent through
-PR_SET_PDEATHSIG on Linux (even on kill -9), and poll getppid() as a fallback elsewhere.
+PR_SET_PDEATHSIG on Linux (even on kill -9), and poll getppid() as a fallback elsewhere. The
+signal follows the thread that forked, so both forks happen on a main thread.
 """
 
 from __future__ import annotations
