@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import random
 import resource
@@ -103,10 +104,11 @@ class Connection:
         status_line, *header_lines = (
             (await self.reader.readuntil(b"\r\n\r\n")).decode().split("\r\n")
         )
-        headers = dict(line.split(": ", 1) for line in header_lines if ": " in line)
-        length = int(headers.get("Content-Length", "0"))
+        headers = {name.lower(): value for name, value in
+                   (line.split(": ", 1) for line in header_lines if ": " in line)}
+        length = int(headers.get("content-length", "0"))
         content = await self.reader.readexactly(length) if length else b"{}"
-        if headers.get("Connection", "").lower() == "close":
+        if headers.get("connection", "").lower() == "close":
             await self.close()
         return int(status_line.split()[1]), json.loads(content)
 
@@ -172,6 +174,25 @@ async def run_clients(port: int, clients: int, think: float) -> tuple[Recorder, 
     return record, time.perf_counter() - start
 
 
+def tree_cpu_seconds(root: int) -> float:
+    """CPU time (user + system) of `root` and its live descendants, from /proc (Linux): the
+    server's cost per request, which other load on the machine hardly changes."""
+    stats = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    tree, total = {root}, 0
+    for pid in sorted(stats):  # children have larger pids than their parents, mostly
+        if pid in tree or stats[pid][0] in tree:
+            tree.add(pid)
+            total += stats[pid][1]
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 10) - 1] \
         if len(values) > 1 else values[0]
@@ -215,7 +236,9 @@ def main() -> int:
                     if server.poll() is not None or time.monotonic() > deadline:
                         raise SystemExit("server did not start:\n" + server.stderr.read()) from exc
                     time.sleep(0.2)
+            cpu_before = tree_cpu_seconds(server.pid)
             record, wall = asyncio.run(run_clients(port, args.clients, args.think))
+            cpu = tree_cpu_seconds(server.pid) - cpu_before
             engine = create_engine(url)
             with engine.connect() as connection:
                 stored = set(connection.scalars(
@@ -235,6 +258,7 @@ def main() -> int:
           f"(python {platform.python_version()})")
     print(f"  requests: {len(every)} in {wall:.2f} s -> {len(every) / wall:.0f} req/s; "
           f"annotators completed: {len(record.acknowledged)}/{args.clients}")
+    print(f"  server CPU: {cpu:.2f} s, {1000 * cpu / max(1, len(every)):.2f} ms per request")
     print(f"  latency all: p50 {1000 * percentile(every, 50):.1f} ms, "
           f"p99 {1000 * percentile(every, 99):.1f} ms, max {1000 * max(every):.1f} ms")
     for name, values in record.latencies.items():

@@ -7,8 +7,8 @@ import threading
 
 import httpx
 import pytest
-from cheroot.wsgi import Server as WSGIServer
-from helpers import dialogue, free_port, write_task
+from helpers import Running, dialogue, free_port, write_task
+from werkzeug.serving import make_server
 
 from collection_and_annotations.providers.local import LocalProvider
 from collection_and_annotations.server.app import STATIC_DIR, create_app
@@ -29,15 +29,14 @@ def serve_http(served):
 
     def _serve(**kwargs) -> str:
         port = free_port()
-        server = WSGIServer(("127.0.0.1", port), create_app(served, **kwargs), numthreads=2)
-        server.prepare()
-        threading.Thread(target=server.serve, daemon=True).start()
+        server = make_server("127.0.0.1", port, create_app(served, **kwargs), threaded=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
         return f"http://127.0.0.1:{port}"
 
     yield _serve
     for server in servers:
-        server.stop()
+        server.shutdown()
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]", "localhost:3000",
@@ -122,3 +121,19 @@ def test_public_url_comes_from_the_provider(served):
     client = create_app(served).test_client()
     assert client.get("/api/health", headers={"Host": "cep.example.org:3000"}).status_code == 200
     assert client.get("/api/health", headers={"Host": "evil.example"}).status_code == 421
+
+
+def test_allowed_hosts_from_the_conf_reach_the_server(tmp_path):
+    conf = write_task(tmp_path, [{"data": [dialogue("d1", "g1", ["overall_quality"])]}],
+                      {"g1": 1})
+    port = free_port()
+    run = Running(tmp_path, port, str(conf),
+                  "mephisto.architect.allowed_hosts=[annotate.example.org]")
+    try:
+        run.wait_for(r"press Ctrl-C")
+        url = f"http://127.0.0.1:{port}/api/health"
+        assert httpx.get(url, headers={"Host": "annotate.example.org"}).status_code == 200
+        assert httpx.get(url, headers={"Host": "evil.example.com"}).status_code == 421
+    finally:
+        run.process.kill()
+        run.process.wait()

@@ -120,7 +120,8 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     db, blueprint = prepare(cfg)
     served = open_task(cfg, conf_path, db, blueprint)
     architect = cfg.mephisto.architect
-    http = HttpService(served, architect.hostname, architect.port, architect.server_processes)
+    http = HttpService(served, architect.hostname, architect.port, architect.server_processes,
+                       architect.allowed_hosts)
     # `kill` (SIGTERM) stops as cleanly as Ctrl-C: server processes ended, run closed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     _announce(served)

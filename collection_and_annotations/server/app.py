@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from flask import Flask, jsonify, send_from_directory
+from flask import Flask, jsonify
 from werkzeug.exceptions import HTTPException
 
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.server.requester_api import requester_api
 from collection_and_annotations.server.security import HostCheck, harden
+from collection_and_annotations.server.static_files import IMMUTABLE, REVALIDATE, StaticFiles
 from collection_and_annotations.server.worker_api import worker_api
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -44,12 +45,14 @@ def create_app(
     def health():  # type: ignore[no-untyped-def]
         return jsonify({"ok": True, "task": served.task_name, "run_id": served.run_id})
 
+    static = StaticFiles(static_dir)
+
     @app.get("/")
     def index():  # type: ignore[no-untyped-def]
-        return send_from_directory(static_dir, "index.html", max_age=0)
+        return static.response("index.html", REVALIDATE)
 
     @app.get("/assets/<path:name>")
     def assets(name: str):  # type: ignore[no-untyped-def]
-        return send_from_directory(static_dir / "assets", name, max_age=31536000)
+        return static.response(f"assets/{name}", IMMUTABLE)
 
     return app

@@ -1,71 +1,146 @@
-"""Serve the app over HTTP: one process, or several sharing the port (PostgreSQL only).
+"""Serve the app over HTTP: one process, or several sharing one port (PostgreSQL only).
 
-Several processes use the second core that one Python process cannot: each forks from the
-launcher after the run is set up, opens its own database connections and accepts on the same
-port (SO_REUSEPORT); the launcher keeps the monitor and stops them when it stops.
+An asyncio server (uvicorn with httptools, on uvloop) holds the connections and reads each
+request whole before a thread of the Flask app sees it (asgi_front.py, deadline_protocol.py):
+slow and idle clients cost a socket and a coroutine, never a thread.
+
+Several processes use the cores that one Python process cannot: the launcher binds the port
+once, then forks a supervisor that forks the server processes; they accept on the inherited
+socket, each with its own database connections, and the supervisor replaces any that dies
+(supervisor.py). The launcher keeps the monitor and stops them when it stops.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import resource
 import signal
+import socket
 import threading
+import time
+from collections.abc import Iterable, Mapping
 
-from cheroot.wsgi import Server as WSGIServer
+import uvicorn
+from flask import Flask
 
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.server.app import create_app
+from collection_and_annotations.server.asgi_front import ASGIApp, Front
+from collection_and_annotations.server.deadline_protocol import DeadlineProtocol
+from collection_and_annotations.server.supervisor import Supervisor, die_with_parent
+from collection_and_annotations.server.wsgi_pool import WsgiPool
 
 # Requests hold the GIL most of the time and SQLite takes one writer: a few threads per process
 # queue better than many (measured with bench/worker_api_load.py).
 THREADS_PER_PROCESS = 4
-# Idle keep-alive connections wait in a selector, not in a thread; keep many (cheroot keeps 10).
-KEEP_ALIVE_CONNECTIONS = 4096
+# Open connections per process past which requests get 503: well under the file limit.
+MAX_CONNECTIONS = 4096
+KEEP_ALIVE_SECONDS = 60
+BACKLOG = 2048
+STOP_SECONDS = 15
 
 
-def _server(served: ServedTask, host: str, port: int, shared_port: bool) -> WSGIServer:
-    server = WSGIServer((host, port), create_app(served), numthreads=THREADS_PER_PROCESS,
-                        request_queue_size=2048, timeout=60, reuse_port=shared_port)
-    server.keep_alive_conn_limit = KEEP_ALIVE_CONNECTIONS
-    server.prepare()
-    return server
+class _Server(uvicorn.Server):
+    """uvicorn without its signal handlers: the launcher and the supervisor decide when to
+    stop, through `should_exit`."""
+
+    @contextlib.contextmanager
+    def capture_signals(self):  # type: ignore[no-untyped-def]
+        yield
 
 
-def _serve_child(served: ServedTask, host: str, port: int, parent: int) -> None:
-    """Body of a forked server process; it ends when told to or when the launcher is gone."""
+def raise_file_limit() -> int:
+    """Raise the soft limit on open files to the hard one; returns the new soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(BACKLOG)
+    sock.setblocking(False)
+    return sock
+
+
+def uvicorn_server(flask_app: Flask, max_connections: int = MAX_CONNECTIONS,
+                   native: Mapping[str, ASGIApp] | None = None) -> _Server:
+    """A server for `flask_app` behind the ASGI front (with `native` ASGI apps by path
+    prefix), not yet listening."""
+    front = Front(WsgiPool(flask_app, THREADS_PER_PROCESS), flask_app.config["MAX_CONTENT_LENGTH"],
+                  native)
+    return _Server(uvicorn.Config(
+        front, http=DeadlineProtocol, lifespan="off", interface="asgi3", access_log=False,
+        log_config=None, log_level="warning", server_header=False, backlog=BACKLOG,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS, limit_concurrency=max_connections,
+        timeout_graceful_shutdown=5,
+    ))
+
+
+def _serve_child(served: ServedTask, sock: socket.socket, max_connections: int,
+                 allowed_hosts: Iterable[str] | None, supervisor: int) -> None:
+    """Body of a forked server process: serve until SIGTERM or the supervisor's death."""
+    die_with_parent(supervisor)
     served.db.engine.dispose(close=False)  # the launcher's connections are not ours to use
-    server = _server(served, host, port, shared_port=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the launcher, which stops us
-    threading.Thread(target=server.serve, daemon=True).start()
-    while not stop.wait(1.0) and os.getppid() == parent:
-        pass
-    server.stop()
-    os._exit(0)
+    server = uvicorn_server(create_app(served, allowed_hosts=allowed_hosts), max_connections)
+    signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
+
+    def watch_parent() -> None:  # where PR_SET_PDEATHSIG is missing
+        while os.getppid() == supervisor:
+            time.sleep(1.0)
+        server.should_exit = True
+
+    threading.Thread(target=watch_parent, daemon=True).start()
+    server.run(sockets=[sock])
 
 
 class HttpService:
     """The serving processes of one run."""
 
-    def __init__(self, served: ServedTask, host: str, port: int, processes: int = 1):
-        shared = processes > 1
-        served.db.engine.dispose()  # no open connection may cross a fork
-        self.children: list[int] = []
-        for _ in range(processes - 1):
+    def __init__(self, served: ServedTask, host: str, port: int, processes: int = 1,
+                 allowed_hosts: Iterable[str] | None = None):
+        max_connections = min(MAX_CONNECTIONS, raise_file_limit() - 64)
+        sock = listening_socket(host, port)
+        self.supervisor: int | None = None
+        self.server: _Server | None = None
+        if processes > 1:
+            served.db.engine.dispose()  # no open connection may cross a fork
+            launcher = os.getpid()
             pid = os.fork()
             if pid == 0:
-                _serve_child(served, host, port, os.getppid())
-            self.children.append(pid)
-        self.server = _server(served, host, port, shared)
-        self.thread = threading.Thread(target=self.server.serve, name="http", daemon=True)
-        self.thread.start()
+                Supervisor(lambda parent: _serve_child(served, sock, max_connections,
+                                                       allowed_hosts, parent),
+                           processes, launcher).run()
+            self.supervisor = pid
+            sock.close()
+        else:
+            self.server = uvicorn_server(create_app(served, allowed_hosts=allowed_hosts),
+                                         max_connections)
+            self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
+                                           name="http", daemon=True)
+            self.thread.start()
+            deadline = time.monotonic() + STOP_SECONDS
+            while not self.server.started:  # serving before the links are printed
+                if not self.thread.is_alive() or time.monotonic() > deadline:
+                    raise RuntimeError("the HTTP server did not start (see the errors above)")
+                time.sleep(0.01)
 
     def stop(self) -> None:
-        self.server.stop()
-        for pid in self.children:
-            try:
-                os.kill(pid, signal.SIGTERM)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+        if self.server is not None:
+            self.server.should_exit = True
+            self.thread.join(STOP_SECONDS)
+        if self.supervisor is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.supervisor, signal.SIGTERM)
+            deadline = time.monotonic() + STOP_SECONDS
+            while not os.waitpid(self.supervisor, os.WNOHANG)[0]:
+                if time.monotonic() > deadline:  # its children die with it (PR_SET_PDEATHSIG)
+                    os.kill(self.supervisor, signal.SIGKILL)
+                    os.waitpid(self.supervisor, 0)
+                    break
+                time.sleep(0.05)

@@ -1,0 +1,45 @@
+"""The worker page is sent gzipped to browsers that accept it, and cacheable: hashed assets for
+a year, index.html revalidated on each visit."""
+
+from __future__ import annotations
+
+import gzip
+import re
+
+import httpx
+from helpers import Running, free_port
+
+from collection_and_annotations.server.app import STATIC_DIR
+
+
+def test_page_and_assets_are_gzipped_and_cacheable(tmp_path):
+    port = free_port()
+    run = Running(tmp_path, port)
+    try:
+        run.wait_for(r"press Ctrl-C to stop")
+        base = f"http://127.0.0.1:{port}"
+        index = (STATIC_DIR / "index.html").read_bytes()
+        script = re.search(rb'src="/assets/([^"]+\.js)"', index).group(1).decode()
+        for path, file, cache in [("/", STATIC_DIR / "index.html", "no-cache"),
+                                  (f"/assets/{script}", STATIC_DIR / "assets" / script,
+                                   "public, max-age=31536000, immutable")]:
+            with httpx.stream("GET", base + path, headers={"Accept-Encoding": "gzip"}) as zipped:
+                raw = b"".join(zipped.iter_raw())
+            assert zipped.status_code == 200
+            assert zipped.headers["content-encoding"] == "gzip"
+            assert zipped.headers["vary"] == "Accept-Encoding"
+            assert zipped.headers["cache-control"] == cache
+            assert int(zipped.headers["content-length"]) == len(raw) < file.stat().st_size
+            assert gzip.decompress(raw) == file.read_bytes()
+            plain = httpx.get(base + path, headers={"Accept-Encoding": "identity"})
+            assert "content-encoding" not in plain.headers
+            assert plain.content == file.read_bytes()
+            assert plain.headers["cache-control"] == cache
+            again = httpx.get(base + path, headers={"Accept-Encoding": "gzip",
+                                                    "If-None-Match": zipped.headers["etag"]})
+            assert again.status_code == 304
+        assert httpx.get(f"{base}/assets/../index.html").status_code == 404
+        assert httpx.get(f"{base}/assets/nothing.js").status_code == 404
+    finally:
+        run.process.kill()
+        run.process.wait(timeout=10)
