@@ -6,6 +6,10 @@ At the end every acknowledged submission is looked up in the database.
 
     .venv/bin/python bench/worker_api_load.py --clients 100 --db sqlite
     .venv/bin/python bench/worker_api_load.py --clients 1000 --db postgres --processes 2
+    .venv/bin/python bench/worker_api_load.py --clients 1000 --before 57f0866 --repeat 2
+
+With `--before REV` an earlier revision is checked out beside this one (git worktree) and both
+run alternately in the same session, so before and after see the same machine.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from sqlalchemy.engine import make_url
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from baseline import checkout, remove  # noqa: E402
+
 from collection_and_annotations.storage.models import Submission, Unit  # noqa: E402
 
 BUCKETS = REPO / "collection_and_annotations" / "task_config" / "annotation_buckets.json"
@@ -198,31 +204,20 @@ def percentile(values: list[float], q: float) -> float:
         if len(values) > 1 else values[0]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", "-c", type=int, default=100)
-    parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
-    parser.add_argument("--processes", type=int, default=1,
-                        help="server processes (mephisto.architect.server_processes; "
-                             "more than 1 needs --db postgres)")
-    parser.add_argument("--think", type=float, default=0.0,
-                        help="each annotator waits up to this many seconds (uniformly at random) "
-                             "before each request; 0 = all annotators fire at once")
-    args = parser.parse_args()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.clients + 256)),
-                                                hard))
+def measure(checkout: Path, clients: int, db: str, processes: int,
+            think: float) -> dict[str, object]:
+    """One load run against `welcome.py` of `checkout`; the figures as a dict."""
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        conf = write_task(folder, args.clients)
+        conf = write_task(folder, clients)
         port, pg_name = free_port(), None
         url = f"sqlite:///{folder / 'data' / 'cep.sqlite3'}"
-        if args.db == "postgres":
+        if db == "postgres":
             url, pg_name = postgres_database()
         server = subprocess.Popen(
-            [sys.executable, str(REPO / "welcome.py"), f"conf={conf}",
+            [sys.executable, str(checkout / "welcome.py"), f"conf={conf}",
              f"mephisto.architect.port={port}", f"data_dir={folder / 'data'}",
-             f"database_url={url}", f"mephisto.architect.server_processes={args.processes}"],
+             f"database_url={url}", f"mephisto.architect.server_processes={processes}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )
         try:
@@ -237,7 +232,7 @@ def main() -> int:
                         raise SystemExit("server did not start:\n" + server.stderr.read()) from exc
                     time.sleep(0.2)
             cpu_before = tree_cpu_seconds(server.pid)
-            record, wall = asyncio.run(run_clients(port, args.clients, args.think))
+            record, wall = asyncio.run(run_clients(port, clients, think))
             cpu = tree_cpu_seconds(server.pid) - cpu_before
             engine = create_engine(url)
             with engine.connect() as connection:
@@ -247,29 +242,81 @@ def main() -> int:
             engine.dispose()
         finally:
             server.terminate()
-            server.wait(timeout=30)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
             if pg_name:
                 drop_postgres(pg_name)
     every = [x for values in record.latencies.values() for x in values]
-    missing = [u for u in record.acknowledged if u not in stored]
-    print(f"worker API load: C={args.clients} db={args.db} processes={args.processes} "
-          f"think<={args.think}s "
-          f"on {platform.node()} "
-          f"(python {platform.python_version()})")
-    print(f"  requests: {len(every)} in {wall:.2f} s -> {len(every) / wall:.0f} req/s; "
-          f"annotators completed: {len(record.acknowledged)}/{args.clients}")
-    print(f"  server CPU: {cpu:.2f} s, {1000 * cpu / max(1, len(every)):.2f} ms per request")
-    print(f"  latency all: p50 {1000 * percentile(every, 50):.1f} ms, "
-          f"p99 {1000 * percentile(every, 99):.1f} ms, max {1000 * max(every):.1f} ms")
+    return {
+        "requests": len(every), "wall": wall, "cpu": cpu, "record": record,
+        "submissions_per_s": len(record.acknowledged) / wall,
+        "missing": [u for u in record.acknowledged if u not in stored], "rows": total,
+        "p50": 1000 * percentile(every, 50), "p99": 1000 * percentile(every, 99),
+        "max": 1000 * max(every),
+    }
+
+
+def report(figures: dict[str, object], clients: int) -> None:
+    record: Recorder = figures["record"]
+    every = figures["requests"]
+    print(f"  requests: {every} in {figures['wall']:.2f} s -> {every / figures['wall']:.0f} "
+          f"req/s, {figures['submissions_per_s']:.0f} submissions/s; annotators completed: "
+          f"{len(record.acknowledged)}/{clients}")
+    print(f"  server CPU: {figures['cpu']:.2f} s, "
+          f"{1000 * figures['cpu'] / max(1, every):.2f} ms per request")
+    print(f"  latency all: p50 {figures['p50']:.1f} ms, p99 {figures['p99']:.1f} ms, "
+          f"max {figures['max']:.1f} ms")
     for name, values in record.latencies.items():
         print(f"  {name:>6}: p50 {1000 * percentile(values, 50):.1f} ms, "
               f"p99 {1000 * percentile(values, 99):.1f} ms (n={len(values)})")
     print(f"  errors: {len(record.errors)}" + (f" (first: {record.errors[0]})"
                                                 if record.errors else ""))
     print(f"  acknowledged submissions in the database: "
-          f"{len(record.acknowledged) - len(missing)}/{len(record.acknowledged)} "
-          f"(rows: {total})")
-    return 1 if record.errors or missing else 0
+          f"{len(record.acknowledged) - len(figures['missing'])}/{len(record.acknowledged)} "
+          f"(rows: {figures['rows']})")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", "-c", type=int, default=100)
+    parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="server processes (mephisto.architect.server_processes; "
+                             "more than 1 needs --db postgres)")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="each annotator waits up to this many seconds (uniformly at random) "
+                             "before each request; 0 = all annotators fire at once")
+    parser.add_argument("--before", metavar="REV",
+                        help="also run an earlier revision (e.g. 57f0866), alternating with "
+                             "this checkout, and compare")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each revision")
+    args = parser.parse_args()
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.clients + 256)),
+                                                hard))
+    print(f"worker API load: C={args.clients} db={args.db} processes={args.processes} "
+          f"think<={args.think}s on {platform.node()} (python {platform.python_version()})")
+    failed = False
+    with tempfile.TemporaryDirectory() as folder:
+        checkouts = [("after", REPO)]
+        if args.before:
+            checkouts.insert(0, (f"before {args.before}", checkout(args.before, Path(folder))))
+        try:
+            for run in range(args.repeat):
+                for name, directory in checkouts:
+                    figures = measure(directory, args.clients, args.db, args.processes,
+                                      args.think)
+                    print(f"{name} (run {run + 1}):")
+                    report(figures, args.clients)
+                    failed |= bool(figures["record"].errors or figures["missing"])
+        finally:
+            for _, directory in checkouts:
+                if directory != REPO:
+                    remove(directory)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
