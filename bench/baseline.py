@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,6 +24,19 @@ def checkout(revision: str, folder: Path) -> Path:
     if not (target / STATIC / "index.html").exists():
         shutil.copytree(REPO / STATIC, target / STATIC, dirs_exist_ok=True)
     return target
+
+
+def python_for(target: Path) -> Path:
+    """The interpreter that runs a checkout: this one for the current checkout, otherwise a
+    virtual environment made once with that revision's own dependencies."""
+    if target == REPO:
+        return Path(sys.executable)
+    python = target / ".venv" / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(target / ".venv")], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(target)],
+                       check=True)
+    return python
 
 
 def remove(target: Path) -> None:

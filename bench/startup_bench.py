@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from baseline import DEFAULT_BEFORE, REPO, checkout, remove
+from baseline import DEFAULT_BEFORE, REPO, checkout, python_for, remove
 
 BUCKETS = REPO / "collection_and_annotations" / "task_config" / "annotation_buckets.json"
 
@@ -54,7 +54,7 @@ def start_until_first_link(checkout_dir: Path, conf: Path, data_dir: Path,
     """Seconds until the first worker link is printed, and the peak RSS in MB by then."""
     started = time.perf_counter()
     server = subprocess.Popen(
-        [sys.executable, "-u", str(checkout_dir / "welcome.py"), f"conf={conf}",
+        [str(python_for(checkout_dir)), "-u", str(checkout_dir / "welcome.py"), f"conf={conf}",
          f"mephisto.architect.port={port}", f"data_dir={data_dir}"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=data_dir.parent,
     )

@@ -37,7 +37,7 @@ from sqlalchemy.engine import make_url
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from baseline import checkout, remove  # noqa: E402
+from baseline import checkout, python_for, remove  # noqa: E402
 
 from collection_and_annotations.storage.models import Submission, Unit  # noqa: E402
 
@@ -215,7 +215,7 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
         if db == "postgres":
             url, pg_name = postgres_database()
         server = subprocess.Popen(
-            [sys.executable, str(checkout / "welcome.py"), f"conf={conf}",
+            [str(python_for(checkout)), str(checkout / "welcome.py"), f"conf={conf}",
              f"mephisto.architect.port={port}", f"data_dir={folder / 'data'}",
              f"database_url={url}", f"mephisto.architect.server_processes={processes}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,

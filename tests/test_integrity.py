@@ -139,6 +139,14 @@ def _race_worker(served, url: str, workers: list[str], results) -> None:
     served.db.dispose()
 
 
+def _run_all(processes: list, timeout: float) -> None:
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=timeout)
+        assert process.exitcode == 0, f"{process.name} ended with {process.exitcode}"
+
+
 def _sweeper(served, url: str, seconds: float, failures) -> None:
     served.db = Database(url)
     stop = time.monotonic() + seconds
@@ -168,10 +176,7 @@ def test_submits_racing_the_sweep_from_several_processes(tmp_path, database_url,
         for p in range(3)
     ] + [context.Process(target=_sweeper, args=(served, database_url, 3.0, failures))
          for _ in range(2)]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(timeout=60)
+    _run_all(processes, timeout=60)
     outcomes = list(results)
     assert list(failures) == []
     assert len(outcomes) == 45
@@ -234,10 +239,7 @@ def test_sqlite_claims_from_four_processes_never_double_assign(tmp_path, open_co
     processes = [context.Process(target=_claims_in_a_process,
                                  args=(served, url, [f"w{p}_{i}" for i in range(10)], results))
                  for p in range(4)]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(timeout=120)
+    _run_all(processes, timeout=120)
     claimed = list(results)
     assert len(claimed) == len(set(claimed)) == 60  # 80 asks, 60 units, none given twice
 
