@@ -116,7 +116,7 @@ def _take_free_unit(
 ) -> Row | None:
     """Assign the first unit this worker may take from the first pool that has one: a group
     they have not had, an assignment they did not author. Returns (id, public_id,
-    assignment_id) or None."""
+    assignment_id, times_expired) or None."""
     now = utcnow()
     for pool in pools:
         taken = connection.execute(hot(connection).take_unit, {
@@ -165,10 +165,10 @@ def claim_unit(
             taken = _take_free_unit(*arguments)
         if taken is None:
             raise ClaimRefused("there is no more work in this task for you; thank you!")
-        unit_id, public_id, assignment_id = taken
-        # A unit that changed hands keeps nothing of its earlier worker.
-        connection.execute(statements.clear_other_drafts,
-                           {"unit_id": unit_id, "worker_id": worker_id})
+        unit_id, public_id, assignment_id, times_expired = taken
+        if times_expired:  # a unit that changed hands keeps nothing of its earlier worker
+            connection.execute(statements.clear_other_drafts,
+                               {"unit_id": unit_id, "worker_id": worker_id})
         connection.execute(statements.add_groups, {
             "task_id": task_id, "worker_id": worker_id, "unit_id": unit_id,
             "assignment_id": assignment_id,

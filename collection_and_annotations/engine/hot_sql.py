@@ -58,9 +58,9 @@ class HotStatements:
             "WHERE ae.assignment_id = u.assignment_id "
             "AND ae.provider_worker_id = :provider_worker_id) "
             f"ORDER BY u.id LIMIT 1{skip_locked}) AND status = 'launched' "
-            "RETURNING id, public_id, assignment_id"
+            "RETURNING id, public_id, assignment_id, times_expired"
         ).bindparams(*_now("now", "deadline")).columns(
-            column("id"), column("public_id"), column("assignment_id"))
+            column("id"), column("public_id"), column("assignment_id"), column("times_expired"))
         self.clear_other_drafts: TextClause = text(
             "DELETE FROM drafts WHERE unit_id = :unit_id AND worker_id <> :worker_id")
         self.add_groups: TextClause = text(
