@@ -4,6 +4,7 @@ fixed id salt: the same results give the same bytes)."""
 from __future__ import annotations
 
 import io
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -21,6 +22,7 @@ def _svg(fig: Any) -> str:
     fig.savefig(out, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     text = out.getvalue()
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)  # RDF licence block
     return text[text.index("<svg"):]
 
 
