@@ -5,6 +5,7 @@ Each command lives in its own module and only parses arguments; the work is in t
 
 import click
 
+from collection_and_annotations.cli.analyze import analyze
 from collection_and_annotations.cli.evaluate import evaluate
 from collection_and_annotations.cli.export import export
 
@@ -16,3 +17,4 @@ def main() -> None:
 
 main.add_command(export)
 main.add_command(evaluate)
+main.add_command(analyze)

@@ -85,11 +85,30 @@ def whole_submissions(
                 "submitted_at": iso_utc(submission.created_at),
                 "timings": submission.timings,
                 "layout": layout,
-                "dialogues": reader.export_dialogues(data, layout),
+                "dialogues": _with_source_fields(reader.export_dialogues(data, layout), data),
                 "answers": submission.answers,
             }
             yield record, definitions[run_id]
         after = rows[-1][0].id
+
+
+# Scalar fields of a task data dialogue passed through to `dialogues[].source_fields` (the bot of
+# a dialogue, `bot2` of a comparison's `turns2`, any tag `analyze --by` may name); ids, texts
+# and the author's worker id are not.
+_NOT_PASSED = frozenset({"dialogue_id", "group_id", "origin_worker_id"})
+
+
+def _with_source_fields(dialogues: list[dict[str, Any]], data: Any) -> list[dict[str, Any]]:
+    items = data.get("dialogues") if isinstance(data, dict) else None
+    sources = {item.get("key"): item.get("source") for item in items or []
+               if isinstance(item, dict)}
+    for dialogue in dialogues:
+        source = sources.get(dialogue.get("key"))
+        if isinstance(source, dict):
+            dialogue["source_fields"] = {
+                k: v for k, v in source.items()
+                if k not in _NOT_PASSED and isinstance(v, str | int | float | bool)}
+    return dialogues
 
 
 def answered_items(

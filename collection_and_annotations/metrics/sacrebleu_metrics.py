@@ -85,8 +85,8 @@ class Bleu(SacrebleuMetric):
     statistics that the mteval protocol exchanges.)
     """
 
-    def __init__(self, **options: Any) -> None:
-        super().__init__(BLEU(**options))
+    def __init__(self, scorer: type[BLEU] = BLEU, **options: Any) -> None:
+        super().__init__(scorer(**options))
         order = self._scorer.max_ngram_order
         self._to_cdec = np.r_[2 : 2 + 2 * order, 0, 1]
         self._from_cdec = np.argsort(self._to_cdec)
@@ -118,6 +118,15 @@ class Bleu(SacrebleuMetric):
                 "ref_len": int(result.ref_len),
             },
         )
+
+
+class CdecBleuScorer(BLEU):
+    """sacrebleu's BLEU as cdec's `mteval/ns.cc` counts it: of two references equally close
+    in length to the hypothesis, the first one's length is the reference length (sacrebleu
+    takes the shorter)."""
+
+    def _get_closest_ref_len(self, hyp_len: int, ref_lens: list[int]) -> int:
+        return min(ref_lens, key=lambda ref_len: abs(hyp_len - ref_len))  # first of equals
 
 
 class Chrf(SacrebleuMetric):
@@ -179,9 +188,12 @@ SPECS = (
     MetricSpec(
         "ibm_bleu",
         Kind.REFERENCE,
-        "IBM BLEU of cdec's mteval, 0-100: text already tokenized, zero matches floored to 0.01.",
+        "IBM BLEU of cdec's mteval, 0-100: text already tokenized, zero matches floored to 0.01, "
+        "the first of equally close reference lengths, the geometric mean over the n-gram "
+        "orders the hypotheses have.",
         Direction.HIGHER,
-        lambda: Bleu(tokenize="none", smooth_method="floor", smooth_value=0.01, force=True),
+        lambda: Bleu(CdecBleuScorer, tokenize="none", smooth_method="floor", smooth_value=0.01,
+                     effective_order=True, force=True),
     ),
     MetricSpec(
         "sentence_bleu",

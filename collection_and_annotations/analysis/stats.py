@@ -1,0 +1,178 @@
+"""The statistics of the analysis, vectorised with numpy: every interval is a percentile
+bootstrap with a seeded generator, so a report is reproducible given its seed.
+
+- `cluster_ratio_bootstrap`: a ratio of sums (a rate, a mean) with whole clusters (dialogues)
+  resampled, so turns of one dialogue move together.
+- `bradley_terry` / `bradley_terry_bootstrap`: the Bradley–Terry strengths of a win matrix
+  (ties counted as half a win for each side), fitted by the MM algorithm (Hunter 2004), and
+  their bootstrap over comparisons.
+- `alpha_bootstrap`: Krippendorff's alpha (the point estimate from
+  `metrics.agreement.krippendorff_alpha_from_counts`) with its items resampled.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from collection_and_annotations.metrics.agreement import (
+    Level,
+    _distances,
+    krippendorff_alpha_from_counts,
+)
+
+# At most this many resample weights are held at once (resamples x clusters).
+CHUNK_CELLS = 4_000_000
+# A bot that never (or always) wins in a resample has an infinite BT score; it is clipped here.
+SCORE_CLIP = 10.0
+
+
+def percentile_interval(
+    samples: np.ndarray, confidence: float, axis: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (1 - confidence) / 2 and (1 + confidence) / 2 percentiles (nan resamples skipped)."""
+    tail = (1.0 - confidence) / 2 * 100
+    with np.errstate(all="ignore"):
+        if np.all(np.isnan(samples)):
+            shape = np.delete(np.asarray(samples.shape), axis)
+            nan = np.full(tuple(shape), np.nan)
+            return nan, nan
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            low = np.nanpercentile(samples, tail, axis=axis)
+            high = np.nanpercentile(samples, 100 - tail, axis=axis)
+    return low, high
+
+
+def cluster_ratio_bootstrap(
+    numerators: np.ndarray, denominators: np.ndarray, resamples: int,
+    rng: np.random.Generator, confidence: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Point estimates sum(num)/sum(den) per column of clusters x columns tables, and their
+    cluster-bootstrap percentile intervals (clusters drawn with replacement, as many as there
+    are). Returns (estimate, low, high), one value per column."""
+    num = np.asarray(numerators, dtype=np.float64)
+    den = np.asarray(denominators, dtype=np.float64)
+    if num.ndim == 1:
+        num, den = num[:, None], den[:, None]
+    clusters = num.shape[0]
+    with np.errstate(all="ignore"):
+        estimate = num.sum(axis=0) / den.sum(axis=0)
+    if clusters == 0 or resamples <= 0:
+        nan = np.full(num.shape[1], np.nan)
+        return estimate, nan, nan
+    chunk = max(1, min(resamples, CHUNK_CELLS // clusters))
+    draws = []
+    for start in range(0, resamples, chunk):
+        size = min(chunk, resamples - start)
+        picks = rng.integers(0, clusters, size=(size, clusters))
+        picks += (np.arange(size) * clusters)[:, None]
+        weights = np.bincount(picks.ravel(), minlength=size * clusters).reshape(size, clusters)
+        weights = weights.astype(np.float64)
+        with np.errstate(all="ignore"):
+            draws.append((weights @ num) / (weights @ den))
+    low, high = percentile_interval(np.vstack(draws), confidence)
+    return estimate, low, high
+
+
+def bradley_terry(wins: np.ndarray, iterations: int = 10_000, tol: float = 1e-12) -> np.ndarray:
+    """Log-strengths (mean 0) of a players x players win matrix, or of a stack of them
+    (resamples x players x players). `wins[i, j]` counts i's wins over j (a tie adds 0.5 to
+    both). Maximum likelihood by the MM algorithm; a player without wins (or losses) has no
+    finite MLE and is clipped at -/+ SCORE_CLIP."""
+    w = np.asarray(wins, dtype=np.float64)
+    single = w.ndim == 2
+    if single:
+        w = w[None]
+    games = w + np.swapaxes(w, 1, 2)
+    won = w.sum(axis=2)
+    strength = np.ones(w.shape[:2])
+    floor = math.exp(-3 * SCORE_CLIP)
+    for _ in range(iterations):
+        pair = strength[:, :, None] + strength[:, None, :]
+        with np.errstate(all="ignore"):
+            denominator = np.where(games > 0, games / pair, 0.0).sum(axis=2)
+            new = np.where(denominator > 0, won / denominator, strength)
+        new = np.maximum(new, floor)
+        new /= np.exp(np.log(new).mean(axis=1, keepdims=True))
+        done = np.max(np.abs(np.log(new) - np.log(strength))) < tol
+        strength = new
+        if done:
+            break
+    scores = np.log(strength)
+    scores -= scores.mean(axis=1, keepdims=True)
+    scores = np.clip(scores, -SCORE_CLIP, SCORE_CLIP)
+    return scores[0] if single else scores
+
+
+def bradley_terry_bootstrap(
+    first: np.ndarray, second: np.ndarray, outcome: np.ndarray, players: int,
+    resamples: int, rng: np.random.Generator, confidence: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """BT scores of comparisons (`first[k]` vs `second[k]`, `outcome[k]` 1 = first won, 0 =
+    second won, 0.5 = tie) and percentile intervals from resampling comparisons with
+    replacement. Comparisons are grouped into their distinct (first, second, outcome) cells, so a
+    resample is one multinomial draw whatever the number of comparisons."""
+    first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+    outcome = np.asarray(outcome, dtype=np.float64)
+    cells, counts = np.unique(
+        np.stack([first, second, (outcome * 2).astype(np.int64)]), axis=1, return_counts=True)
+    scores = bradley_terry(_win_matrix(cells, counts[None].astype(np.float64), players)[0])
+    if resamples <= 0 or not len(outcome):
+        nan = np.full(players, np.nan)
+        return scores, nan, nan
+    draws = rng.multinomial(len(outcome), counts / counts.sum(), size=resamples)
+    boot = bradley_terry(_win_matrix(cells, draws.astype(np.float64), players), iterations=2000,
+                         tol=1e-9)
+    low, high = percentile_interval(boot, confidence)
+    return scores, low, high
+
+
+def _win_matrix(cells: np.ndarray, counts: np.ndarray, players: int) -> np.ndarray:
+    """resamples x players x players wins from (first, second, 2 * outcome) cells."""
+    a, b, twice = cells
+    wins = np.zeros((counts.shape[0], players, players))
+    for index in range(cells.shape[1]):
+        share = twice[index] / 2
+        wins[:, a[index], b[index]] += counts[:, index] * share
+        wins[:, b[index], a[index]] += counts[:, index] * (1 - share)
+    return wins
+
+
+def alpha_bootstrap(
+    value_counts: np.ndarray, level: Level, domain: list, resamples: int,
+    rng: np.random.Generator, confidence: float = 0.95,
+) -> tuple[float, float, float]:
+    """Krippendorff's alpha of an items x values count table (items rated once are left out,
+    as alpha does) and a percentile interval from resampling the pairable items.
+
+    The point estimate is `krippendorff_alpha_from_counts`; a resample's alpha is computed from
+    the same coincidence matrix, summed from the items' distinct count patterns (a resample is
+    one multinomial draw over them), with the same distance function."""
+    counts = np.asarray(value_counts, dtype=np.float64)
+    pairable = counts[counts.sum(axis=1) >= 2]
+    if not len(pairable):
+        return math.nan, math.nan, math.nan
+    point = krippendorff_alpha_from_counts(pairable, level, domain)
+    if resamples <= 0:
+        return point, math.nan, math.nan
+    patterns, multiplicity = np.unique(pairable, axis=0, return_counts=True)
+    raters = patterns.sum(axis=1)
+    size = patterns.shape[1]
+    contributions = (patterns[:, :, None] * patterns[:, None, :]
+                     - patterns[:, :, None] * np.eye(size)[None]) / (raters - 1)[:, None, None]
+    draws = rng.multinomial(len(pairable), multiplicity / multiplicity.sum(), size=resamples)
+    coincidence = np.einsum("bp,pij->bij", draws.astype(np.float64), contributions)
+    values = np.empty(resamples)
+    fixed = None if level == "ordinal" else _distances(level, domain, np.zeros(size))
+    for b in range(resamples):
+        o = coincidence[b]
+        marginals = o.sum(axis=0)
+        distance = fixed if fixed is not None else _distances(level, domain, marginals)
+        expected = (np.outer(marginals, marginals) * distance).sum() / (marginals.sum() - 1)
+        values[b] = 1.0 - (o * distance).sum() / expected if expected > 0 else np.nan
+    low, high = percentile_interval(values, confidence)
+    return point, float(low), float(high)

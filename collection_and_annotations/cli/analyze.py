@@ -1,0 +1,90 @@
+"""`python -m collection_and_annotations analyze --task NAME ... --output report.html
+--json results.json`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from collection_and_annotations.analysis.behaviours import BehaviourFileError, load_behaviours
+from collection_and_annotations.analysis.load import (
+    Tables,
+    add_records,
+    database_records,
+    file_records,
+    read_buckets,
+)
+from collection_and_annotations.analysis.report import render_report
+from collection_and_annotations.analysis.results import Settings, compute_results
+from collection_and_annotations.export.submissions import UnknownTask
+from collection_and_annotations.export.writers import json_safe
+from collection_and_annotations.storage.database import default_url
+
+
+@click.command()
+@click.option("--task", "tasks", multiple=True, help="task_name to analyse (repeatable)")
+@click.option("--by", default="bot", show_default=True,
+              help="task data field naming a dialogue's bot (`<by>2` for a comparison's turns2)")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="HTML report to write")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="results.json to write")
+@click.option("--from", "from_file", type=click.Path(dir_okay=False, exists=True,
+                                                     path_type=Path),
+              help="an `export --format submissions` file instead of the database")
+@click.option("--buckets", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="annotation_buckets.json of the answers (needed with --from)")
+@click.option("--behaviours", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="extra behaviour derivations (JSON, the shape of analysis/behaviours.json)")
+@click.option("--resamples", default=1000, show_default=True, type=click.IntRange(0),
+              help="bootstrap resamples per interval")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--confidence", default=0.95, show_default=True,
+              type=click.FloatRange(0, 1, min_open=True, max_open=True))
+@click.option("--data-dir", default="./data", show_default=True,
+              help="data_dir of the runs (for the default SQLite database)")
+@click.option("--database-url", default=None, help="database_url of the runs, if one was set")
+def analyze(tasks: tuple[str, ...], by: str, output: Path | None, json_path: Path | None,
+            from_file: Path | None, buckets: Path | None, behaviours: Path | None,
+            resamples: int, seed: int, confidence: float, data_dir: str,
+            database_url: str | None) -> None:
+    """Results of a task's answers: results.json and a self-contained HTML report."""
+    if output is None and json_path is None:
+        raise click.UsageError("nothing to write: pass --output and/or --json")
+    if from_file is not None:
+        if buckets is None:
+            raise click.UsageError("--from needs --buckets (the annotation_buckets.json)")
+        records = file_records(from_file, read_buckets(buckets), list(tasks) or None)
+        source = f"file {from_file.name}"
+    else:
+        if not tasks:
+            raise click.UsageError("pass --task (or --from an export file)")
+        if database_url is None and not (Path(data_dir) / "cep.sqlite3").is_file():
+            raise click.ClickException(
+                f"no database in {data_dir}; pass --data-dir or --database-url")
+        records = database_records(database_url or default_url(data_dir), list(tasks))
+        source = "database"
+    try:
+        mapping = load_behaviours(behaviours)
+        with tqdm(records, desc="reading submissions", unit=" submissions", disable=None,
+                  leave=False) as bar:
+            tables = add_records(Tables(), bar, by=by)
+    except (UnknownTask, BehaviourFileError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    settings = Settings(tasks=sorted(tasks), by=by, seed=seed, resamples=resamples,
+                        confidence=confidence, source=source)
+    with tqdm(total=5, desc="analysing", disable=None, leave=False) as bar:
+        def step(name: str) -> None:
+            bar.set_postfix_str(name)
+            bar.update(1)
+
+        results = json_safe(compute_results(tables, mapping, settings, step))
+    if json_path:
+        json_path.write_text(json.dumps(results, indent=1, ensure_ascii=False,
+                                         allow_nan=False) + "\n", encoding="utf-8")
+    if output:
+        output.write_text(render_report(results), encoding="utf-8")
+    click.echo(f"analysed {tables.records} submissions ({tables.rows} answer rows)", err=True)
