@@ -62,8 +62,6 @@ def check_supported(cfg: DictConfig) -> None:
     blueprint_cfg = cfg.mephisto.blueprint
     wanted = [
         ("do_collect_dialogue", "live dialogue collection with bots"),
-        ("use_screening_task", "screening (onboarding) tasks"),
-        ("use_golds", "gold units"),
     ]
     for key, feature in wanted:
         if blueprint_cfg.get(key):

@@ -7,6 +7,7 @@ import click
 
 from collection_and_annotations.cli.evaluate import evaluate
 from collection_and_annotations.cli.export import export
+from collection_and_annotations.cli.quals import quals
 
 
 @click.group()
@@ -16,3 +17,4 @@ def main() -> None:
 
 main.add_command(export)
 main.add_command(evaluate)
+main.add_command(quals)
