@@ -21,10 +21,13 @@ def test_original_annotation_confs_load_with_their_files(cep_fixtures, name):
     assert cfg.mephisto.task.task_name == name
     assert isinstance(cfg.mephisto.architect.port, int)
     blueprint = build_blueprint(cfg)
-    plans = blueprint.plan()
+    plans = [p for p in blueprint.plan() if p.pool == "main"]
     data_lines = (cep_fixtures / "task_config" / "task_data" / f"{name}.jsonl").read_text()
     assert len(plans) == len(data_lines.strip().splitlines())
     assert all(p.annotators >= 1 and p.groups for p in plans)
+    check_supported(cfg)  # unchanged, screening included: nothing refused
+    screening = [p for p in blueprint.plan() if p.pool == "screening"]
+    assert len(screening) == (1 if cfg.mephisto.blueprint.use_screening_task else 0)
 
 
 def test_collect_dialogues_conf_loads_with_deprecation_warning(cep_fixtures):
@@ -36,14 +39,13 @@ def test_collect_dialogues_conf_loads_with_deprecation_warning(cep_fixtures):
         check_supported(cfg)
 
 
-def test_screening_conf_is_refused_until_supported(cep_fixtures):
+def test_screening_and_gold_confs_are_supported(cep_fixtures):
     conf = cep_fixtures / "hydra_configs" / "conf" / "consistency.yaml"
-    cfg = load_run_config(str(conf), [f"task_dir={cep_fixtures}"]).config
-    with pytest.raises(NotSupportedYet, match="use_screening_task"):
-        check_supported(cfg)
     cfg = load_run_config(str(conf), [f"task_dir={cep_fixtures}",
-                                      "mephisto.blueprint.use_screening_task=false"]).config
+                                      "mephisto.blueprint.use_golds=true"]).config
     check_supported(cfg)
+    pools = [p.pool for p in build_blueprint(cfg).plan()]
+    assert pools.count("screening") == 1 and pools.count("gold") == 2
 
 
 def test_unknown_key_in_file_is_named_with_file_and_line(tmp_path, cep_fixtures):

@@ -83,11 +83,14 @@ def test_unreachable_database(tmp_path):
     assert "cannot reach the database" in error
 
 
-def test_screening_not_supported_yet(cep_fixtures, tmp_path):
+def test_bad_screening_file_fails_before_launch(cep_fixtures, tmp_path):
     conf = cep_fixtures / "hydra_configs" / "conf" / "consistency.yaml"
-    error = _fails(conf, tmp_path, f"task_dir={cep_fixtures}")
-    assert "screening (onboarding) tasks (mephisto.blueprint.use_screening_task=true) is not " \
-           "supported yet" in error
+    bad = tmp_path / "screen.json"
+    bad.write_text('{"t": {"annotation_tasks": ["consistency_label"], "pass_criteria": 1,\n'
+                   ' "turns": [["user", "hi"], ["system", "x", {"nope_labels": []}, "e"]]}}')
+    error = _fails(conf, tmp_path, f"task_dir={cep_fixtures}",
+                   f"mephisto.blueprint.screen_json={bad}")
+    assert f"{bad}:1: training dialogue 't': turns[1]: 'nope_labels' is not a question" in error
 
 
 @pytest.mark.parametrize("argv", [[], ["conf=a", "conf=b"]])

@@ -8,7 +8,6 @@ from collection_and_annotations.blueprints.base import AssignmentPlan, TaskBluep
 from collection_and_annotations.blueprints.registry import COMBINED_BLUEPRINTS, blueprint_class
 from collection_and_annotations.bots.model_opts import load_model_opts, parse_conversations_needed
 from collection_and_annotations.errors import NotSupportedYet, UserError
-from collection_and_annotations.quality.files import check_gold_file, check_screening_file
 
 __all__ = ["AssignmentPlan", "TaskBlueprint", "build_blueprint", "check_supported", "kind_name"]
 
@@ -39,12 +38,8 @@ def build_blueprint(cfg: DictConfig) -> TaskBlueprint | None:
             if blueprint_cfg.conversations_needed_string:
                 parse_conversations_needed(blueprint_cfg.conversations_needed_string, bots)
         return None
-    blueprint = blueprint_class(kind_name(cfg))(blueprint_cfg, cfg.mephisto.task.task_name)
-    if blueprint_cfg.screen_json:
-        check_screening_file(blueprint_cfg.screen_json, blueprint.buckets)
-    if blueprint_cfg.gold_jsonl:
-        check_gold_file(blueprint_cfg.gold_jsonl, blueprint.buckets)
-    return blueprint
+    # The kind reads and checks its own screening and gold files (static annotation does).
+    return blueprint_class(kind_name(cfg))(blueprint_cfg, cfg.mephisto.task.task_name)
 
 
 def check_metric_selection(cfg: DictConfig) -> None:
@@ -67,8 +62,6 @@ def check_supported(cfg: DictConfig) -> None:
     blueprint_cfg = cfg.mephisto.blueprint
     wanted = [
         ("do_collect_dialogue", "live dialogue collection with bots"),
-        ("use_screening_task", "screening (onboarding) tasks"),
-        ("use_golds", "gold units"),
     ]
     for key, feature in wanted:
         if blueprint_cfg.get(key):

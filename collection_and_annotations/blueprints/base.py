@@ -24,6 +24,9 @@ from typing import Any, Protocol
 from sqlalchemy import Connection
 
 MAIN_POOL = "main"
+# Units a worker does before real work (training); finishing one does not end their visit.
+SCREENING_POOL = "screening"
+GOLD_POOL = "gold"
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,9 @@ class AssignmentPlan:
     data: dict[str, Any]
     pool: str = MAIN_POOL
     label: str = ""  # how start-up names it when reporting changes (e.g. its dialogue ids)
+    # `annotators` per run: units done in earlier runs do not count (screening and gold
+    # units are a per-run supply, not a number of annotations wanted)
+    per_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,27 @@ class NoWork(Exception):
     message is shown to the worker, `status` is the HTTP status."""
 
     def __init__(self, message: str, status: int = 403):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class SubmittedUnit:
+    """A unit whose submission is being stored (inside the submit transaction)."""
+
+    id: int
+    pool: str
+    task_run_id: int
+    worker_id: int
+    data: dict[str, Any]
+    layout: dict[str, Any] | None
+    answers: Any
+
+
+class SubmitRefused(Exception):
+    """Raised by a blueprint's `after_submit` to refuse a submission (nothing is stored)."""
+
+    def __init__(self, message: str, status: int = 422):
         super().__init__(message)
         self.status = status
 

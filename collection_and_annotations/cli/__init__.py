@@ -8,6 +8,7 @@ import click
 from collection_and_annotations.cli.analyze import analyze
 from collection_and_annotations.cli.evaluate import evaluate
 from collection_and_annotations.cli.export import export
+from collection_and_annotations.cli.quals import quals
 
 
 @click.group()
@@ -18,3 +19,4 @@ def main() -> None:
 main.add_command(export)
 main.add_command(evaluate)
 main.add_command(analyze)
+main.add_command(quals)

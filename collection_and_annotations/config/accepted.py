@@ -22,13 +22,10 @@ UNUSED_KEYS: dict[str, str] = {
     "mephisto.blueprint.context_seed": "deprecated: the original project never used it",
     "mephisto.blueprint.units_per_assignment": "deprecated: the original project never used "
                                                "it; one data line is one unit",
-    "mephisto.blueprint.block_qualification": f"{_NO_QUALIFICATIONS}; block workers with "
-                                              "worker_blocklist_paths",
     "mephisto.blueprint.onboarding_qualification": _NO_QUALIFICATIONS,
     "mephisto.blueprint.onboard_task_data_path": "onboarding is screening here: use_screening_task"
-                                                 " and screen_json (not supported yet)",
-    "mephisto.blueprint.max_onboard_time": "onboarding is screening here (not supported yet)",
-    "mephisto.blueprint.max_gold_units": "gold units are not supported yet",
+                                                 " and screen_json",
+    "mephisto.blueprint.max_onboard_time": "onboarding is screening here",
     "mephisto.blueprint.task_config_path": "paths are written in full, e.g. with ${task_dir}",
     "mephisto.blueprint.left_pane_text_path": _BUILT_IN_PAGE,
     "mephisto.blueprint.chat_startup_instructions_path": _LIVE_CHAT,

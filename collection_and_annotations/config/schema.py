@@ -50,6 +50,8 @@ class BlueprintConfig:
     min_golds: int = 0
     max_incorrect_golds: int = 0
     allowed_gold_mistakes: int = 0
+    # after min_golds, one more gold unit per this many real units (the original: 4)
+    gold_every_n_units: int = 4
     # dialogue collection with bots
     do_collect_dialogue: bool = False
     model_opt_path: str | None = None

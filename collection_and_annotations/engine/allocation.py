@@ -16,7 +16,12 @@ from datetime import timedelta
 from sqlalchemy import Connection, Row, delete, func, select, update
 from sqlalchemy.orm import Session
 
-from collection_and_annotations.blueprints.base import MAIN_POOL, NoWork, WorkerContext
+from collection_and_annotations.blueprints.base import (
+    MAIN_POOL,
+    SCREENING_POOL,
+    NoWork,
+    WorkerContext,
+)
 from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -149,10 +154,15 @@ def claim_unit(
         # One query for both resuming and the per-worker limits: the worker's units here.
         held = connection.execute(statements.held_units,
                                   {"task_id": task_id, "worker_id": worker_id}).all()
-        for public_id, status, session_id in held:
-            if session_id == provider_session:
+        for public_id, status, session_id, pool in held:
+            # A finished screening unit does not end the visit: real work follows it.
+            if session_id == provider_session and not (
+                pool == SCREENING_POOL and status != "assigned"
+            ):
                 return Claim(worker_id, public_id, status)
-        _check_limits(connection, run_id, [(status, sid) for _, status, sid in held], limits)
+        _check_limits(connection, run_id, [(status, sid) for _, status, sid, pool in held
+                                           if pool != SCREENING_POOL or status == "assigned"],
+                      limits)
         try:
             pools = pools_for(connection, WorkerContext(task_id, run_id, worker_id,
                                                         provider_worker_id))

@@ -41,7 +41,7 @@ class HotStatements:
             "RETURNING id"
         ).bindparams(*_now("now"))
         self.held_units: TextClause = text(
-            "SELECT u.public_id, u.status, u.provider_session FROM units u "
+            "SELECT u.public_id, u.status, u.provider_session, u.pool FROM units u "
             "JOIN assignments a ON a.id = u.assignment_id "
             f"WHERE a.task_id = :task_id AND u.worker_id = :worker_id "
             f"AND u.status IN ('assigned', {done}) ORDER BY u.id DESC"
@@ -93,12 +93,12 @@ class HotStatements:
                      *_now("now"))
         self.lock_unit_with_data: TextualSelect = text(
             "SELECT u.id, u.status, u.worker_id, u.times_expired, u.task_run_id, u.assigned_at, "
-            "u.layout, a.data FROM units u JOIN assignments a ON a.id = u.assignment_id "
+            "u.layout, u.pool, a.data FROM units u JOIN assignments a ON a.id = u.assignment_id "
             f"WHERE u.public_id = :public_id{lock_unit}"
         ).columns(
             column("id"), column("status"), column("worker_id"), column("times_expired"),
             column("task_run_id"), column("assigned_at", DateTime()), column("layout", JSON()),
-            column("data", JSON()),
+            column("pool"), column("data", JSON()),
         )
         self.stored_answers: TextualSelect = text(
             "SELECT answers FROM submissions WHERE unit_id = :unit_id"

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Table, delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from collection_and_annotations.blueprints.base import AssignmentPlan, TaskBlueprint
+from collection_and_annotations.blueprints.base import MAIN_POOL, AssignmentPlan, TaskBlueprint
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -216,6 +216,13 @@ def _sync_units(
         select(Unit.assignment_id, func.count()).where(
             in_task, Unit.status.in_((*OPEN_STATUSES, *DONE_STATUSES)))
         .group_by(Unit.assignment_id)).all())
+    per_run = [ids[p.key] for p in plans if p.per_run]
+    for chunk in _chunks(per_run):  # a per-run supply counts only its open units
+        kept.update({a: 0 for a in chunk})
+        kept.update(session.execute(
+            select(Unit.assignment_id, func.count()).where(
+                Unit.assignment_id.in_(chunk), Unit.status.in_(OPEN_STATUSES))
+            .group_by(Unit.assignment_id)).all())
     unplanned = [a for a in ids.values() if a not in planned]
     retired: list[tuple[int, str]] = []
     for chunk in _chunks(unplanned):
@@ -344,10 +351,11 @@ def end_run(db: Database, run_id: int, status: str) -> None:
 
 
 def unit_counts(db: Database, task_id: int) -> dict[str, int]:
-    """Units of the task (every run) by status."""
+    """Units of real work of the task (every run) by status: screening and gold units are a
+    supply, not work the requester waits for."""
     with db.read() as session:
         rows = session.execute(
             select(Unit.status, func.count()).join(Assignment)
-            .where(Assignment.task_id == task_id).group_by(Unit.status)
+            .where(Assignment.task_id == task_id, Unit.pool == MAIN_POOL).group_by(Unit.status)
         ).all()
     return {status: count for status, count in rows}

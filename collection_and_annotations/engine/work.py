@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Row
 from sqlalchemy.exc import IntegrityError
 
-from collection_and_annotations.blueprints.base import TaskBlueprint
+from collection_and_annotations.blueprints.base import SubmitRefused, SubmittedUnit, TaskBlueprint
 from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.engine.runs import DONE_STATUSES
 from collection_and_annotations.storage.database import Database
@@ -82,17 +82,18 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
 
 def submit(
     db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int, answers: Any,
-    timings: Any, client_id: str | None,
+    timings: Any, client_id: str | None, outcome: dict[str, Any] | None = None,
 ) -> str:
-    """Store the answers once and return the unit's status; a retry of the same submission
-    gets the same answer. The unit row is locked first, so a submit and the expiry sweep
+    """Store the answers once and return the unit's status (`outcome` receives what the task
+    kind's `after_submit` tells the worker, e.g. a screening result); a retry of the same
+    submission gets the same answer. The unit row is locked first, so a submit and the expiry sweep
     serialise: either the submit is stored (and the sweep leaves the unit alone) or the unit
     had already gone back to the pool and the submit gets a 409."""
     if not isinstance(timings, dict):
         raise WorkRefused("'timings' must be an object", 400)
     try:
         return _store_submission(db, blueprint, public_id, worker_id, answers, timings,
-                                 client_id)
+                                 client_id, {} if outcome is None else outcome)
     except IntegrityError:
         # Only a concurrent submit of the same unit can get here: it won.
         raise WorkRefused("this unit was just submitted from another window", 409) from None
@@ -100,7 +101,7 @@ def submit(
 
 def _store_submission(
     db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int, answers: Any,
-    timings: dict[str, Any], client_id: str | None,
+    timings: dict[str, Any], client_id: str | None, extra: dict[str, Any],
 ) -> str:
     with db.transaction() as connection:
         statements = hot(connection)
@@ -134,6 +135,16 @@ def _store_submission(
         })
         connection.execute(statements.delete_drafts, {"unit_id": unit.id})
         connection.execute(statements.complete_unit, {"unit_id": unit.id, "now": now})
+        after_submit = getattr(blueprint, "after_submit", None)
+        if after_submit is not None:
+            try:
+                outcome = after_submit(connection, SubmittedUnit(
+                    unit.id, unit.pool, unit.task_run_id, worker_id, unit.data, unit.layout,
+                    answers))
+            except SubmitRefused as exc:
+                raise WorkRefused(str(exc), exc.status) from None
+            if outcome:
+                extra.update(outcome)
         return "completed"
 
 
@@ -144,3 +155,23 @@ def _summary(problems: list[dict[str, Any]]) -> str:
              for p in problems[:3]]
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
     return "; ".join(lines) + more
+
+
+def check_dialogue(
+    db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int, dialogue_key: str,
+    answers: Any,
+) -> dict[str, Any]:
+    """Score one dialogue of a unit the task kind checks per dialogue (screening): this is
+    the dialogue's submission, so the feedback it returns may name the expected answers."""
+    check = getattr(blueprint, "check_dialogue", None)
+    with db.transaction() as connection:
+        unit = _owned(connection.execute(hot(connection).lock_unit_with_data,
+                                         {"public_id": public_id}).first(), worker_id)
+        if unit.status != "assigned":
+            raise WorkRefused(f"this unit is {unit.status}; nothing to check", 409)
+        result = None if check is None else check(connection, SubmittedUnit(
+            unit.id, unit.pool, unit.task_run_id, worker_id, unit.data, unit.layout, answers),
+            dialogue_key)
+        if result is None:  # the same answer for real and gold units: nothing to check
+            raise WorkRefused("this unit has no dialogue checks", 404)
+        return result

@@ -8,7 +8,13 @@ from flask import Blueprint, current_app, jsonify, request
 
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit
 from collection_and_annotations.engine.served import ServedTask
-from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
+from collection_and_annotations.engine.work import (
+    WorkRefused,
+    check_dialogue,
+    save_draft,
+    submit,
+    unit_view,
+)
 from collection_and_annotations.providers.base import IdentityRefused
 from collection_and_annotations.server.auth import bearer, worker_from_token, worker_token
 from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
@@ -94,6 +100,22 @@ def post_submit(unit_id: str):
     if "answers" not in body:
         raise WorkRefused("the submission has no 'answers'", 400)
     client_id = body.get("client_id")
+    outcome: dict[str, Any] = {}
     status = submit(served.db, served.blueprint, unit_id, worker_id, body["answers"],
-                    body.get("timings", {}), str(client_id)[:64] if client_id else None)
-    return jsonify({"status": status, "completion_code": served.provider.completion_code})
+                    body.get("timings", {}), str(client_id)[:64] if client_id else None,
+                    outcome)
+    return jsonify({"status": status, "completion_code": served.provider.completion_code,
+                    **outcome})
+
+
+@worker_api.post("/units/<unit_id>/dialogues/<dialogue_key>/check")
+def post_check(unit_id: str, dialogue_key: str):
+    """Submit one training dialogue: the answer is its mistakes with the expected answers and
+    explanations (only now, after the worker committed to their answers)."""
+    served = _served()
+    worker_id = _worker_id()
+    body = _body()
+    if not isinstance(body.get("answers"), dict):
+        raise WorkRefused("the check needs 'answers' as an object of buckets", 400)
+    return jsonify(check_dialogue(served.db, served.blueprint, unit_id, worker_id,
+                                  dialogue_key, body["answers"]))

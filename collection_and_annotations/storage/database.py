@@ -23,9 +23,11 @@ from collection_and_annotations.storage.models import Base, Setting
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 
-def dialect_insert(session: Session, model: type) -> postgresql.Insert | sqlite.Insert:
+def dialect_insert(session: Session | Connection, model: type
+                   ) -> postgresql.Insert | sqlite.Insert:
     """An INSERT that supports ON CONFLICT (both SQLite and PostgreSQL do)."""
-    dialect = sqlite if session.get_bind().dialect.name == "sqlite" else postgresql
+    bind = session.get_bind() if isinstance(session, Session) else session
+    dialect = sqlite if bind.dialect.name == "sqlite" else postgresql
     return dialect.insert(model)
 
 

@@ -182,3 +182,19 @@ class GrantedQualification(Base):
     worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), index=True)
     value: Mapped[int] = mapped_column(default=1)
     granted_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class UnitScore(Base):
+    """How a screening or gold unit was scored. `checks` holds, per training dialogue, the
+    mistakes of its first check (what grading counts) and whether it was corrected; `passed`
+    and `mistakes` are set when the unit is submitted and scored."""
+
+    __tablename__ = "unit_scores"
+    unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), primary_key=True)
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), index=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id"), index=True)
+    pool: Mapped[str] = mapped_column(String(16))
+    checks: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    mistakes: Mapped[int | None]
+    passed: Mapped[bool | None]
+    scored_at: Mapped[datetime | None]

@@ -10,7 +10,12 @@ from typing import Any
 from omegaconf import DictConfig
 from sqlalchemy import Connection
 
-from collection_and_annotations.blueprints.base import MAIN_POOL, AssignmentPlan, WorkerContext
+from collection_and_annotations.blueprints.base import (
+    SCREENING_POOL,
+    AssignmentPlan,
+    SubmittedUnit,
+    WorkerContext,
+)
 from collection_and_annotations.blueprints.registry import register_blueprint
 from collection_and_annotations.blueprints.static_annotation.answers import (
     DialogueView,
@@ -39,6 +44,8 @@ from collection_and_annotations.blueprints.static_annotation.task_data import (
     read_task_data,
 )
 from collection_and_annotations.errors import UserError
+from collection_and_annotations.quality import pools as quality
+from collection_and_annotations.quality.settings import read_settings
 
 
 def _public_turns(turns: list[list[Any]]) -> list[dict[str, Any]]:
@@ -60,7 +67,10 @@ class StaticAnnotationBlueprint:
         self.specs, self.units_file = read_task_data(
             blueprint_cfg.data_jsonl, self.buckets, task_name, blueprint_cfg.units_path
         )
-        used = sorted({t for s in self.specs for d in s.dialogues for t in d["annotation_tasks"]})
+        self.quality = read_settings(blueprint_cfg, task_name, self.buckets)
+        used = sorted({t for s in self.specs for d in s.dialogues for t in d["annotation_tasks"]}
+                      | {t for d in self.quality.training + self.quality.gold_dialogues
+                         for t in d.source["annotation_tasks"]})
         self.used_buckets = {name: self.buckets[name] for name in used}
         instructions_dir = Path(
             blueprint_cfg.instructions_dir or buckets_path.parent / "instructions"
@@ -84,9 +94,11 @@ class StaticAnnotationBlueprint:
                 data={"dialogues": dialogues},
                 label=", ".join(d["dialogue_id"] for d in spec.dialogues),
             ))
-        return plans
+        return plans + quality.quality_plans(self.quality)
 
     def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
+        if data.get("quality") == "screening":
+            return None  # training dialogues in file order: the graded one comes last
         return make_layout([d["source"] for d in data["dialogues"]], rng, self._keeps_sides)
 
     def _keeps_sides(self, source: dict[str, Any]) -> bool:
@@ -95,10 +107,18 @@ class StaticAnnotationBlueprint:
         return any(self.buckets[name].level == "turn" for name in source["annotation_tasks"])
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
-        return [MAIN_POOL]
+        return quality.route(connection, self.quality, worker)
 
     def unit_kind(self, pool: str) -> str:
-        return "annotation"
+        """Gold units are served as real work: nothing tells them apart."""
+        return "screening" if pool == SCREENING_POOL else "annotation"
+
+    def check_dialogue(self, connection: Connection, unit: SubmittedUnit,
+                       dialogue_key: str) -> dict[str, Any] | None:
+        return quality.check_dialogue(connection, self.buckets, unit, dialogue_key)
+
+    def after_submit(self, connection: Connection, unit: SubmittedUnit) -> dict[str, Any] | None:
+        return quality.after_submit(connection, self.quality, self.buckets, unit)
 
     def _views(self, data: dict[str, Any]) -> list[DialogueView]:
         return [
@@ -136,7 +156,11 @@ class StaticAnnotationBlueprint:
                 "instructions_html": self.instructions.get(name),
                 "targets": targets,
             }
-        return {"dialogues": dialogues, "buckets": buckets, "speaker_names": self.speaker_names}
+        content = {"dialogues": dialogues, "buckets": buckets,
+                   "speaker_names": self.speaker_names}
+        if data.get("quality") == "screening":
+            content["screening"] = _screening_intro(data)
+        return content
 
     def describe(self) -> dict[str, Any]:
         return {"buckets": {name: b.public() for name, b in self.used_buckets.items()}}
@@ -165,3 +189,14 @@ def _where(problem: Problem, positions: dict[str, int]) -> str:
     if problem.bucket:
         parts.append(f"'{problem.bucket}'")
     return ", ".join(parts)
+
+
+def _screening_intro(data: dict[str, Any]) -> dict[str, Any]:
+    """What the training intro says, from the data: how many dialogues, which are graded and
+    the mistakes allowed on each (never an expected answer)."""
+    dialogues = data["dialogues"]
+    graded = data.get("graded", [len(dialogues) - 1])
+    return {"dialogues": len(dialogues),
+            "graded": [{"position": p + 1, "key": dialogues[p]["key"],
+                        "allowed_mistakes": dialogues[p]["source"]["pass_criteria"]}
+                       for p in graded]}

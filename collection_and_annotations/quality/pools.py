@@ -1,0 +1,197 @@
+"""Screening and gold for the static annotation kind: their assignments, the routing of a
+worker who asks for work, the per-dialogue check and scoring at submit.
+
+Everything here runs on the server: expected answers and explanations stay in the stored
+assignment data and leave only in a check's feedback, after the worker submitted that dialogue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Connection, func, select
+
+from collection_and_annotations.blueprints.base import (
+    GOLD_POOL,
+    MAIN_POOL,
+    SCREENING_POOL,
+    AssignmentPlan,
+    NoWork,
+    SubmitRefused,
+    SubmittedUnit,
+    WorkerContext,
+)
+from collection_and_annotations.blueprints.static_annotation.buckets import Bucket
+from collection_and_annotations.engine.runs import DONE_STATUSES
+from collection_and_annotations.quality import qualifications
+from collection_and_annotations.quality.files import AnnotatedDialogue
+from collection_and_annotations.quality.scoring import feedback, wrong_turns
+from collection_and_annotations.quality.settings import DEFAULT_SUPPLY, QualitySettings
+from collection_and_annotations.storage.database import dialect_insert
+from collection_and_annotations.storage.models import Assignment, TaskRun, Unit, UnitScore, utcnow
+
+NOT_ELIGIBLE = ("Thank you for your interest. Based on the training task, you are not eligible "
+                "for this task; there is no more work for you here.")
+SCREENING_FULL = ("The training task is full for now, so no new workers can start; thank you "
+                  "for your interest, and please try again later.")
+
+
+def _key(kind: str, sources: list[dict[str, Any]]) -> str:
+    return hashlib.sha256((kind + json.dumps(sources, sort_keys=True)).encode()).hexdigest()[:32]
+
+
+def _item(dialogue: AnnotatedDialogue) -> dict[str, Any]:
+    return {"key": f"d_{secrets.token_hex(8)}", "source": dialogue.source}
+
+
+def quality_plans(settings: QualitySettings) -> list[AssignmentPlan]:
+    """The screening assignment (all training dialogues, in file order) and one assignment
+    per gold dialogue; each a per-run supply of units."""
+    plans = []
+    if settings.screening:
+        sources = [d.source for d in settings.training]
+        plans.append(AssignmentPlan(
+            key=_key("screening", sources),
+            annotators=settings.max_screening_units or DEFAULT_SUPPLY, groups=[],
+            excluded_workers=[], pool=SCREENING_POOL, per_run=True,
+            data={"dialogues": [_item(d) for d in settings.training], "quality": "screening",
+                  "graded": settings.graded},
+            label="screening: " + ", ".join(d.name for d in settings.training)))
+    if settings.golds:
+        for gold in settings.gold_dialogues:
+            key = _key("gold", [gold.source])
+            plans.append(AssignmentPlan(
+                key=key, annotators=settings.max_gold_units or DEFAULT_SUPPLY,
+                groups=[f"gold:{key}"],  # each gold at most once per worker
+                excluded_workers=[], pool=GOLD_POOL, per_run=True,
+                data={"dialogues": [_item(gold)], "quality": "gold"},
+                label=f"gold: {gold.name}"))
+    return plans
+
+
+def _units_by_pool(connection: Connection, worker: WorkerContext) -> dict[str, int]:
+    """The worker's assigned and done units in this task, per pool."""
+    rows = connection.execute(
+        select(Unit.pool, func.count()).join(Assignment, Assignment.id == Unit.assignment_id)
+        .where(Assignment.task_id == worker.task_id, Unit.worker_id == worker.worker_id,
+               Unit.status.in_(("assigned", *DONE_STATUSES)))
+        .group_by(Unit.pool)).all()
+    return {pool: count for pool, count in rows}
+
+
+def _screening_full(connection: Connection, settings: QualitySettings, run_id: int) -> bool:
+    """No free screening unit in this run (the cap is the run's supply of them)."""
+    free = connection.execute(select(Unit.id).where(
+        Unit.task_run_id == run_id, Unit.pool == SCREENING_POOL, Unit.status == "launched"
+    ).limit(1)).first()
+    return free is None
+
+
+def route(connection: Connection, settings: QualitySettings, worker: WorkerContext
+          ) -> list[str]:
+    """Blocked: no work. Not yet qualified: the screening unit. Otherwise real work, with a
+    gold unit first when the schedule says one is due."""
+    names = [settings.block, settings.passed if settings.screening else ""]
+    holds = qualifications.held(connection, worker.worker_id, names)
+    if settings.block in holds:
+        raise NoWork(NOT_ELIGIBLE)
+    if settings.screening and settings.passed not in holds:
+        if _screening_full(connection, settings, worker.run_id):
+            raise NoWork(SCREENING_FULL, 503)
+        return [SCREENING_POOL]
+    if not settings.golds:
+        return [MAIN_POOL]
+    done = _units_by_pool(connection, worker)
+    due = settings.min_golds + done.get(MAIN_POOL, 0) // settings.gold_every
+    return [GOLD_POOL, MAIN_POOL] if done.get(GOLD_POOL, 0) < due else [MAIN_POOL]
+
+
+def _task_id(connection: Connection, run_id: int) -> int:
+    return connection.execute(select(TaskRun.task_id).where(TaskRun.id == run_id)).scalar_one()
+
+
+def _score_row(connection: Connection, unit: SubmittedUnit) -> dict[str, Any]:
+    row = connection.execute(select(UnitScore.checks).where(UnitScore.unit_id == unit.id)
+                             ).first()
+    return dict(row.checks) if row is not None else {}
+
+
+def _save_score(connection: Connection, unit: SubmittedUnit, checks: dict[str, Any],
+                mistakes: int | None = None, passed: bool | None = None) -> None:
+    values = {"checks": checks, "mistakes": mistakes, "passed": passed,
+              "scored_at": utcnow() if passed is not None else None}
+    connection.execute(
+        dialect_insert(connection, UnitScore)
+        .values(unit_id=unit.id, worker_id=unit.worker_id,
+                task_id=_task_id(connection, unit.task_run_id), pool=unit.pool, **values)
+        .on_conflict_do_update(index_elements=["unit_id"], set_=values))
+
+
+def check_dialogue(connection: Connection, buckets: Mapping[str, Bucket],
+                   unit: SubmittedUnit, dialogue_key: str) -> dict[str, Any] | None:
+    """Score one training dialogue; its first check's mistakes are what grading counts."""
+    if unit.pool != SCREENING_POOL:
+        return None
+    item = next((d for d in unit.data["dialogues"] if d["key"] == dialogue_key), None)
+    if item is None:
+        return None
+    wrong = wrong_turns(item["source"], buckets, unit.answers)
+    checks = _score_row(connection, unit)
+    first = dialogue_key not in checks
+    if first:
+        checks[dialogue_key] = {"first_mistakes": len(wrong)}
+    checks[dialogue_key] = {**checks[dialogue_key], "open": len(wrong)}
+    _save_score(connection, unit, checks)
+    return {"dialogue": dialogue_key, "first_check": first, "mistakes": len(wrong),
+            "counted_mistakes": checks[dialogue_key]["first_mistakes"],
+            "corrected": not wrong, "wrong": feedback(item["source"], buckets, wrong)}
+
+
+def after_submit(connection: Connection, settings: QualitySettings,
+                 buckets: Mapping[str, Bucket], unit: SubmittedUnit) -> dict[str, Any] | None:
+    if unit.pool == SCREENING_POOL:
+        return _grade_screening(connection, settings, buckets, unit)
+    if unit.pool == GOLD_POOL:
+        _score_gold(connection, settings, buckets, unit)
+    return None  # a gold unit's answer is the same as a real unit's
+
+
+def _grade_screening(connection: Connection, settings: QualitySettings,
+                     buckets: Mapping[str, Bucket], unit: SubmittedUnit) -> dict[str, Any]:
+    checks = _score_row(connection, unit)
+    dialogues = unit.data["dialogues"]
+    for item in dialogues:
+        if item["key"] not in checks or wrong_turns(item["source"], buckets,
+                                                     unit.answers.get(item["key"])):
+            raise SubmitRefused("check every training dialogue and correct the turns it "
+                                "marks before finishing the training")
+    mistakes, passed = 0, True
+    for position in unit.data.get("graded", [len(dialogues) - 1]):
+        item = dialogues[position]
+        counted = checks[item["key"]]["first_mistakes"]
+        mistakes += counted
+        passed &= counted <= int(item["source"]["pass_criteria"])
+    _save_score(connection, unit, checks, mistakes, passed)
+    qualifications.grant(connection, unit.worker_id,
+                         settings.passed if passed else settings.block)
+    return {"screening": {"passed": passed,
+                          "message": None if passed else NOT_ELIGIBLE}}
+
+
+def _score_gold(connection: Connection, settings: QualitySettings,
+                buckets: Mapping[str, Bucket], unit: SubmittedUnit) -> None:
+    item = unit.data["dialogues"][0]
+    answers = unit.answers.get(item["key"]) if isinstance(unit.answers, dict) else None
+    mistakes = len(wrong_turns(item["source"], buckets, answers))
+    passed = mistakes <= settings.allowed_gold_mistakes
+    _save_score(connection, unit, {}, mistakes, passed)
+    failed = connection.execute(select(func.count()).select_from(UnitScore).where(
+        UnitScore.worker_id == unit.worker_id, UnitScore.pool == GOLD_POOL,
+        UnitScore.passed.is_(False),
+        UnitScore.task_id == _task_id(connection, unit.task_run_id))).scalar_one()
+    if failed > settings.max_incorrect_golds:
+        qualifications.grant(connection, unit.worker_id, settings.block)

@@ -1,0 +1,96 @@
+"""Qualifications as rows: granted to a worker by name, shared across runs and tasks.
+
+A name means the same thing wherever it is used: a worker blocked by `consistency_block` is
+blocked in every task whose conf names that block qualification. Every function takes the
+caller's connection, so a grant commits with the submission (or claim) that caused it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Connection, delete, select
+
+from collection_and_annotations.storage.database import dialect_insert
+from collection_and_annotations.storage.models import (
+    GrantedQualification,
+    Qualification,
+    Worker,
+    utcnow,
+)
+
+
+@dataclass(frozen=True)
+class Grant:
+    qualification: str
+    provider: str
+    provider_worker_id: str
+    value: int
+    granted_at: datetime
+
+
+def block_name(task_name: str, configured: str | None) -> str:
+    """The task's block qualification: `block_qualification`, else `<task>_block`."""
+    return configured or f"{task_name}_block"
+
+
+def _qualification_id(connection: Connection, name: str) -> int:
+    connection.execute(dialect_insert(connection, Qualification)
+                       .values(name=name, created_at=utcnow())
+                       .on_conflict_do_nothing(index_elements=["name"]))
+    return connection.execute(select(Qualification.id)
+                              .where(Qualification.name == name)).scalar_one()
+
+
+def grant(connection: Connection, worker_id: int, name: str, value: int = 1) -> None:
+    """Grant (or re-grant with a new value) a qualification."""
+    qualification_id = _qualification_id(connection, name)
+    connection.execute(
+        dialect_insert(connection, GrantedQualification)
+        .values(qualification_id=qualification_id, worker_id=worker_id, value=value,
+                granted_at=utcnow())
+        .on_conflict_do_update(index_elements=["qualification_id", "worker_id"],
+                               set_={"value": value, "granted_at": utcnow()}))
+
+
+def revoke(connection: Connection, worker_id: int, name: str) -> bool:
+    """Returns whether the worker held it."""
+    removed = connection.execute(delete(GrantedQualification).where(
+        GrantedQualification.worker_id == worker_id,
+        GrantedQualification.qualification_id.in_(
+            select(Qualification.id).where(Qualification.name == name))))
+    return bool(removed.rowcount)
+
+
+def held(connection: Connection, worker_id: int, names: Iterable[str]) -> set[str]:
+    """Which of these qualifications the worker holds (one query)."""
+    wanted = [n for n in names if n]
+    if not wanted:
+        return set()
+    return set(connection.scalars(
+        select(Qualification.name).join(GrantedQualification).where(
+            GrantedQualification.worker_id == worker_id, Qualification.name.in_(wanted))))
+
+
+def worker_id(connection: Connection, provider: str, provider_worker_id: str) -> int | None:
+    return connection.execute(select(Worker.id).where(
+        Worker.provider == provider, Worker.provider_worker_id == provider_worker_id)
+    ).scalar_one_or_none()
+
+
+def grants(connection: Connection, name: str | None = None,
+           provider_worker_id: str | None = None) -> list[Grant]:
+    """Granted qualifications, optionally of one name or one worker."""
+    query = (select(Qualification.name, Worker.provider, Worker.provider_worker_id,
+                    GrantedQualification.value, GrantedQualification.granted_at)
+             .join(GrantedQualification, GrantedQualification.qualification_id
+                   == Qualification.id)
+             .join(Worker, Worker.id == GrantedQualification.worker_id)
+             .order_by(Qualification.name, Worker.provider_worker_id))
+    if name:
+        query = query.where(Qualification.name == name)
+    if provider_worker_id:
+        query = query.where(Worker.provider_worker_id == provider_worker_id)
+    return [Grant(*row) for row in connection.execute(query)]

@@ -1,0 +1,259 @@
+"""Screening and gold served over the worker API, on the fixture conf `consistency` (its
+screening file and gold file), against SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlalchemy import select
+
+from collection_and_annotations.engine.runs import end_run
+from collection_and_annotations.providers.local import link_signature
+from collection_and_annotations.quality import qualifications
+from collection_and_annotations.quality.files import read_gold
+from collection_and_annotations.quality.translation import nest
+from collection_and_annotations.server.app import create_app
+from collection_and_annotations.storage.models import UnitScore
+
+BUCKET = "consistency_label"
+
+
+@pytest.fixture
+def start(cep_fixtures, open_conf, database_url):
+    """Open the unchanged fixture conf (plus test overrides); returns (served, client)."""
+    conf = cep_fixtures / "hydra_configs" / "conf" / "consistency.yaml"
+
+    def _start(*overrides: str):
+        served = open_conf(str(conf), database_url, f"task_dir={cep_fixtures}", *overrides)
+        return served, create_app(served).test_client()
+    return _start
+
+
+def _buckets(served):
+    return served.blueprint.buckets
+
+
+def _expected_answers(served, source):
+    """What a perfect worker submits for a dialogue: each scored turn as expected."""
+    from collection_and_annotations.quality.files import scored_turns
+    answers = {}
+    for turn in scored_turns(source, _buckets(served)):
+        answers[str(turn.index)] = nest(_buckets(served)[BUCKET], turn.expected.alternatives[0])
+    for index in range(1, len(source["turns"]), 2):
+        answers.setdefault(str(index), [])
+    return {BUCKET: answers}
+
+
+def _wrong_answers(served, source, count):
+    """The perfect answers with `count` scored turns wrong."""
+    answers = _expected_answers(served, source)
+    turns = answers[BUCKET]
+    for key in list(turns)[:count]:
+        turns[key] = [] if turns[key] else ["redundant"]
+    return answers
+
+
+class Worker:
+    def __init__(self, client, name, assignment="a1"):
+        self.client, self.name, self.assignment = client, name, assignment
+        self.secret = client.application.config["SERVED_TASK"].secret
+        self.bodies: list[str] = []  # every response body this worker received
+        self.headers = None
+
+    def record(self, reply):
+        self.bodies.append(reply.get_data(as_text=True))
+        return reply
+
+    def claim(self):
+        reply = self.record(self.client.post("/api/claim", json={
+            "worker_id": self.name, "assignment_id": self.assignment,
+            "sig": link_signature(self.secret, self.name, self.assignment)}))
+        body = reply.get_json()
+        if reply.status_code == 200:
+            self.headers = {"Authorization": f"Bearer {body['token']}"}
+        return reply
+
+    def unit(self, unit_id):
+        return self.record(self.client.get(f"/api/units/{unit_id}", headers=self.headers))
+
+    def check(self, unit_id, key, answers):
+        return self.record(self.client.post(f"/api/units/{unit_id}/dialogues/{key}/check",
+                                            json={"answers": answers}, headers=self.headers))
+
+    def submit(self, unit_id, answers):
+        return self.record(self.client.post(f"/api/units/{unit_id}/submit",
+                                            json={"answers": answers, "timings": {}},
+                                            headers=self.headers))
+
+
+def _do_screening(served, worker, mistakes_on_graded=0):
+    claimed = worker.claim().get_json()
+    unit_id = claimed["unit_id"]
+    unit = worker.unit(unit_id).get_json()
+    assert unit["kind"] == "screening"
+    training = served.blueprint.quality.training
+    assert unit["screening"]["dialogues"] == len(training) == 3
+    answers = {}
+    for position, shown in enumerate(unit["dialogues"]):
+        source = training[position].source
+        wrong = mistakes_on_graded if position == 2 else 1
+        given = _wrong_answers(served, source, wrong)
+        first = worker.check(unit_id, shown["key"], given).get_json()
+        assert first["first_check"] and first["mistakes"] == wrong
+        assert len(first["wrong"]) == wrong
+        if wrong:
+            assert first["wrong"][0]["explanation"]
+            # the correction loop: refused to finish until fixed, then fixed
+            refused = worker.submit(unit_id, {**answers, shown["key"]: given})
+            assert refused.status_code in (422,)
+        fixed = _expected_answers(served, source)
+        again = worker.check(unit_id, shown["key"], fixed).get_json()
+        assert again["corrected"] and again["counted_mistakes"] == wrong
+        answers[shown["key"]] = fixed
+    return unit_id, worker.submit(unit_id, answers)
+
+
+def test_screening_pass_then_real_work_in_the_same_visit(start):
+    served, client = start()
+    worker = Worker(client, "good")
+    unit_id, reply = _do_screening(served, worker, mistakes_on_graded=2)  # pass_criteria 2
+    assert reply.status_code == 200 and reply.get_json()["screening"]["passed"] is True
+    again = worker.claim().get_json()  # same link: real work follows
+    assert again["unit_id"] != unit_id
+    assert worker.unit(again["unit_id"]).get_json()["kind"] == "annotation"
+    with served.db.transaction() as connection:
+        wid = qualifications.worker_id(connection, "local", "good")
+        assert qualifications.held(connection, wid, ["consistency_screen"]) == {
+            "consistency_screen"}
+
+
+def test_screening_fail_blocks_for_good_across_runs(start):
+    served, client = start()
+    worker = Worker(client, "bad")
+    _, reply = _do_screening(served, worker, mistakes_on_graded=3)
+    assert reply.get_json()["screening"]["passed"] is False
+    refused = worker.claim()
+    assert refused.status_code == 403 and "not eligible" in refused.get_json()["error"]
+    end_run(served.db, served.run_id, "stopped")
+    _, client2 = start()  # a new run of the task: still no second attempt
+    refused = Worker(client2, "bad", "a2").claim()
+    assert refused.status_code == 403 and "not eligible" in refused.get_json()["error"]
+
+
+def test_check_refuses_other_units_and_unknown_dialogues(start):
+    served, client = start("mephisto.blueprint.use_screening_task=false")
+    worker = Worker(client, "w")
+    unit_id = worker.claim().get_json()["unit_id"]
+    key = worker.unit(unit_id).get_json()["dialogues"][0]["key"]
+    assert worker.check(unit_id, key, {}).status_code == 404
+
+
+def test_screening_cap_gives_a_clear_page(start):
+    served, client = start("mephisto.blueprint.max_screening_units=1")
+    assert Worker(client, "first").claim().status_code == 200
+    full = Worker(client, "second").claim()
+    assert full.status_code == 503 and "training task is full" in full.get_json()["error"]
+
+
+def _pass_screening(served, client, name):
+    worker = Worker(client, name)
+    worker.claim()  # creates the worker row
+    with served.db.transaction() as connection:
+        qualifications.grant(connection, qualifications.worker_id(connection, "local", name),
+                             "consistency_screen")
+    return worker
+
+
+def _finish(served, worker, unit_json, perfect_golds=True, wrong_golds=0):
+    """Submit a unit: real units with empty labels, gold units as expected (or wrong)."""
+    answers = {}
+    golds = {json.dumps(g.source["turns"][0]): g.source
+             for g in served.blueprint.quality.gold_dialogues}
+    for shown in unit_json["dialogues"]:
+        source = golds.get(json.dumps([shown["turns"][0]["speaker"],
+                                       shown["turns"][0]["text"]]))
+        if source is not None and len(source["turns"]) == len(shown["turns"]):
+            answers[shown["key"]] = _wrong_answers(served, source, wrong_golds)
+        else:
+            answers[shown["key"]] = {BUCKET: {str(i): [] for i in range(1, len(shown["turns"]),
+                                                                       2)}}
+    return worker.submit(unit_json["unit_id"], answers)
+
+
+def test_golds_on_schedule_and_disqualification(start):
+    served, client = start("mephisto.blueprint.use_golds=true", "mephisto.blueprint.min_golds=1",
+                           "mephisto.blueprint.gold_every_n_units=2",
+                           "mephisto.blueprint.max_incorrect_golds=1",
+                           "mephisto.blueprint.allowed_gold_mistakes=0")
+    worker = _pass_screening(served, client, "gw")
+    pools = []
+    for n in range(6):
+        worker.assignment = f"visit{n}"
+        reply = worker.claim()
+        if reply.status_code != 200:
+            pools.append(reply.status_code)
+            break
+        unit_id = reply.get_json()["unit_id"]
+        unit_json = worker.unit(unit_id).get_json()
+        assert unit_json["kind"] == "annotation"  # gold or not, the same kind
+        with served.db.read() as session:
+            from collection_and_annotations.storage.models import Unit
+            pools.append(session.scalars(select(Unit.pool).where(Unit.public_id == unit_id)
+                                         ).one())
+        assert _finish(served, worker, unit_json, wrong_golds=2).status_code == 200
+    # min_golds=1 first; then one gold after every 2 real units; 2 failed golds > 1: blocked
+    assert pools[:4] == ["gold", "main", "main", "gold"]
+    assert pools[4] == 403
+    with served.db.read() as session:
+        scores = session.scalars(select(UnitScore).where(UnitScore.pool == "gold")).all()
+    assert [s.passed for s in scores] == [False, False] and scores[0].mistakes == 2
+
+
+def test_gold_files_parse(cep_fixtures):
+    from collection_and_annotations.blueprints.static_annotation.buckets import load_buckets
+    buckets = load_buckets(cep_fixtures / "task_config" / "annotation_buckets.json")
+    assert len(read_gold(cep_fixtures / "task_config" / "gold_data" / "consistency.jsonl",
+                         buckets)) == 2
+
+
+def _secrets_of(dialogue) -> list[str]:
+    """Strings only the answer key holds: explanations, the file's ids, flat answer keys."""
+    found = [t[3] for t in dialogue.source["turns"] if len(t) > 3 and t[3]]
+    return found + [dialogue.name, "_disjunction", f"{BUCKET}_labels", "pass_criteria"]
+
+
+def test_nothing_leaks_before_its_submit(start):
+    """Every response body of a whole screening unit and a whole gold unit: no explanation or
+    answer-key string of a dialogue appears before that dialogue was submitted (checked)."""
+    served, client = start("mephisto.blueprint.use_golds=true", "mephisto.blueprint.min_golds=1")
+    training = served.blueprint.quality.training
+    worker = Worker(client, "leaky")
+    unit_id = worker.claim().get_json()["unit_id"]
+    unit = worker.unit(unit_id).get_json()
+    answers = {}
+    for position, shown in enumerate(unit["dialogues"]):
+        before = "".join(worker.bodies)
+        revealed = {x for earlier in training[:position] for x in _secrets_of(earlier)}
+        for secret in set(_secrets_of(training[position])) - revealed:
+            assert secret not in before, (position, secret[:40])
+        assert "gold" not in before.lower() and "onboarding" not in before.lower()
+        given = _wrong_answers(served, training[position].source, 1)
+        feedback = worker.check(unit_id, shown["key"], given).get_json()
+        assert feedback["wrong"][0]["explanation"] in worker.bodies[-1]  # revealed now
+        answers[shown["key"]] = _expected_answers(served, training[position].source)
+        worker.check(unit_id, shown["key"], answers[shown["key"]])
+    assert worker.submit(unit_id, answers).get_json()["screening"]["passed"] is True
+    worker.bodies.clear()
+    worker.assignment = "after-training"
+    gold_id = worker.claim().get_json()["unit_id"]
+    gold_unit = worker.unit(gold_id).get_json()
+    _finish(served, worker, gold_unit, wrong_golds=1)
+    text = "".join(worker.bodies)
+    for gold in served.blueprint.quality.gold_dialogues:
+        for secret in _secrets_of(gold):
+            assert secret not in text, secret[:40]
+    assert "gold" not in text.lower() and "screening" not in text.lower()
+    # the gold unit looks like real work: same kind, same fields, same submit answer
+    assert gold_unit["kind"] == "annotation" and "screening" not in gold_unit
+    assert set(json.loads(worker.bodies[-1])) == {"status", "completion_code"}
