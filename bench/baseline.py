@@ -14,9 +14,13 @@ STATIC = Path("collection_and_annotations") / "server" / "static"
 DEFAULT_BEFORE = "57f0866"
 
 
-def checkout(revision: str, folder: Path) -> Path:
-    """`revision` as a detached worktree in `folder` with this checkout's built page (the
-    page is not what is measured; both revisions serve the same build)."""
+CACHE = REPO / ".bench-cache"
+
+
+def checkout(revision: str, folder: Path = CACHE) -> Path:
+    """`revision` as a detached worktree (kept in `.bench-cache/` for the next run, with its
+    own virtual environment) serving this checkout's built page: the page is not what is
+    measured, so both revisions serve the same build."""
     target = folder / f"before-{revision}"
     if not target.exists():
         subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-f",
@@ -37,8 +41,3 @@ def python_for(target: Path) -> Path:
         subprocess.run([str(python), "-m", "pip", "install", "--quiet", str(target)],
                        check=True)
     return python
-
-
-def remove(target: Path) -> None:
-    subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(target)],
-                   capture_output=True)

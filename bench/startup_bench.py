@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from baseline import DEFAULT_BEFORE, REPO, checkout, python_for, remove
+from baseline import DEFAULT_BEFORE, REPO, checkout, python_for
 
 BUCKETS = REPO / "collection_and_annotations" / "task_config" / "annotation_buckets.json"
 
@@ -90,18 +90,13 @@ def main() -> int:
         conf = write_task(folder, args.dialogues)
         checkouts = [("after", REPO)]
         if args.before:
-            checkouts.insert(0, (f"before ({args.before})", checkout(args.before, folder)))
-        try:
-            for port, (name, directory) in enumerate(checkouts, start=38_500):
-                data_dir = folder / f"data-{port}"
-                first = start_until_first_link(directory, conf, data_dir, port)
-                again = start_until_first_link(directory, conf, data_dir, port)
-                print(f"  {name:>18}: first start {first[0]:6.1f} s, peak {first[1]:5.0f} MB; "
-                      f"rerun {again[0]:6.1f} s, peak {again[1]:5.0f} MB")
-        finally:
-            for _, directory in checkouts:
-                if directory != REPO:
-                    remove(directory)
+            checkouts.insert(0, (f"before ({args.before})", checkout(args.before)))
+        for port, (name, directory) in enumerate(checkouts, start=38_500):
+            data_dir = folder / f"data-{port}"
+            first = start_until_first_link(directory, conf, data_dir, port)
+            again = start_until_first_link(directory, conf, data_dir, port)
+            print(f"  {name:>18}: first start {first[0]:6.1f} s, peak {first[1]:5.0f} MB; "
+                  f"rerun {again[0]:6.1f} s, peak {again[1]:5.0f} MB")
     return 0
 
 

@@ -37,7 +37,7 @@ from sqlalchemy.engine import make_url
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from baseline import checkout, python_for, remove  # noqa: E402
+from baseline import checkout, python_for  # noqa: E402
 
 from collection_and_annotations.storage.models import Submission, Unit  # noqa: E402
 
@@ -300,22 +300,15 @@ def main() -> int:
     print(f"worker API load: C={args.clients} db={args.db} processes={args.processes} "
           f"think<={args.think}s on {platform.node()} (python {platform.python_version()})")
     failed = False
-    with tempfile.TemporaryDirectory() as folder:
-        checkouts = [("after", REPO)]
-        if args.before:
-            checkouts.insert(0, (f"before {args.before}", checkout(args.before, Path(folder))))
-        try:
-            for run in range(args.repeat):
-                for name, directory in checkouts:
-                    figures = measure(directory, args.clients, args.db, args.processes,
-                                      args.think)
-                    print(f"{name} (run {run + 1}):")
-                    report(figures, args.clients)
-                    failed |= bool(figures["record"].errors or figures["missing"])
-        finally:
-            for _, directory in checkouts:
-                if directory != REPO:
-                    remove(directory)
+    checkouts = [("after", REPO)]
+    if args.before:
+        checkouts.insert(0, (f"before {args.before}", checkout(args.before)))
+    for run in range(args.repeat):
+        for name, directory in checkouts:
+            figures = measure(directory, args.clients, args.db, args.processes, args.think)
+            print(f"{name} (run {run + 1}):")
+            report(figures, args.clients)
+            failed |= bool(figures["record"].errors or figures["missing"])
     return 1 if failed else 0
 
 
