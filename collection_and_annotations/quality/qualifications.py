@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, delete, select
+from sqlalchemy import Connection, bindparam, delete, select, text
 
 from collection_and_annotations.storage.database import dialect_insert
 from collection_and_annotations.storage.models import (
@@ -64,14 +64,19 @@ def revoke(connection: Connection, worker_id: int, name: str) -> bool:
     return bool(removed.rowcount)
 
 
+# Asked at every claim: written once, not rebuilt per request (see engine/hot_sql.py).
+_HELD = text(
+    "SELECT q.name FROM qualifications q JOIN granted_qualifications g "
+    "ON g.qualification_id = q.id WHERE g.worker_id = :worker_id AND q.name IN :names"
+).bindparams(bindparam("names", expanding=True))
+
+
 def held(connection: Connection, worker_id: int, names: Iterable[str]) -> set[str]:
     """Which of these qualifications the worker holds (one query)."""
     wanted = [n for n in names if n]
     if not wanted:
         return set()
-    return set(connection.scalars(
-        select(Qualification.name).join(GrantedQualification).where(
-            GrantedQualification.worker_id == worker_id, Qualification.name.in_(wanted))))
+    return set(connection.scalars(_HELD, {"worker_id": worker_id, "names": wanted}))
 
 
 def worker_id(connection: Connection, provider: str, provider_worker_id: str) -> int | None:
