@@ -71,12 +71,17 @@ def write_task(folder: Path, units: int) -> Path:
     return conf
 
 
-def postgres_database() -> tuple[str, str]:
+def postgres_database(synchronous_commit: str = "on") -> tuple[str, str]:
+    """A fresh database; `synchronous_commit=off` gives PostgreSQL the durability SQLite's
+    WAL + synchronous=NORMAL has (nothing lost on a crash of the server, the last commits
+    possibly on power loss)."""
     name = f"cep_bench_{secrets.token_hex(4)}"
     admin = make_url(POSTGRES_ADMIN)
     with psycopg.connect(host=admin.host, port=admin.port, user=admin.username,
                          dbname=admin.database, autocommit=True) as connection:
         connection.execute(f'CREATE DATABASE "{name}"')
+        connection.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = '
+                           f'{"off" if synchronous_commit == "off" else "on"}')
     return admin.set(database=name).render_as_string(hide_password=False), name
 
 
@@ -205,7 +210,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def measure(checkout: Path, clients: int, db: str, processes: int,
-            think: float) -> dict[str, object]:
+            think: float, synchronous_commit: str = "on") -> dict[str, object]:
     """One load run against `welcome.py` of `checkout`; the figures as a dict."""
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
@@ -213,7 +218,7 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
         port, pg_name = free_port(), None
         url = f"sqlite:///{folder / 'data' / 'cep.sqlite3'}"
         if db == "postgres":
-            url, pg_name = postgres_database()
+            url, pg_name = postgres_database(synchronous_commit)
         server = subprocess.Popen(
             [str(python_for(checkout)), str(checkout / "welcome.py"), f"conf={conf}",
              f"mephisto.architect.port={port}", f"data_dir={folder / 'data'}",
@@ -293,11 +298,14 @@ def main() -> int:
                         help="also run an earlier revision (e.g. 57f0866), alternating with "
                              "this checkout, and compare")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each revision")
+    parser.add_argument("--synchronous-commit", choices=["on", "off"], default="on",
+                        help="PostgreSQL: off = the durability of SQLite's default setting")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.clients + 256)),
                                                 hard))
     print(f"worker API load: C={args.clients} db={args.db} processes={args.processes} "
+          f"synchronous_commit={args.synchronous_commit} "
           f"think<={args.think}s on {platform.node()} (python {platform.python_version()})")
     failed = False
     checkouts = [("after", REPO)]
@@ -305,7 +313,8 @@ def main() -> int:
         checkouts.insert(0, (f"before {args.before}", checkout(args.before)))
     for run in range(args.repeat):
         for name, directory in checkouts:
-            figures = measure(directory, args.clients, args.db, args.processes, args.think)
+            figures = measure(directory, args.clients, args.db, args.processes, args.think,
+                              args.synchronous_commit)
             print(f"{name} (run {run + 1}):")
             report(figures, args.clients)
             failed |= bool(figures["record"].errors or figures["missing"])
