@@ -44,11 +44,13 @@ def build_blueprint(cfg: DictConfig) -> TaskBlueprint | None:
 
 def check_metric_selection(cfg: DictConfig) -> None:
     """Unknown metric names in `metrics.*` fail at launch, not when someone evaluates later."""
+    names = list(cfg.metrics.names)
+    perf = cfg.metrics.perf_metric
+    if not names and not perf:
+        return  # nothing to check: don't load the metrics' libraries at every launch
     from collection_and_annotations.metrics import default_registry
 
     registry = default_registry()
-    names = list(cfg.metrics.names)
-    perf = cfg.metrics.perf_metric
     for name in [*names, *([perf.split(".", 1)[0]] if perf else [])]:
         if name not in registry:
             raise UserError(f"metrics: unknown metric '{name}' (available: "
