@@ -81,11 +81,11 @@ class StaticAnnotationBlueprint:
 
     def plan(self) -> list[AssignmentPlan]:
         plans = []
+        # Opaque keys for the page, drawn in one call (a task can hold 100,000s of dialogues).
+        random_hex = secrets.token_hex(8 * sum(len(spec.dialogues) for spec in self.specs))
+        keys = (f"d_{random_hex[i:i + 16]}" for i in range(0, len(random_hex), 16))
         for spec in self.specs:
-            dialogues = [
-                {"key": f"d_{secrets.token_hex(8)}", "source": dialogue}
-                for dialogue in spec.dialogues
-            ]
+            dialogues = [{"key": next(keys), "source": dialogue} for dialogue in spec.dialogues]
             plans.append(AssignmentPlan(
                 key=spec.key,
                 annotators=spec.annotators,
