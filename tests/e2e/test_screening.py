@@ -12,7 +12,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from .worker_page import TrainingWorker, training_answers
+from .worker_page import training_answers
 
 pytestmark = pytest.mark.browser
 
@@ -29,14 +29,9 @@ def _explanations(cep_fixtures) -> list[dict[int, str]]:
             for d in json.loads(path.read_text()).values()]
 
 
-def _trainee(new_worker, **kwargs) -> TrainingWorker:
-    plain = new_worker(**kwargs)
-    return TrainingWorker(plain.page, plain.shot_prefix)
-
-
 def test_pass_training_then_real_work_in_the_same_visit(cep_fixtures, serve, new_worker):
     server = serve(_conf(cep_fixtures), f"task_dir={cep_fixtures}")
-    worker = _trainee(new_worker, viewport=(375, 800), mobile=True)
+    worker = new_worker(viewport=(375, 800), mobile=True)
     unit = worker.open(server.links[0])
     assert unit["kind"] == "screening"
     expected = training_answers(cep_fixtures, SCREENING_FILE)
@@ -56,7 +51,7 @@ def test_pass_training_then_real_work_in_the_same_visit(cep_fixtures, serve, new
 
 def test_fail_training_shows_not_eligible(cep_fixtures, serve, new_worker):
     server = serve(_conf(cep_fixtures), f"task_dir={cep_fixtures}")
-    worker = _trainee(new_worker)
+    worker = new_worker()
     unit = worker.open(server.links[0])
     expected = training_answers(cep_fixtures, SCREENING_FILE)
     graded = unit["screening"]["graded"][0]
@@ -80,7 +75,7 @@ def test_fail_training_shows_not_eligible(cep_fixtures, serve, new_worker):
 def test_full_training_says_try_later(cep_fixtures, serve, new_worker):
     server = serve(_conf(cep_fixtures), f"task_dir={cep_fixtures}",
                    "mephisto.blueprint.max_screening_units=1")
-    first = _trainee(new_worker)
+    first = new_worker()
     first.open(server.links[0])
     second = new_worker()
     second.page.goto(server.links[1])

@@ -29,10 +29,16 @@ export function ScreeningIntro({ info }: { info: ScreeningInfo }) {
  * display names for a turn (SPEAKER_X is that turn's speaker).
  */
 export function CheckFeedback({ result, showFor }: { result: CheckResult; showFor: (turn: number) => Show }) {
+  const ref = useRef<HTMLElement>(null);
+  // Each new check result brings its feedback into view (the live region announces it).
+  useEffect(() => {
+    const el = ref.current;
+    if (el && typeof el.scrollIntoView === 'function') el.scrollIntoView({ block: 'start' });
+  }, [result]);
   if (result.corrected || result.wrong.length === 0) return null;
   const n = result.wrong.length;
   return (
-    <section className="feedback" aria-labelledby="feedback-title">
+    <section className="feedback" aria-labelledby="feedback-title" ref={ref}>
       <h3 id="feedback-title">{n === 1 ? '1 turn to correct' : `${n} turns to correct`}</h3>
       <p className="small">
         Change your answers for these turns, then press <strong>Check again</strong>.
