@@ -87,5 +87,8 @@ export function checkAnnouncement(result: CheckResult, dialogueNumber: number): 
 /** One selection as a line of text: "Question: answer, answer". */
 export function selectionText(s: FeedbackSelection, show: (text: string) => string = (t) => t): string {
   const answers = s.answers.map(show).join(', ');
-  return answers ? `${show(s.question)}: ${answers}` : show(s.question);
+  const question = show(s.question).trim();
+  if (!answers) return question;
+  // "Select ALL labels that apply:" already ends in punctuation: no second colon.
+  return /[:?]$/.test(question) ? `${question} ${answers}` : `${question}: ${answers}`;
 }

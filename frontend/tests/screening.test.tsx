@@ -156,6 +156,8 @@ describe('screening logic', () => {
     expect(selectionText({ question: 'Q SPEAKER_X', answers: ['a', 'b'] }, (t) => t.replace('SPEAKER_X', 'Bot'))).toBe(
       'Q Bot: a, b',
     );
+    expect(selectionText({ question: 'Does it fit?', answers: ['Yes'] })).toBe('Does it fit? Yes');
+    expect(selectionText({ question: 'Labels:', answers: [] })).toBe('Labels:');
   });
 });
 
@@ -178,7 +180,7 @@ describe('screening flow', () => {
     const feedback = await screen.findByRole('region', { name: '1 turn to correct' });
     const item = within(feedback).getByRole('listitem', { name: 'Turn 2' });
     expect(item).toHaveTextContent('Your answerNothing selected');
-    expect(item).toHaveTextContent('Correct answerTick every label that fits:: Greets Partner, Asks a question');
+    expect(item).toHaveTextContent('Correct answerTick every label that fits: Greets Partner, Asks a question');
     expect(item).toHaveTextContent('Why: Bot greets and asks <img src=x onerror=alert(1)>');
     expect(document.querySelector('img')).toBeNull();
     expect(screen.getByText(/1 turn needs correcting \(Turn 2\)/)).toHaveAttribute('aria-live', 'polite');
