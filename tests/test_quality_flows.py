@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from collection_and_annotations.engine.runs import end_run
+from collection_and_annotations.export.submissions import whole_submissions
 from collection_and_annotations.providers.local import link_signature
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.quality.files import read_gold
@@ -126,6 +127,10 @@ def test_screening_pass_then_real_work_in_the_same_visit(start):
         wid = qualifications.worker_id(connection, "local", "good")
         assert qualifications.held(connection, wid, ["consistency_screen"]) == {
             "consistency_screen"}
+    # the training submission exports like any other (its dialogues have no group_id)
+    exported = [r for r, _ in whole_submissions(served.db, served.task_name)]
+    assert [r["unit_id"] for r in exported] == [unit_id]
+    assert exported[0]["dialogues"][0]["group_id"] is None
 
 
 def test_screening_fail_blocks_for_good_across_runs(start):

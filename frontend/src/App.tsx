@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, claim, getUnit, NetworkError } from './api';
 import { Annotator } from './components/Annotator';
+import { NotEligiblePage, ScreeningPassedPage, TrainingFullPage } from './components/Screening';
 import type { Unit } from './types';
 
 type State =
@@ -8,7 +9,10 @@ type State =
   | { phase: 'error'; title: string; message: string; retry: boolean }
   | { phase: 'ready'; unit: Unit; token: string }
   | { phase: 'unsupported'; kind: string }
-  | { phase: 'completed'; code: string | null };
+  | { phase: 'completed'; code: string | null }
+  | { phase: 'screening-passed' }
+  | { phase: 'not-eligible'; message: string | null }
+  | { phase: 'training-full'; message: string };
 
 export interface LinkParams {
   workerId: string | null;
@@ -26,7 +30,7 @@ export function readLinkParams(search: string): LinkParams {
 }
 
 /** Kinds of unit this page version can show (the server says which one in `kind`). */
-const SUPPORTED_KINDS = new Set(['annotation']);
+const SUPPORTED_KINDS = new Set(['annotation', 'screening']);
 
 /** Servers older than `kind` only served annotation units. */
 export function unitKind(unit: Unit): string {
@@ -36,8 +40,18 @@ export function unitKind(unit: Unit): string {
 /** Unit states after a submission (the completion page is shown for these). */
 const DONE_STATUSES = new Set(['completed', 'accepted', 'rejected', 'soft_rejected']);
 
+/**
+ * A claim refused because the worker may not work on this task (failed training, blocked):
+ * the server answers 403 with a "not eligible" message; other 403s are bad links.
+ */
+export function isNotEligible(e: ApiError): boolean {
+  return e.status === 403 && /not eligible/i.test(e.message);
+}
+
 function errorState(e: unknown, during: 'claim' | 'unit'): State {
   if (e instanceof ApiError) {
+    if (during === 'claim' && isNotEligible(e)) return { phase: 'not-eligible', message: e.message };
+    if (during === 'claim' && e.status === 503) return { phase: 'training-full', message: e.message };
     if (e.status === 403) return { phase: 'error', title: 'This link is not valid', message: e.message, retry: false };
     if (e.status === 409) {
       const title = during === 'claim' ? 'No work available' : 'This task is no longer available';
@@ -140,6 +154,12 @@ export function App({ search = window.location.search }: { search?: string }) {
       );
     case 'completed':
       return <CompletionPage code={state.code} />;
+    case 'screening-passed':
+      return <ScreeningPassedPage onContinue={() => void load()} />;
+    case 'not-eligible':
+      return <NotEligiblePage message={state.message} />;
+    case 'training-full':
+      return <TrainingFullPage message={state.message} onRetry={() => void load()} />;
     case 'unsupported':
       return (
         <main className="page">
@@ -159,9 +179,14 @@ export function App({ search = window.location.search }: { search?: string }) {
     case 'ready':
       return (
         <Annotator
+          key={state.unit.unit_id}
           unit={state.unit}
           token={state.token}
-          onCompleted={(code) => setState({ phase: 'completed', code })}
+          onCompleted={(code, screening) => {
+            if (!screening) setState({ phase: 'completed', code });
+            else if (screening.passed) setState({ phase: 'screening-passed' });
+            else setState({ phase: 'not-eligible', message: screening.message });
+          }}
         />
       );
   }

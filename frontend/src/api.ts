@@ -1,5 +1,5 @@
 /** Same-origin calls to the worker API (docs/worker-api.md). No other network access. */
-import type { Answers, SubmitTimings, Unit } from './types';
+import type { Answers, CheckResult, ScreeningOutcome, SubmitTimings, Unit } from './types';
 
 export interface Problem {
   dialogue?: string;
@@ -97,6 +97,23 @@ export function saveDraft(
 export interface SubmitResult {
   status: 'completed';
   completion_code: string | null;
+  /** Screening units only: whether the worker passed the training. */
+  screening?: ScreeningOutcome;
+}
+
+/** Check one training dialogue of a screening unit: the server scores it and names the mistakes. */
+export function checkDialogue(
+  unitId: string,
+  token: string,
+  dialogueKey: string,
+  answers: Answers[string],
+): Promise<CheckResult> {
+  return call<CheckResult>(
+    'POST',
+    `${unitPath(unitId)}/dialogues/${encodeURIComponent(dialogueKey)}/check`,
+    { answers },
+    token,
+  );
 }
 
 export function submit(

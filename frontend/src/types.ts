@@ -88,6 +88,46 @@ export interface Unit {
   buckets: Record<string, Bucket>;
   draft: Draft | null;
   completion_code: string | null;
+  /** Screening (training) units only: how many training dialogues, which are graded. */
+  screening?: ScreeningInfo;
+}
+
+/** A screening unit's intro data (never an expected answer). */
+export interface ScreeningInfo {
+  dialogues: number;
+  /** `position` is 1-based, in the unit's (file) order. */
+  graded: Array<{ position: number; key: string; allowed_mistakes: number }>;
+}
+
+/** A question and the answers chosen for it, as the server words feedback. */
+export interface FeedbackSelection {
+  question: string;
+  answers: string[];
+}
+
+/** One wrong turn of a checked training dialogue. */
+export interface WrongTurn {
+  turn: number;
+  yours: FeedbackSelection[];
+  /** `[]` means "no selection is correct". */
+  correct: FeedbackSelection[];
+  explanation: string;
+}
+
+/** The answer of `POST /api/units/<id>/dialogues/<key>/check`. */
+export interface CheckResult {
+  dialogue: string;
+  first_check: boolean;
+  mistakes: number;
+  counted_mistakes: number;
+  corrected: boolean;
+  wrong: WrongTurn[];
+}
+
+/** What a screening unit's submit adds. */
+export interface ScreeningOutcome {
+  passed: boolean;
+  message: string | null;
 }
 
 /** `{question: {answer: {sub_question: {...}}}}` */

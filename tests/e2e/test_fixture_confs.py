@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from .worker_page import answers_of, tree_choices, tree_depth
+from .worker_page import answers_of, training_answers, tree_choices, tree_depth
 
 pytestmark = pytest.mark.browser
 
-NO_SCREENING = "mephisto.blueprint.use_screening_task=false"  # screening is not supported yet
+# Confs with a screening file start with it: the worker passes the training (answered as the
+# file expects), then does the real work in the same visit.
+SCREENING = {"consistency": "consistency.json", "transitions": "transitions.json",
+             "knowledge": "knowledge.json"}
 CONFS = {
-    "consistency": (NO_SCREENING,),
-    "transitions": (NO_SCREENING,),
-    "knowledge": (NO_SCREENING,),
+    "consistency": (),
+    "transitions": (),
+    "knowledge": (),
     "likert": (),
     "likert_turn": (),
     "comparative": (),
@@ -29,7 +32,12 @@ def _values(expected: dict) -> list:
 def test_fixture_conf_stores_what_was_clicked(name, cep_fixtures, serve, worker):
     conf = cep_fixtures / "hydra_configs" / "conf" / f"{name}.yaml"
     server = serve(conf, f"task_dir={cep_fixtures}", *CONFS[name])
-    worker.open(server.links[0])
+    unit = worker.open(server.links[0])
+    assert unit["kind"] == ("screening" if name in SCREENING else "annotation")
+    if name in SCREENING:
+        outcome = worker.train(training_answers(cep_fixtures, SCREENING[name]))
+        assert outcome["screening"] == {"passed": True, "message": None}
+        assert worker.continue_to_task()["kind"] == "annotation"
     worker.complete()
 
     assert server.stored_answers(worker.unit_id) == worker.expected

@@ -8,6 +8,7 @@ server stored.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -221,9 +222,200 @@ def question_label(question: str, show) -> str:
     return words[:1].upper() + words[1:]
 
 
+# --- screening (training) units -----------------------------------------------------------------
+
+def training_answers(cep_fixtures: Path, screening_file: str) -> list[dict[str, dict[str, Any]]]:
+    """What a worker who answers exactly as the screening file expects gives, per training
+    dialogue in file order: `{bucket: {target: value}}` for the scored turns, read from the
+    fixture file (through the project's own translation), never from the page."""
+    from collection_and_annotations.blueprints.static_annotation.buckets import load_buckets
+    from collection_and_annotations.quality.files import scored_turns
+    from collection_and_annotations.quality.translation import nest
+
+    buckets = load_buckets(cep_fixtures / "task_config" / "annotation_buckets.json")
+    path = cep_fixtures / "task_config" / "onboarding_data" / screening_file
+    source = json.loads(path.read_text(encoding="utf-8"))
+    out = []
+    for dialogue in source.values():
+        answers: dict[str, dict[str, Any]] = {}
+        for turn in scored_turns(dialogue, buckets):
+            for name in dialogue["annotation_tasks"]:
+                bucket = buckets[name]
+                if turn.index in bucket.target_turns(dialogue["turns"]):
+                    answers.setdefault(name, {})[str(turn.index)] = nest(
+                        bucket, turn.expected.alternatives[0])
+        out.append(answers)
+    return out
+
+
+def wrong_value(bucket: dict[str, Any], value: Any, speaker: str) -> Any:
+    """A multiselect value that differs from `value` (only multiselect is made wrong)."""
+    offered = [o["value"] for o in bucket["options"] if o.get("speaker") in (None, speaker)]
+    return [] if value else offered[:1]
+
+
+class Training:
+    """What a `Worker` does in a screening unit: each training dialogue answered with given
+    values, checked by the server, corrected where it says so."""
+
+    def set_multiselect(self, group: Locator, bucket: dict[str, Any], speaker: str,
+                        value: list[str]) -> None:
+        for option in bucket["options"]:
+            if option.get("speaker") not in (None, speaker):
+                continue
+            box = group.get_by_role("checkbox", name=self.show(option.get("label")
+                                                               or option["value"], speaker),
+                                    exact=True)
+            box.set_checked(option["value"] in value)
+
+    def give(self, key: str, answers: dict[str, dict[str, Any]], name: str,
+             wrong: dict[str, set[str]] | None = None) -> int:
+        """Answer bucket `name` (the open step) of dialogue `key`: the expected `answers`,
+        except the targets in `wrong[name]`, answered wrongly. Returns how many were wrong."""
+        bucket = self.unit["buckets"][name]
+        panel = self.page.locator(f'[data-dialogue-key="{key}"]')
+        made_wrong = 0
+        values = self.expected.setdefault(key, {}).setdefault(name, {})
+        for target, value in answers.get(name, {}).items():
+            speaker = self.speaker(key, int(target))
+            group = self.turn(panel, int(target))
+            if bucket["config"] == "multiselect":
+                given = value
+                if wrong and target in wrong.get(name, set()):
+                    given, made_wrong = wrong_value(bucket, value, speaker), made_wrong + 1
+                self.set_multiselect(group, bucket, speaker, given)
+                values[target] = given
+            elif bucket["config"] in TREE_CONFIGS:
+                self.set_tree(group, bucket, speaker, value)
+                values[target] = value
+            else:
+                raise NotImplementedError(bucket["config"])
+        return made_wrong
+
+    def set_tree(self, group: Locator, bucket: dict[str, Any], speaker: str,
+                 value: dict[str, Any]) -> None:
+        """Open a tree turn and choose `value` with the keyboard (Space), so that the page does
+        not move on to the next turn between the clicks of one turn."""
+        n = int(group.get_attribute("data-turn-index")) + 1
+        opener = group.get_by_role("button", name=re.compile(rf"^(Answer|Change) turn {n}$"))
+        if opener.count():
+            opener.click()
+        expect(group.locator("fieldset").first).to_be_visible()
+        for click in clicks_for(bucket["options"], value):
+            box = self.tree_input(group, click, speaker)
+            if not box.is_checked():
+                box.focus()
+                self.page.keyboard.press("Space")
+            expect(box).to_be_checked()
+
+    def train(self, expected: list[dict[str, dict[str, Any]]],
+              wrong_turns: dict[int, int] | None = None,
+              explanations: list[dict[int, str]] | None = None) -> dict[str, Any]:
+        """Go through the open screening unit. `expected[i]` are training dialogue i's
+        expected answers; `wrong_turns[i]` scored turns of it are answered wrongly first, then
+        corrected after the server's feedback (which must show `explanations[i][turn]`).
+        Returns the submit's answer."""
+        info = self.unit["screening"]
+        assert self.unit["kind"] == "screening"
+        intro = self.page.get_by_role("region", name="Training")
+        expect(intro).to_contain_text(
+            f"you label {info['dialogues']} training dialogues")
+        for graded in info["graded"]:
+            expect(intro).to_contain_text(f"training dialogue {graded['position']} of "
+                                          f"{info['dialogues']} with at most "
+                                          f"{graded['allowed_mistakes']} mistakes")
+        self.screenshot("training-intro")
+        self.start()
+        outcome: dict[str, Any] = {}
+        for position, dialogue in enumerate(self.unit["dialogues"]):
+            key = dialogue["key"]
+            answers = expected[position]
+            count = (wrong_turns or {}).get(position, 0)
+            wrong = {}
+            for name, targets in answers.items():
+                take = sorted(targets, key=int)[:count]
+                wrong[name] = set(take)
+                count -= len(take)
+            tasks = dialogue["annotation_tasks"]
+            for n, name in enumerate(tasks):
+                self.give(key, answers, name, wrong)
+                last_of_dialogue = n == len(tasks) - 1
+                last = last_of_dialogue and position == len(self.unit["dialogues"]) - 1
+                if not last_of_dialogue:
+                    self.next()
+                    continue
+                made = sum(len(t) for t in wrong.values())
+                check, outcome = self._check(key, self.button("Submit" if last else "Next"),
+                                             last and not made)
+                assert check["mistakes"] == made, check
+                if made:
+                    self._expect_feedback(key, check, made,
+                                          explanations[position] if explanations else None)
+                    self.give(key, answers, name)  # correct every turn
+                    check, outcome = self._check(key, self.button("Check again"), last)
+                    assert check["corrected"], check
+                if not last:
+                    following = self.unit["dialogues"][position + 1]
+                    self.expect_step(self.steps.index(
+                        (following["key"], following["annotation_tasks"][0])) + 1, False)
+        return outcome
+
+    def _check(self, key: str, button: Locator, submits: bool) -> tuple[dict, dict]:
+        """Click Next / Submit / Check again on a dialogue's last step: the page checks the
+        dialogue (and submits the unit when `submits`). Returns the check and submit answers."""
+        with self.page.expect_response(lambda r: r.url.endswith(f"/{key}/check")) as check:
+            if submits:
+                with self.page.expect_response(lambda r: r.url.endswith("/submit")) as done:
+                    button.click()
+                assert done.value.status == 200, done.value.text()
+                return check.value.json(), done.value.json()
+            button.click()
+        return check.value.json(), {}
+
+    def _expect_feedback(self, key: str, check: dict, made: int,
+                         explanations: dict[int, str] | None) -> None:
+        """The page shows the server's feedback for each wrong turn, and announces it."""
+        feedback = self.page.get_by_role(
+            "region", name=f"{made} turn{'s' if made > 1 else ''} to correct")
+        expect(feedback).to_be_visible()
+        for item in check["wrong"]:
+            card = feedback.get_by_role("listitem", name=f"Turn {item['turn'] + 1}")
+            expect(card).to_contain_text("Your answer")
+            expect(card).to_contain_text("Correct answer")
+            if explanations is not None:
+                text = self.show(explanations[item["turn"]], self.speaker(key, item["turn"]))
+                expect(card).to_contain_text(" ".join(text.split()))
+        expect(self.page.get_by_role("status").filter(has_text="correcting")).to_be_visible()
+        if "feedback" not in self.shots:
+            self.shots.add("feedback")
+            self.screenshot("training-feedback")
+
+    def continue_to_task(self) -> dict[str, Any]:
+        """From "Training passed" to the real task on the same link, in the same visit."""
+        heading = self.page.get_by_role("heading", name="Training passed")
+        expect(heading).to_be_visible()
+        expect(heading).to_be_focused()
+        self.screenshot("training-passed")
+
+        def is_unit(r: Response) -> bool:
+            return "/api/units/" in r.url and r.request.method == "GET"
+
+        with self.page.expect_response(lambda r: r.url.endswith("/api/claim")) as claim, \
+                self.page.expect_response(is_unit) as unit:
+            self.button("Continue to the task").click()
+        assert claim.value.status == 200, claim.value.text()
+        self.unit_id, self.token = claim.value.json()["unit_id"], claim.value.json()["token"]
+        self.unit = unit.value.json()
+        self.open_turn = None
+        self.dialogues = {d["key"]: d for d in self.unit["dialogues"]}
+        self.steps = [(d["key"], name) for d in self.unit["dialogues"]
+                      for name in d["annotation_tasks"]]
+        return self.unit
+
+
 # --- the worker --------------------------------------------------------------------------------
 
-class Worker:
+class Worker(Training):
     """One worker's browser tab. `expected` holds every answer clicked so far, keyed like the
     submission: `{dialogue_key: {bucket: {target: value}}}`."""
 
@@ -665,3 +857,4 @@ def tree_choices(values: list[dict[str, Any]]) -> dict[str, set[str]]:
     for value in values:
         walk(value)
     return found
+

@@ -24,7 +24,7 @@ def export_dialogues(data: dict[str, Any], layout: dict[str, Any] | None) -> lis
     """The unit's dialogues with their own ids, in the order the worker saw them."""
     return [
         {"key": d.item["key"], "dialogue_id": d.item["source"]["dialogue_id"],
-         "group_id": d.item["source"]["group_id"],
+         "group_id": d.item["source"].get("group_id"),  # training dialogues have none
          "speakers": [t[0] for t in d.item["source"]["turns"]],
          "position": d.position, "tasks": d.tasks, "left": d.left}
         for d in shown_dialogues(data, layout)

@@ -1,20 +1,23 @@
 import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
-import { ApiError, newClientId, submit, type Problem } from '../api';
+import { ApiError, checkDialogue, newClientId, submit, type Problem } from '../api';
 import { answersForSubmit, buildSteps, sanitizeAnswers, type Step } from '../answers';
 import { humanize, makeShowHtml, placeholderNames, showFor, speakerNames, turnNumber, type Show } from '../display';
 import { formatMissing, stepMissing, type Missing } from '../require';
+import { checkAnnouncement, checkBody, endsDialogue, lastStepOf, needsCheck, stableJson, type CheckRecord } from '../screening';
 import { restoreTimings, useStepTimings } from '../timings';
-import type { Answers, Unit } from '../types';
+import type { Answers, ScreeningOutcome, Unit } from '../types';
 import { useDraftSaver, type SaveStatus } from '../useDraftSaver';
 import { Countdown, useCountdown } from './Countdown';
 import { InstructionsDialog } from './InstructionsDialog';
+import { CheckFeedback, ScreeningIntro } from './Screening';
 import { StepView, stepTitle } from './StepView';
 import { TrustedHtml } from './TrustedHtml';
 
 interface Props {
   unit: Unit;
   token: string;
-  onCompleted: (completionCode: string | null) => void;
+  /** `screening` is the training outcome of a screening unit's submit. */
+  onCompleted: (completionCode: string | null, screening?: ScreeningOutcome) => void;
   /** Test hooks. */
   advanceDelayMs?: number;
   draftDebounceMs?: number;
@@ -71,6 +74,12 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
   const [submitting, setSubmitting] = useState(false);
   const [submitError, setSubmitError] = useState<{ message: string; problems: Problem[] } | null>(null);
   const [helpBucket, setHelpBucket] = useState<string | null>(null);
+  // Screening units: each training dialogue is checked by the server when the worker leaves it.
+  const training = unit.kind === 'screening' && unit.screening ? unit.screening : null;
+  const [checks, setChecks] = useState<Record<string, CheckRecord>>({});
+  const [checking, setChecking] = useState(false);
+  const [announcement, setAnnouncement] = useState('');
+  const [checkError, setCheckError] = useState<string | null>(null);
 
   const current = stepIndex > 0 ? steps[stepIndex - 1] : null;
   const restoredTimings = useMemo(
@@ -119,7 +128,51 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
 
   const goTo = (index: number) => {
     setSubmitError(null);
+    setCheckError(null);
     setStepIndex(Math.max(0, Math.min(index, steps.length)));
+  };
+
+  /** Check one training dialogue on the server (unless its answers were already corrected). */
+  const runCheck = async (dialogueKey: string): Promise<boolean> => {
+    if (!needsCheck(checks[dialogueKey], answers, dialogueKey)) return true;
+    const body = checkBody(answers, dialogueKey);
+    setChecking(true);
+    setCheckError(null);
+    try {
+      const result = await checkDialogue(unit.unit_id, token, dialogueKey, body);
+      setChecks((c) => ({ ...c, [dialogueKey]: { sent: stableJson(body), result } }));
+      const number = unit.dialogues.findIndex((d) => d.key === dialogueKey) + 1;
+      setAnnouncement(checkAnnouncement(result, number));
+      if (!result.corrected) {
+        const last = lastStepOf(steps, dialogueKey);
+        if (last + 1 !== stepIndex) setStepIndex(last + 1);
+      }
+      return result.corrected;
+    } catch (e) {
+      setCheckError(e instanceof Error ? e.message : String(e));
+      return false;
+    } finally {
+      setChecking(false);
+    }
+  };
+
+  /** Next / Submit: a training dialogue's last step checks it first; Submit checks them all. */
+  const advance = async () => {
+    if (training && current && endsDialogue(steps, stepIndex - 1)) {
+      if (!(await runCheck(current.dialogueKey))) return;
+    }
+    if (!isLast) {
+      goTo(stepIndex + 1);
+      return;
+    }
+    if (training) {
+      // After a reload the page does not know earlier checks: any dialogue not known to be
+      // corrected is checked again (the server keeps the first check's mistakes).
+      for (const d of unit.dialogues) {
+        if (d.key !== current?.dialogueKey && !(await runCheck(d.key))) return;
+      }
+    }
+    await doSubmit();
   };
 
   const doSubmit = async () => {
@@ -140,7 +193,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
         clientId.current,
       );
       setSubmitted(true);
-      onCompleted(result?.completion_code ?? null);
+      onCompleted(result?.completion_code ?? null, result?.screening);
     } catch (e) {
       if (e instanceof ApiError) setSubmitError({ message: e.message, problems: e.problems });
       else setSubmitError({ message: e instanceof Error ? e.message : String(e), problems: [] });
@@ -163,6 +216,9 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
   }, [steps, unit]);
 
   const helpBucketObj = helpBucket ? unit.buckets[helpBucket] : null;
+  const lastCheck = current ? checks[current.dialogueKey]?.result : undefined;
+  const toCorrect = !!lastCheck && !lastCheck.corrected;
+  const checksHere = !!training && !!current && endsDialogue(steps, stepIndex - 1);
 
   // What the worker is told is missing.
   let hints: string[] = [];
@@ -202,6 +258,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
             <h2 ref={headingRef} tabIndex={-1}>
               Before you start
             </h2>
+            {training && <ScreeningIntro info={training} />}
             {unit.task?.description_html && <TrustedHtml className="rich" html={showHtml(unit.task.description_html)} />}
             {instructionBuckets.length > 0 && (
               <div className="instructions">
@@ -230,7 +287,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
                   {stepTitle(unit, current)}
                 </h2>
                 <p className="muted small">
-                  Dialogue {dialogueNumber} of {unit.dialogues.length}
+                  {training ? 'Training dialogue' : 'Dialogue'} {dialogueNumber} of {unit.dialogues.length}
                 </p>
               </div>
               {unit.buckets[current.bucketName]?.instructions_html && (
@@ -245,6 +302,12 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
                 </button>
               )}
             </div>
+            {training && lastCheck && (
+              <CheckFeedback
+                result={lastCheck}
+                showFor={(turn) => turnShow(unit, shows, current.dialogueKey, turn)}
+              />
+            )}
             <StepView
               unit={unit}
               step={current}
@@ -259,6 +322,18 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
       </main>
 
       <footer className="footer">
+        {training && (
+          <p className="check-status" role="status" aria-live="polite">
+            {checking ? 'Checking your answers…' : announcement}
+          </p>
+        )}
+        {checkError && (
+          <div className="submit-error" role="alert">
+            <p>
+              <strong>Your answers could not be checked:</strong> {checkError}
+            </p>
+          </div>
+        )}
         {submitError && (
           <div className="submit-error" role="alert">
             <p>
@@ -320,21 +395,21 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
             <button
               type="button"
               className="btn btn-primary"
-              onClick={doSubmit}
-              disabled={!canSubmit || missing.length > 0}
+              onClick={() => void advance()}
+              disabled={!canSubmit || missing.length > 0 || checking}
               aria-describedby={hints.length > 0 ? hintId : undefined}
             >
-              Submit
+              {checksHere && toCorrect ? 'Check again' : 'Submit'}
             </button>
           ) : (
             <button
               type="button"
               className="btn btn-primary"
-              onClick={() => goTo(stepIndex + 1)}
-              disabled={missing.length > 0}
+              onClick={() => void advance()}
+              disabled={missing.length > 0 || checking}
               aria-describedby={hints.length > 0 ? hintId : undefined}
             >
-              Next
+              {checksHere && toCorrect ? 'Check again' : 'Next'}
             </button>
           )}
         </nav>
