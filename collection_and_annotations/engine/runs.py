@@ -107,10 +107,6 @@ class TaskAlreadyServed(UserError):
     """Another launcher serves this task on the same database right now."""
 
 
-def new_unit_id() -> str:
-    return f"u_{secrets.token_hex(10)}"
-
-
 def _chunks(rows: Iterable[T], size: int = INSERT_CHUNK) -> Iterator[list[T]]:
     chunk: list[T] = []
     for row in rows:

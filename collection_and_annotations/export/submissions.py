@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from collection_and_annotations.blueprints.base import ExportReader
 from collection_and_annotations.blueprints.registry import blueprint_class
 from collection_and_annotations.blueprints.static_annotation.export_rows import ITEM_FIELDS
 from collection_and_annotations.storage.database import Database
@@ -48,7 +49,7 @@ def whole_submissions(
     """Each submission with its dialogues' own ids and the unit's layout, and the definitions
     (buckets) of its run."""
     task = _find_task(db, task_name)
-    reader = blueprint_class(task.blueprint)
+    reader: ExportReader = blueprint_class(task.blueprint)
     query = (
         select(Submission, Unit.public_id, Unit.layout, Worker.pseudonym, Assignment.data,
                TaskRun.id)
