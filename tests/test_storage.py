@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
@@ -30,4 +32,49 @@ def test_sqlite_default_is_wal_under_data_dir(tmp_path):
     with db.session() as session:
         assert session.scalar(text("PRAGMA journal_mode")) == "wal"
     assert db.setting("secret") == db.setting("secret")
+    db.dispose()
+
+
+def test_upgrade_from_0001_keeps_drafts_and_rekeys_assignments_by_content(database_url):
+    """A database of the first release: its assignments get the content keys a new plan
+    computes (so a rerun on the same data reports no change), and its drafts survive."""
+    from alembic import command
+    from alembic.config import Config
+
+    from collection_and_annotations.blueprints.static_annotation.task_data import content_key
+    from collection_and_annotations.storage.database import MIGRATIONS_DIR
+
+    db = Database(database_url)
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with db.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "0001")
+    source = {"dialogue_id": "d1", "group_id": "g1", "annotation_tasks": ["relevance"],
+              "turns": [["user", "hi"], ["system", "hello"]]}
+    with db.engine.begin() as connection:
+        for statement in (
+            "INSERT INTO tasks (id, name, blueprint, created_at) VALUES (1, 't', 's', "
+            "'2026-01-01 00:00:00')",
+            "INSERT INTO task_runs (id, task_id, config, status, created_at) VALUES "
+            "(1, 1, '{}', 'stopped', '2026-01-01 00:00:00')",
+            "INSERT INTO workers (id, provider, provider_worker_id, pseudonym, created_at) "
+            "VALUES (1, 'local', 'w1', 'w_1', '2026-01-01 00:00:00')",
+            "INSERT INTO units (id, public_id, assignment_id, task_run_id, status, worker_id, "
+            "times_expired) VALUES (1, 'u_1', 1, 1, 'assigned', 1, 0)",
+            "INSERT INTO drafts (unit_id, worker_id, answers, saved_at) VALUES "
+            "(1, 1, '{\"a\": 1}', '2026-01-01 00:00:00')",
+        ):
+            if statement.startswith("INSERT INTO units"):
+                connection.execute(text(
+                    "INSERT INTO assignments (id, task_id, key, data, created_at) VALUES "
+                    "(1, 1, 'identity-hash', :data, '2026-01-01 00:00:00')"),
+                    {"data": json.dumps({"dialogues": [{"key": "d_x", "source": source}]})})
+            connection.execute(text(statement))
+    db.migrate()
+    with db.engine.connect() as connection:
+        assert connection.scalar(text("SELECT key FROM assignments")) == content_key([source])
+        assert connection.execute(text("SELECT unit_id, worker_id FROM drafts")).all() == [
+            (1, 1)]
+        assert connection.scalar(text("SELECT pool FROM units")) == "main"
     db.dispose()
