@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socket
@@ -116,9 +117,23 @@ def open_task(
     )
 
 
+def _load(cfg: DictConfig, conf_path: str) -> ServedTask:
+    """Checks, then the run. A large task builds hundreds of thousands of objects that live as
+    long as the server: collecting garbage while they are made costs 40% of start-up, and
+    frozen afterwards they stay out of every later collection (and are shared, not copied, by
+    forked server processes)."""
+    gc.disable()
+    try:
+        db, blueprint = prepare(cfg)
+        served = open_task(cfg, conf_path, db, blueprint)
+    finally:
+        gc.enable()
+    gc.freeze()
+    return served
+
+
 def serve(cfg: DictConfig, conf_path: str) -> int:
-    db, blueprint = prepare(cfg)
-    served = open_task(cfg, conf_path, db, blueprint)
+    served = _load(cfg, conf_path)
     architect = cfg.mephisto.architect
     http = HttpService(served, architect.hostname, architect.port, architect.server_processes,
                        architect.allowed_hosts)
