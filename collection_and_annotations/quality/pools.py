@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, func, select, update
 
 from collection_and_annotations.blueprints.base import (
     GOLD_POOL,
@@ -32,7 +32,14 @@ from collection_and_annotations.quality.files import AnnotatedDialogue
 from collection_and_annotations.quality.scoring import feedback, wrong_turns
 from collection_and_annotations.quality.settings import DEFAULT_SUPPLY, QualitySettings
 from collection_and_annotations.storage.database import dialect_insert
-from collection_and_annotations.storage.models import Assignment, TaskRun, Unit, UnitScore, utcnow
+from collection_and_annotations.storage.models import (
+    Assignment,
+    Submission,
+    TaskRun,
+    Unit,
+    UnitScore,
+    utcnow,
+)
 
 NOT_ELIGIBLE = ("Thank you for your interest. Based on the training task, you are not eligible "
                 "for this task; there is no more work for you here.")
@@ -189,9 +196,27 @@ def _score_gold(connection: Connection, settings: QualitySettings,
     mistakes = len(wrong_turns(item["source"], buckets, answers))
     passed = mistakes <= settings.allowed_gold_mistakes
     _save_score(connection, unit, {}, mistakes, passed)
+    task_id = _task_id(connection, unit.task_run_id)
     failed = connection.execute(select(func.count()).select_from(UnitScore).where(
         UnitScore.worker_id == unit.worker_id, UnitScore.pool == GOLD_POOL,
-        UnitScore.passed.is_(False),
-        UnitScore.task_id == _task_id(connection, unit.task_run_id))).scalar_one()
+        UnitScore.passed.is_(False), UnitScore.task_id == task_id)).scalar_one()
     if failed > settings.max_incorrect_golds:
         qualifications.grant(connection, unit.worker_id, settings.block)
+        if settings.flag_for_review:
+            flag_since_last_passed_gold(connection, unit.worker_id, task_id)
+
+
+def flag_since_last_passed_gold(connection: Connection, worker_id: int, task_id: int) -> int:
+    """Flag the worker's real work in this task submitted after their last passed gold (all of
+    it when none passed): golds failing is evidence against it. Returns how many."""
+    last_passed = connection.execute(select(func.max(UnitScore.scored_at)).where(
+        UnitScore.worker_id == worker_id, UnitScore.task_id == task_id,
+        UnitScore.pool == GOLD_POOL, UnitScore.passed.is_(True))).scalar_one()
+    real_work = (select(Unit.id).join(Assignment, Assignment.id == Unit.assignment_id)
+                 .where(Assignment.task_id == task_id, Unit.pool == MAIN_POOL))
+    query = update(Submission).where(
+        Submission.worker_id == worker_id, Submission.unit_id.in_(real_work),
+        Submission.flagged_for_review.is_(False))
+    if last_passed is not None:
+        query = query.where(Submission.created_at > last_passed)
+    return connection.execute(query.values(flagged_for_review=True)).rowcount

@@ -7,6 +7,7 @@ caller's connection, so a grant commits with the submission (or claim) that caus
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +18,8 @@ from collection_and_annotations.storage.database import dialect_insert
 from collection_and_annotations.storage.models import (
     GrantedQualification,
     Qualification,
+    Task,
+    TaskRun,
     Worker,
     utcnow,
 )
@@ -99,3 +102,44 @@ def grants(connection: Connection, name: str | None = None,
     if provider_worker_id:
         query = query.where(Worker.provider_worker_id == provider_worker_id)
     return [Grant(*row) for row in connection.execute(query)]
+
+
+class NotChanged(LookupError):
+    """A revoke that had nothing to revoke (unknown worker, qualification not held)."""
+
+
+def ensure_worker(connection: Connection, provider: str, provider_worker_id: str) -> int:
+    """The worker's row id, created when they never came: a block may precede their arrival."""
+    found = worker_id(connection, provider, provider_worker_id)
+    if found is not None:
+        return found
+    return connection.execute(Worker.__table__.insert().values(
+        provider=provider, provider_worker_id=provider_worker_id,
+        pseudonym=f"w_{secrets.token_hex(6)}", created_at=utcnow(),
+    ).returning(Worker.id)).scalar_one()
+
+
+def change(connection: Connection, provider: str, provider_worker_id: str, name: str,
+           value: int | None) -> str:
+    """Grant (`value` set) or revoke (None) one qualification of one worker, as the `quals`
+    CLI and the requester API do it; returns what was done, raises `NotChanged`."""
+    if value is not None:
+        grant(connection, ensure_worker(connection, provider, provider_worker_id), name, value)
+        return f"granted '{name}' (value {value}) to {provider_worker_id}"
+    found = worker_id(connection, provider, provider_worker_id)
+    if found is None:
+        raise NotChanged(f"no worker '{provider_worker_id}' (provider {provider})")
+    if not revoke(connection, found, name):
+        raise NotChanged(f"worker '{provider_worker_id}' does not hold '{name}'")
+    return f"revoked '{name}' from {provider_worker_id}"
+
+
+def task_block_name(connection: Connection, task_name: str) -> str | None:
+    """The block qualification of a task as its latest run's conf names it (None: no task)."""
+    config = connection.execute(select(TaskRun.config).join(Task).where(Task.name == task_name)
+                                .order_by(TaskRun.id.desc()).limit(1)).scalar()
+    if config is None:
+        return None
+    configured = config.get("conf", {}).get("mephisto", {}).get("blueprint", {}).get(
+        "block_qualification")
+    return block_name(task_name, configured)
