@@ -27,15 +27,13 @@ from collection_and_annotations.blueprints.base import (
 )
 from collection_and_annotations.blueprints.static_annotation.buckets import Bucket
 from collection_and_annotations.engine.runs import DONE_STATUSES
-from collection_and_annotations.quality import qualifications
+from collection_and_annotations.quality import qualifications, score_sql
 from collection_and_annotations.quality.files import AnnotatedDialogue
 from collection_and_annotations.quality.scoring import feedback, wrong_turns
 from collection_and_annotations.quality.settings import DEFAULT_SUPPLY, QualitySettings
-from collection_and_annotations.storage.database import dialect_insert
 from collection_and_annotations.storage.models import (
     Assignment,
     Submission,
-    TaskRun,
     Unit,
     UnitScore,
     utcnow,
@@ -92,10 +90,7 @@ def _units_by_pool(connection: Connection, worker: WorkerContext) -> dict[str, i
 
 def _screening_full(connection: Connection, settings: QualitySettings, run_id: int) -> bool:
     """No free screening unit in this run (the cap is the run's supply of them)."""
-    free = connection.execute(select(Unit.id).where(
-        Unit.task_run_id == run_id, Unit.pool == SCREENING_POOL, Unit.status == "launched"
-    ).limit(1)).first()
-    return free is None
+    return connection.execute(score_sql.FREE_SCREENING_UNIT, {"run_id": run_id}).first() is None
 
 
 def route(connection: Connection, settings: QualitySettings, worker: WorkerContext
@@ -117,25 +112,30 @@ def route(connection: Connection, settings: QualitySettings, worker: WorkerConte
     return [GOLD_POOL, MAIN_POOL] if done.get(GOLD_POOL, 0) < due else [MAIN_POOL]
 
 
+# A run never changes task: asked once per process and database.
+_TASK_OF_RUN: dict[tuple[str, int], int] = {}
+
+
 def _task_id(connection: Connection, run_id: int) -> int:
-    return connection.execute(select(TaskRun.task_id).where(TaskRun.id == run_id)).scalar_one()
+    key = (str(connection.engine.url), run_id)
+    if key not in _TASK_OF_RUN:
+        _TASK_OF_RUN[key] = connection.execute(score_sql.TASK_OF_RUN,
+                                               {"run_id": run_id}).scalar_one()
+    return _TASK_OF_RUN[key]
 
 
 def _score_row(connection: Connection, unit: SubmittedUnit) -> dict[str, Any]:
-    row = connection.execute(select(UnitScore.checks).where(UnitScore.unit_id == unit.id)
-                             ).first()
-    return dict(row.checks) if row is not None else {}
+    checks = connection.execute(score_sql.SCORE_CHECKS, {"unit_id": unit.id}).scalar()
+    return dict(checks) if checks is not None else {}
 
 
 def _save_score(connection: Connection, unit: SubmittedUnit, checks: dict[str, Any],
                 mistakes: int | None = None, passed: bool | None = None) -> None:
-    values = {"checks": checks, "mistakes": mistakes, "passed": passed,
-              "scored_at": utcnow() if passed is not None else None}
-    connection.execute(
-        dialect_insert(connection, UnitScore)
-        .values(unit_id=unit.id, worker_id=unit.worker_id,
-                task_id=_task_id(connection, unit.task_run_id), pool=unit.pool, **values)
-        .on_conflict_do_update(index_elements=["unit_id"], set_=values))
+    connection.execute(score_sql.SAVE_SCORE, {
+        "unit_id": unit.id, "worker_id": unit.worker_id,
+        "task_id": _task_id(connection, unit.task_run_id), "pool": unit.pool,
+        "checks": checks, "mistakes": mistakes, "passed": passed,
+        "scored_at": utcnow() if passed is not None else None})
 
 
 def check_dialogue(connection: Connection, buckets: Mapping[str, Bucket],

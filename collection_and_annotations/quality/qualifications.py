@@ -14,7 +14,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, bindparam, delete, select, text
 
-from collection_and_annotations.storage.database import dialect_insert
+from collection_and_annotations.quality import score_sql
 from collection_and_annotations.storage.models import (
     GrantedQualification,
     Qualification,
@@ -39,23 +39,13 @@ def block_name(task_name: str, configured: str | None) -> str:
     return configured or f"{task_name}_block"
 
 
-def _qualification_id(connection: Connection, name: str) -> int:
-    connection.execute(dialect_insert(connection, Qualification)
-                       .values(name=name, created_at=utcnow())
-                       .on_conflict_do_nothing(index_elements=["name"]))
-    return connection.execute(select(Qualification.id)
-                              .where(Qualification.name == name)).scalar_one()
-
-
 def grant(connection: Connection, worker_id: int, name: str, value: int = 1) -> None:
-    """Grant (or re-grant with a new value) a qualification."""
-    qualification_id = _qualification_id(connection, name)
-    connection.execute(
-        dialect_insert(connection, GrantedQualification)
-        .values(qualification_id=qualification_id, worker_id=worker_id, value=value,
-                granted_at=utcnow())
-        .on_conflict_do_update(index_elements=["qualification_id", "worker_id"],
-                               set_={"value": value, "granted_at": utcnow()}))
+    """Grant (or re-grant with a new value) a qualification; two statements written once, as
+    a screening submit grants one (score_sql.py)."""
+    now = utcnow()
+    connection.execute(score_sql.ADD_QUALIFICATION, {"name": name, "now": now})
+    connection.execute(score_sql.GRANT, {"worker_id": worker_id, "value": value, "now": now,
+                                         "name": name})
 
 
 def revoke(connection: Connection, worker_id: int, name: str) -> bool:
