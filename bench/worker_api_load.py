@@ -7,9 +7,15 @@ At the end every acknowledged submission is looked up in the database.
     .venv/bin/python bench/worker_api_load.py --clients 100 --db sqlite
     .venv/bin/python bench/worker_api_load.py --clients 1000 --db postgres --processes 2
     .venv/bin/python bench/worker_api_load.py --clients 1000 --before 57f0866 --repeat 2
+    .venv/bin/python bench/worker_api_load.py --clients 1000 --think 5 --screening
 
 With `--before REV` an earlier revision is checked out beside this one (git worktree) and both
 run alternately in the same session, so before and after see the same machine.
+
+With `--screening` the same task runs twice, alternately: once plain, once with a screening
+(training) unit of 3 generated dialogues that each annotator does first (checking every
+dialogue with the right answers, then submitting) before its real unit; the ratio of the two
+runs' p99 latencies is the cost of screening.
 """
 
 from __future__ import annotations
@@ -51,8 +57,29 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def write_task(folder: Path, units: int) -> Path:
-    """`units` one-annotator dialogues rated with a dialogue-level Likert scale."""
+TRAINING = 3  # dialogues in the generated screening unit
+# What a perfect annotator answers on a training dialogue: turn 1 is off topic, turn 3 is fine.
+TRAINING_ANSWERS = {"issues": {"1": ["off_topic"], "3": []}}
+
+
+def write_screening(folder: Path) -> Path:
+    """A screening file in the original's format: flat expected answers, explanations."""
+    turns = [["user", "Do you like rain?"],
+             ["system", "My favourite car is red.", {"issues_labels": ["off_topic"]},
+              "The reply ignores the question."],
+             ["user", "Rain, I asked about rain."],
+             ["system", "Sorry! Yes, I like rain.", {}, "A direct answer: nothing to label."]]
+    path = folder / "screening.json"
+    path.write_text(json.dumps({
+        f"training_{i}": {"dialogue_id": f"training_{i}", "annotation_tasks": ["issues"],
+                          "turns": turns, "pass_criteria": 0}
+        for i in range(TRAINING)}))
+    return path
+
+
+def write_task(folder: Path, units: int, screening: bool = False) -> Path:
+    """`units` one-annotator dialogues rated with a dialogue-level Likert scale; with
+    `screening`, a training unit first for every annotator."""
     with (folder / "load.jsonl").open("w") as data:
         for i in range(units):
             turns = [["user", f"Hello number {i}"], ["system", "Hi! How can I help?"],
@@ -66,7 +93,10 @@ def write_task(folder: Path, units: int) -> Path:
         "mephisto:\n  architect:\n    hostname: 127.0.0.1\n"
         f"  blueprint:\n    data_jsonl: {folder / 'load.jsonl'}\n"
         f"    annotations_config_path: {BUCKETS}\n"
-        "  task:\n    task_name: load\n    allowed_concurrent: 1\n"
+        + (f"    use_screening_task: true\n    screen_json: {write_screening(folder)}\n"
+           f"    passed_qualification_name: load_screen\n    max_screening_units: {units}\n"
+           if screening else "")
+        + "  task:\n    task_name: load\n    allowed_concurrent: 1\n"
     )
     return conf
 
@@ -134,6 +164,7 @@ class Recorder:
         self.latencies: dict[str, list[float]] = {}
         self.errors: list[str] = []
         self.acknowledged: list[str] = []
+        self.trained: list[str] = []  # passed screening units (--screening)
 
     async def call(self, name: str, request) -> dict | None:  # noqa: ANN001
         start = time.perf_counter()
@@ -149,10 +180,47 @@ class Recorder:
         return body
 
 
-async def annotator(port: int, n: int, record: Recorder, think: float) -> None:
+async def training(connection: Connection, n: int, record: Recorder, think: float) -> bool:
+    """The screening unit: claim, read, check each dialogue (right answers), submit."""
+    claim = await record.call("s-claim", connection.request(
+        "POST", "/api/claim", {"worker_id": f"load-worker-{n}", "assignment_id": "1"}))
+    if claim is None:
+        return False
+    token, unit_id = claim["token"], claim["unit_id"]
+    await asyncio.sleep(random.uniform(0, think))
+    unit = await record.call("s-unit", connection.request("GET", f"/api/units/{unit_id}",
+                                                          token=token))
+    if unit is None or unit.get("kind") != "screening":
+        record.errors.append(f"s-unit: expected a screening unit, got {str(unit)[:100]}")
+        return False
+    for shown in unit["dialogues"]:
+        await asyncio.sleep(random.uniform(0, think))
+        checked = await record.call("check", connection.request(
+            "POST", f"/api/units/{unit_id}/dialogues/{shown['key']}/check",
+            {"answers": TRAINING_ANSWERS}, token))
+        if checked is None or not checked.get("corrected"):
+            record.errors.append(f"check: not correct: {str(checked)[:100]}")
+            return False
+    await asyncio.sleep(random.uniform(0, think))
+    done = await record.call("s-submit", connection.request(
+        "POST", f"/api/units/{unit_id}/submit",
+        {"answers": {d["key"]: TRAINING_ANSWERS for d in unit["dialogues"]}}, token))
+    if done is None or not done.get("screening", {}).get("passed"):
+        record.errors.append(f"s-submit: not passed: {str(done)[:100]}")
+        return False
+    record.trained.append(unit_id)
+    return True
+
+
+async def annotator(port: int, n: int, record: Recorder, think: float,
+                    screening: bool = False) -> None:
     await asyncio.sleep(random.uniform(0, think))
     connection = Connection("127.0.0.1", port)
     try:
+        if screening and not await training(connection, n, record, think):
+            return
+        if screening:
+            await asyncio.sleep(random.uniform(0, think))
         claim = await record.call("claim", connection.request(
             "POST", "/api/claim", {"worker_id": f"load-worker-{n}", "assignment_id": "1"}))
         if claim is None:
@@ -178,10 +246,12 @@ async def annotator(port: int, n: int, record: Recorder, think: float) -> None:
         await connection.close()
 
 
-async def run_clients(port: int, clients: int, think: float) -> tuple[Recorder, float]:
+async def run_clients(port: int, clients: int, think: float, screening: bool = False
+                      ) -> tuple[Recorder, float]:
     record = Recorder()
     start = time.perf_counter()
-    await asyncio.gather(*(annotator(port, n, record, think) for n in range(clients)))
+    await asyncio.gather(*(annotator(port, n, record, think, screening)
+                           for n in range(clients)))
     return record, time.perf_counter() - start
 
 
@@ -210,11 +280,12 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def measure(checkout: Path, clients: int, db: str, processes: int,
-            think: float, synchronous_commit: str = "on") -> dict[str, object]:
+            think: float, synchronous_commit: str = "on", screening: bool = False
+            ) -> dict[str, object]:
     """One load run against `welcome.py` of `checkout`; the figures as a dict."""
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        conf = write_task(folder, clients)
+        conf = write_task(folder, clients, screening)
         port, pg_name = free_port(), None
         url = f"sqlite:///{folder / 'data' / 'cep.sqlite3'}"
         if db == "postgres":
@@ -237,7 +308,7 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
                         raise SystemExit("server did not start:\n" + server.stderr.read()) from exc
                     time.sleep(0.2)
             cpu_before = tree_cpu_seconds(server.pid)
-            record, wall = asyncio.run(run_clients(port, clients, think))
+            record, wall = asyncio.run(run_clients(port, clients, think, screening))
             cpu = tree_cpu_seconds(server.pid) - cpu_before
             engine = create_engine(url)
             with engine.connect() as connection:
@@ -258,10 +329,16 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
     return {
         "requests": len(every), "wall": wall, "cpu": cpu, "record": record,
         "submissions_per_s": len(record.acknowledged) / wall,
-        "missing": [u for u in record.acknowledged if u not in stored], "rows": total,
+        "missing": [u for u in record.acknowledged + record.trained if u not in stored],
+        "rows": total,
         "p50": 1000 * percentile(every, 50), "p99": 1000 * percentile(every, 99),
+        "real_p99": 1000 * percentile([x for name in REAL_WORK
+                                       for x in record.latencies.get(name, [])], 99),
         "max": 1000 * max(every),
     }
+
+
+REAL_WORK = ("claim", "unit", "draft", "submit")  # the requests both modes make
 
 
 def report(figures: dict[str, object], clients: int) -> None:
@@ -279,9 +356,11 @@ def report(figures: dict[str, object], clients: int) -> None:
               f"p99 {1000 * percentile(values, 99):.1f} ms (n={len(values)})")
     print(f"  errors: {len(record.errors)}" + (f" (first: {record.errors[0]})"
                                                 if record.errors else ""))
+    acknowledged = len(record.acknowledged) + len(record.trained)
+    if record.trained:
+        print(f"  screening units passed: {len(record.trained)}/{clients}")
     print(f"  acknowledged submissions in the database: "
-          f"{len(record.acknowledged) - len(figures['missing'])}/{len(record.acknowledged)} "
-          f"(rows: {figures['rows']})")
+          f"{acknowledged - len(figures['missing'])}/{acknowledged} (rows: {figures['rows']})")
 
 
 def main() -> int:
@@ -298,9 +377,14 @@ def main() -> int:
                         help="also run an earlier revision (e.g. 57f0866), alternating with "
                              "this checkout, and compare")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each revision")
+    parser.add_argument("--screening", action="store_true",
+                        help="run the task plain and with a screening unit first, alternately, "
+                             "and report the ratio of p99 latencies")
     parser.add_argument("--synchronous-commit", choices=["on", "off"], default="on",
                         help="PostgreSQL: off = the durability of SQLite's default setting")
     args = parser.parse_args()
+    if args.screening and args.before:
+        parser.error("--screening compares two modes of this checkout; drop --before")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.clients + 256)),
                                                 hard))
@@ -308,16 +392,28 @@ def main() -> int:
           f"synchronous_commit={args.synchronous_commit} "
           f"think<={args.think}s on {platform.node()} (python {platform.python_version()})")
     failed = False
-    checkouts = [("after", REPO)]
+    # (name, checkout, screening)
+    modes = [("after", REPO, False)]
     if args.before:
-        checkouts.insert(0, (f"before {args.before}", checkout(args.before)))
+        modes.insert(0, (f"before {args.before}", checkout(args.before), False))
+    if args.screening:
+        modes = [("without screening", REPO, False), ("with screening", REPO, True)]
     for run in range(args.repeat):
-        for name, directory in checkouts:
+        results = []
+        for name, directory, screening in modes:
             figures = measure(directory, args.clients, args.db, args.processes, args.think,
-                              args.synchronous_commit)
+                              args.synchronous_commit, screening)
             print(f"{name} (run {run + 1}):")
             report(figures, args.clients)
             failed |= bool(figures["record"].errors or figures["missing"])
+            results.append(figures)
+        if args.screening:
+            plain, screened = results
+            errors = sum(len(f["record"].errors) for f in results)
+            print(f"screening overhead (run {run + 1}): p99 all requests "
+                  f"{screened['p99'] / plain['p99']:.2f}x, p99 of the real unit's requests "
+                  f"{screened['real_p99'] / plain['real_p99']:.2f}x (target <= 1.5); "
+                  f"errors: {errors}")
     return 1 if failed else 0
 
 

@@ -81,6 +81,10 @@ def test_export_items_csv_jsonl_and_whole_submissions(tmp_path, database_url, op
     (whole,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert whole["answers"] == answers and whole["worker"] == worker
     assert whole["timings"]["client"] == {"duration_ms": 1}
+    assert (whole["pool"], whole["quality_passed"], whole["flagged_for_review"]) == (
+        "main", None, False)
+    result = _export(database_url, "--format", "submissions", "--exclude-quality")
+    assert "exported 1 submissions" in result.stderr  # real work stays
 
 
 def test_export_unknown_task(tmp_path, database_url, open_conf):

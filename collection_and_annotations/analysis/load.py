@@ -148,7 +148,8 @@ def database_records(database_url: str, tasks: list[str]) -> Iterator[tuple[dict
     db = Database(database_url)
     try:
         for task in tasks:
-            yield from whole_submissions(db, task)
+            # training and gold dialogues are not the study's data
+            yield from whole_submissions(db, task, exclude_quality=True)
     finally:
         db.dispose()
 

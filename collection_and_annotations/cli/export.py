@@ -25,8 +25,10 @@ from collection_and_annotations.storage.database import Database, default_url
 @click.option("--data-dir", default="./data", show_default=True,
               help="data_dir of the runs (for the default SQLite database)")
 @click.option("--database-url", default=None, help="database_url of the runs, if one was set")
+@click.option("--exclude-quality", is_flag=True,
+              help="leave out screening (training) and gold units: real work only")
 def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
-           database_url: str | None) -> None:
+           database_url: str | None, exclude_quality: bool) -> None:
     """Export a task's submissions."""
     if database_url is None and not (Path(data_dir) / "cep.sqlite3").is_file():
         raise click.ClickException(f"no database in {data_dir}; pass --data-dir or --database-url")
@@ -34,7 +36,8 @@ def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
     out = output.open("w", encoding="utf-8", newline="") if output else sys.stdout
     try:
         kind = {"jsonl": "items-jsonl", "csv": "items-csv"}.get(fmt, fmt)
-        count = write_export(whole_submissions(db, task_name), kind, out)
+        records = whole_submissions(db, task_name, exclude_quality=exclude_quality)
+        count = write_export(records, kind, out)
     except UnknownTask as exc:
         raise click.ClickException(str(exc)) from None
     finally:

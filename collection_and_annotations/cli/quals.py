@@ -3,16 +3,12 @@ qualifications and blocks without touching the database by hand."""
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
 import click
-from sqlalchemy import select
 
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.storage.database import Database, default_url
-from collection_and_annotations.storage.models import Task, TaskRun
-from collection_and_annotations.storage.models import Worker as WorkerRow
 
 
 def _database(data_dir: str, database_url: str | None) -> Database:
@@ -60,21 +56,9 @@ def _change(name: str, worker: str, value: int | None, data_dir: str,
     db = _database(data_dir, database_url)
     try:
         with db.transaction() as connection:
-            worker_id = qualifications.worker_id(connection, provider, worker)
-            if worker_id is None and value is None:
-                raise click.ClickException(f"no worker '{worker}' (provider {provider})")
-            if worker_id is None:  # blocking someone before they ever arrive
-                worker_id = connection.execute(WorkerRow.__table__.insert().values(
-                    provider=provider, provider_worker_id=worker,
-                    pseudonym=f"w_{secrets.token_hex(6)}",
-                ).returning(WorkerRow.id)).scalar_one()
-            if value is None:
-                if not qualifications.revoke(connection, worker_id, name):
-                    raise click.ClickException(f"worker '{worker}' does not hold '{name}'")
-                click.echo(f"revoked '{name}' from {worker}")
-            else:
-                qualifications.grant(connection, worker_id, name, value)
-                click.echo(f"granted '{name}' (value {value}) to {worker}")
+            click.echo(qualifications.change(connection, provider, worker, name, value))
+    except qualifications.NotChanged as exc:
+        raise click.ClickException(str(exc)) from None
     finally:
         db.dispose()
 
@@ -106,14 +90,11 @@ def _block_qualification(db: Database, task: str | None, name: str | None) -> st
                                    "block_qualification) or --name QUALIFICATION")
     if name:
         return name
-    with db.read() as session:
-        config = session.scalars(select(TaskRun.config).join(Task).where(Task.name == task)
-                                 .order_by(TaskRun.id.desc()).limit(1)).first()
-    if config is None:
+    with db.snapshot() as connection:
+        found = qualifications.task_block_name(connection, str(task))
+    if found is None:
         raise click.ClickException(f"no task '{task}' in this database")
-    configured = config.get("conf", {}).get("mephisto", {}).get("blueprint", {}).get(
-        "block_qualification")
-    return qualifications.block_name(str(task), configured)
+    return found
 
 
 @quals.command()

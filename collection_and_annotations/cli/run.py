@@ -29,6 +29,7 @@ from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.providers import provider_class
 from collection_and_annotations.quality.blocklist import check_blocklists, load_blocklist
+from collection_and_annotations.quality.stats import Outcomes, task_outcomes
 from collection_and_annotations.server.app import check_frontend_built
 from collection_and_annotations.server.auth import requester_token
 from collection_and_annotations.server.http import HttpService
@@ -169,29 +170,34 @@ def _announce(served: ServedTask) -> None:
     print("press Ctrl-C to stop", flush=True)
 
 
-def _progress_line(progress: Progress) -> str:
+def _progress_line(progress: Progress, outcomes: Outcomes | None = None) -> str:
     stamp = datetime.now().strftime("%H:%M:%S")
-    return (f"[{stamp}] progress: {progress.done}/{progress.total} units completed, "
+    line = (f"[{stamp}] progress: {progress.done}/{progress.total} units completed, "
             f"{progress.in_progress} in progress, {progress.waiting} waiting")
+    quality = outcomes.summary() if outcomes is not None else ""
+    return f"{line}; {quality}" if quality else line
 
 
-def _tick(served: ServedTask) -> Progress:
+def _tick(served: ServedTask) -> tuple[Progress, Outcomes]:
     """Once a second: tell other launchers we serve the run, return overdue units to the pool,
-    count progress."""
+    count progress and screening/gold outcomes (two aggregate queries)."""
     with served.db.session() as session:
         heartbeat(session, served.run_id)
         expire_overdue(session, served.run_id)
-    return Progress.of(unit_counts(served.db, served.task_id))
+    progress = Progress.of(unit_counts(served.db, served.task_id))
+    with served.db.read() as session:
+        return progress, task_outcomes(session, served.task_id)
 
 
 def _monitor(served: ServedTask, log_every: int) -> str:
     """Print progress as units complete; returns 'completed' when no work is left. A database
     error in this loop is reported and retried: it never stops the server."""
-    last_done, last_log, last_maintenance = -1, 0.0, time.monotonic()
+    last_seen: tuple[int, Outcomes] | None = None
+    last_log, last_maintenance = 0.0, time.monotonic()
     failures = 0
     while True:
         try:
-            progress = _tick(served)
+            progress, outcomes = _tick(served)
             if time.monotonic() - last_maintenance >= MAINTENANCE_EVERY:
                 served.db.refresh_statistics(("units", "worker_groups", "drafts"))
                 last_maintenance = time.monotonic()
@@ -203,9 +209,9 @@ def _monitor(served: ServedTask, log_every: int) -> str:
             time.sleep(min(30.0, 0.5 * 2 ** min(failures, 6)))
             continue
         failures = 0
-        if progress.done != last_done or time.monotonic() - last_log >= log_every:
-            print(_progress_line(progress), flush=True)
-            last_done, last_log = progress.done, time.monotonic()
+        if (progress.done, outcomes) != last_seen or time.monotonic() - last_log >= log_every:
+            print(_progress_line(progress, outcomes), flush=True)
+            last_seen, last_log = (progress.done, outcomes), time.monotonic()
         if not progress.waiting and not progress.in_progress:
             print("all units are completed; the run is done")
             return "completed"

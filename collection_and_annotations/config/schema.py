@@ -52,6 +52,9 @@ class BlueprintConfig:
     allowed_gold_mistakes: int = 0
     # after min_golds, one more gold unit per this many real units (the original: 4)
     gold_every_n_units: int = 4
+    # a worker disqualified by failed golds: flag their real work since their last passed gold
+    # for review (exports carry `flagged_for_review`)
+    flag_for_review_on_gold_block: bool = True
     # dialogue collection with bots
     do_collect_dialogue: bool = False
     model_opt_path: str | None = None

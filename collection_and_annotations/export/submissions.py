@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from collection_and_annotations.blueprints.base import ExportReader
+from collection_and_annotations.blueprints.base import MAIN_POOL, ExportReader
 from collection_and_annotations.blueprints.registry import blueprint_class
 from collection_and_annotations.blueprints.static_annotation.export_rows import ITEM_FIELDS
 from collection_and_annotations.storage.database import Database
@@ -22,6 +22,7 @@ from collection_and_annotations.storage.models import (
     Task,
     TaskRun,
     Unit,
+    UnitScore,
     Worker,
     iso_utc,
 )
@@ -44,23 +45,27 @@ def _find_task(db: Database, task_name: str) -> Task:
 
 
 def whole_submissions(
-    db: Database, task_name: str, page_size: int = PAGE_SIZE
+    db: Database, task_name: str, page_size: int = PAGE_SIZE, exclude_quality: bool = False
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """Each submission with its dialogues' own ids and the unit's layout, and the definitions
-    (buckets) of its run."""
+    (buckets) of its run. Each says which pool its unit came from (`main`, `screening`,
+    `gold`) and, for screening and gold, its score; `exclude_quality` keeps real work only."""
     task = _find_task(db, task_name)
     reader: ExportReader = blueprint_class(task.blueprint)
     query = (
         select(Submission, Unit.public_id, Unit.layout, Worker.pseudonym, Assignment.data,
-               TaskRun.id)
+               Unit.pool, UnitScore.mistakes, UnitScore.passed, TaskRun.id)
         .join(Unit, Submission.unit_id == Unit.id)
         .join(Assignment, Unit.assignment_id == Assignment.id)
         .join(Worker, Submission.worker_id == Worker.id)
         .join(TaskRun, Submission.task_run_id == TaskRun.id)
+        .outerjoin(UnitScore, UnitScore.unit_id == Unit.id)
         .where(Assignment.task_id == task.id)
         .order_by(Submission.id)
         .limit(page_size)
     )
+    if exclude_quality:
+        query = query.where(Unit.pool == MAIN_POOL)
     definitions: dict[int, dict[str, Any]] = {}
     with db.read() as session:
         newest = session.scalar(select(func.max(Submission.id))) or 0
@@ -76,7 +81,8 @@ def whole_submissions(
                 definitions[run_id] = config.get("buckets", {})
         if not rows:
             return
-        for submission, unit_id, layout, pseudonym, data, run_id in rows:
+        for (submission, unit_id, layout, pseudonym, data, pool, mistakes, passed,
+             run_id) in rows:
             record = {
                 "task": task_name,
                 "task_kind": task.blueprint,
@@ -88,9 +94,19 @@ def whole_submissions(
                 "layout": layout,
                 "dialogues": _with_source_fields(reader.export_dialogues(data, layout), data),
                 "answers": submission.answers,
+                **quality_fields(pool, mistakes, passed, submission.flagged_for_review),
             }
             yield record, definitions[run_id]
         after = rows[-1][0].id
+
+
+def quality_fields(pool: str, mistakes: int | None, passed: bool | None,
+                   flagged: bool) -> dict[str, Any]:
+    """What a requester needs to keep or drop a submission: its unit's pool, the score of a
+    screening or gold unit (None for real work) and the review flag of real work done by a
+    worker later disqualified by failed golds."""
+    return {"pool": pool, "quality_mistakes": mistakes, "quality_passed": passed,
+            "flagged_for_review": bool(flagged)}
 
 
 # Scalar fields of a task data dialogue passed through to `dialogues[].source_fields` (the bot of

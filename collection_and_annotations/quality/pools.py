@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, func, select, update
 
 from collection_and_annotations.blueprints.base import (
     GOLD_POOL,
@@ -27,12 +27,17 @@ from collection_and_annotations.blueprints.base import (
 )
 from collection_and_annotations.blueprints.static_annotation.buckets import Bucket
 from collection_and_annotations.engine.runs import DONE_STATUSES
-from collection_and_annotations.quality import qualifications
+from collection_and_annotations.quality import qualifications, score_sql
 from collection_and_annotations.quality.files import AnnotatedDialogue
 from collection_and_annotations.quality.scoring import feedback, wrong_turns
 from collection_and_annotations.quality.settings import DEFAULT_SUPPLY, QualitySettings
-from collection_and_annotations.storage.database import dialect_insert
-from collection_and_annotations.storage.models import Assignment, TaskRun, Unit, UnitScore, utcnow
+from collection_and_annotations.storage.models import (
+    Assignment,
+    Submission,
+    Unit,
+    UnitScore,
+    utcnow,
+)
 
 NOT_ELIGIBLE = ("Thank you for your interest. Based on the training task, you are not eligible "
                 "for this task; there is no more work for you here.")
@@ -85,10 +90,7 @@ def _units_by_pool(connection: Connection, worker: WorkerContext) -> dict[str, i
 
 def _screening_full(connection: Connection, settings: QualitySettings, run_id: int) -> bool:
     """No free screening unit in this run (the cap is the run's supply of them)."""
-    free = connection.execute(select(Unit.id).where(
-        Unit.task_run_id == run_id, Unit.pool == SCREENING_POOL, Unit.status == "launched"
-    ).limit(1)).first()
-    return free is None
+    return connection.execute(score_sql.FREE_SCREENING_UNIT, {"run_id": run_id}).first() is None
 
 
 def route(connection: Connection, settings: QualitySettings, worker: WorkerContext
@@ -110,25 +112,30 @@ def route(connection: Connection, settings: QualitySettings, worker: WorkerConte
     return [GOLD_POOL, MAIN_POOL] if done.get(GOLD_POOL, 0) < due else [MAIN_POOL]
 
 
+# A run never changes task: asked once per process and database.
+_TASK_OF_RUN: dict[tuple[str, int], int] = {}
+
+
 def _task_id(connection: Connection, run_id: int) -> int:
-    return connection.execute(select(TaskRun.task_id).where(TaskRun.id == run_id)).scalar_one()
+    key = (str(connection.engine.url), run_id)
+    if key not in _TASK_OF_RUN:
+        _TASK_OF_RUN[key] = connection.execute(score_sql.TASK_OF_RUN,
+                                               {"run_id": run_id}).scalar_one()
+    return _TASK_OF_RUN[key]
 
 
 def _score_row(connection: Connection, unit: SubmittedUnit) -> dict[str, Any]:
-    row = connection.execute(select(UnitScore.checks).where(UnitScore.unit_id == unit.id)
-                             ).first()
-    return dict(row.checks) if row is not None else {}
+    checks = connection.execute(score_sql.SCORE_CHECKS, {"unit_id": unit.id}).scalar()
+    return dict(checks) if checks is not None else {}
 
 
 def _save_score(connection: Connection, unit: SubmittedUnit, checks: dict[str, Any],
                 mistakes: int | None = None, passed: bool | None = None) -> None:
-    values = {"checks": checks, "mistakes": mistakes, "passed": passed,
-              "scored_at": utcnow() if passed is not None else None}
-    connection.execute(
-        dialect_insert(connection, UnitScore)
-        .values(unit_id=unit.id, worker_id=unit.worker_id,
-                task_id=_task_id(connection, unit.task_run_id), pool=unit.pool, **values)
-        .on_conflict_do_update(index_elements=["unit_id"], set_=values))
+    connection.execute(score_sql.SAVE_SCORE, {
+        "unit_id": unit.id, "worker_id": unit.worker_id,
+        "task_id": _task_id(connection, unit.task_run_id), "pool": unit.pool,
+        "checks": checks, "mistakes": mistakes, "passed": passed,
+        "scored_at": utcnow() if passed is not None else None})
 
 
 def check_dialogue(connection: Connection, buckets: Mapping[str, Bucket],
@@ -189,9 +196,27 @@ def _score_gold(connection: Connection, settings: QualitySettings,
     mistakes = len(wrong_turns(item["source"], buckets, answers))
     passed = mistakes <= settings.allowed_gold_mistakes
     _save_score(connection, unit, {}, mistakes, passed)
+    task_id = _task_id(connection, unit.task_run_id)
     failed = connection.execute(select(func.count()).select_from(UnitScore).where(
         UnitScore.worker_id == unit.worker_id, UnitScore.pool == GOLD_POOL,
-        UnitScore.passed.is_(False),
-        UnitScore.task_id == _task_id(connection, unit.task_run_id))).scalar_one()
+        UnitScore.passed.is_(False), UnitScore.task_id == task_id)).scalar_one()
     if failed > settings.max_incorrect_golds:
         qualifications.grant(connection, unit.worker_id, settings.block)
+        if settings.flag_for_review:
+            flag_since_last_passed_gold(connection, unit.worker_id, task_id)
+
+
+def flag_since_last_passed_gold(connection: Connection, worker_id: int, task_id: int) -> int:
+    """Flag the worker's real work in this task submitted after their last passed gold (all of
+    it when none passed): golds failing is evidence against it. Returns how many."""
+    last_passed = connection.execute(select(func.max(UnitScore.scored_at)).where(
+        UnitScore.worker_id == worker_id, UnitScore.task_id == task_id,
+        UnitScore.pool == GOLD_POOL, UnitScore.passed.is_(True))).scalar_one()
+    real_work = (select(Unit.id).join(Assignment, Assignment.id == Unit.assignment_id)
+                 .where(Assignment.task_id == task_id, Unit.pool == MAIN_POOL))
+    query = update(Submission).where(
+        Submission.worker_id == worker_id, Submission.unit_id.in_(real_work),
+        Submission.flagged_for_review.is_(False))
+    if last_passed is not None:
+        query = query.where(Submission.created_at > last_passed)
+    return connection.execute(query.values(flagged_for_review=True)).rowcount

@@ -7,16 +7,19 @@ caller's connection, so a grant commits with the submission (or claim) that caus
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, bindparam, delete, select, text
 
-from collection_and_annotations.storage.database import dialect_insert
+from collection_and_annotations.quality import score_sql
 from collection_and_annotations.storage.models import (
     GrantedQualification,
     Qualification,
+    Task,
+    TaskRun,
     Worker,
     utcnow,
 )
@@ -36,23 +39,13 @@ def block_name(task_name: str, configured: str | None) -> str:
     return configured or f"{task_name}_block"
 
 
-def _qualification_id(connection: Connection, name: str) -> int:
-    connection.execute(dialect_insert(connection, Qualification)
-                       .values(name=name, created_at=utcnow())
-                       .on_conflict_do_nothing(index_elements=["name"]))
-    return connection.execute(select(Qualification.id)
-                              .where(Qualification.name == name)).scalar_one()
-
-
 def grant(connection: Connection, worker_id: int, name: str, value: int = 1) -> None:
-    """Grant (or re-grant with a new value) a qualification."""
-    qualification_id = _qualification_id(connection, name)
-    connection.execute(
-        dialect_insert(connection, GrantedQualification)
-        .values(qualification_id=qualification_id, worker_id=worker_id, value=value,
-                granted_at=utcnow())
-        .on_conflict_do_update(index_elements=["qualification_id", "worker_id"],
-                               set_={"value": value, "granted_at": utcnow()}))
+    """Grant (or re-grant with a new value) a qualification; two statements written once, as
+    a screening submit grants one (score_sql.py)."""
+    now = utcnow()
+    connection.execute(score_sql.ADD_QUALIFICATION, {"name": name, "now": now})
+    connection.execute(score_sql.GRANT, {"worker_id": worker_id, "value": value, "now": now,
+                                         "name": name})
 
 
 def revoke(connection: Connection, worker_id: int, name: str) -> bool:
@@ -99,3 +92,44 @@ def grants(connection: Connection, name: str | None = None,
     if provider_worker_id:
         query = query.where(Worker.provider_worker_id == provider_worker_id)
     return [Grant(*row) for row in connection.execute(query)]
+
+
+class NotChanged(LookupError):
+    """A revoke that had nothing to revoke (unknown worker, qualification not held)."""
+
+
+def ensure_worker(connection: Connection, provider: str, provider_worker_id: str) -> int:
+    """The worker's row id, created when they never came: a block may precede their arrival."""
+    found = worker_id(connection, provider, provider_worker_id)
+    if found is not None:
+        return found
+    return connection.execute(Worker.__table__.insert().values(
+        provider=provider, provider_worker_id=provider_worker_id,
+        pseudonym=f"w_{secrets.token_hex(6)}", created_at=utcnow(),
+    ).returning(Worker.id)).scalar_one()
+
+
+def change(connection: Connection, provider: str, provider_worker_id: str, name: str,
+           value: int | None) -> str:
+    """Grant (`value` set) or revoke (None) one qualification of one worker, as the `quals`
+    CLI and the requester API do it; returns what was done, raises `NotChanged`."""
+    if value is not None:
+        grant(connection, ensure_worker(connection, provider, provider_worker_id), name, value)
+        return f"granted '{name}' (value {value}) to {provider_worker_id}"
+    found = worker_id(connection, provider, provider_worker_id)
+    if found is None:
+        raise NotChanged(f"no worker '{provider_worker_id}' (provider {provider})")
+    if not revoke(connection, found, name):
+        raise NotChanged(f"worker '{provider_worker_id}' does not hold '{name}'")
+    return f"revoked '{name}' from {provider_worker_id}"
+
+
+def task_block_name(connection: Connection, task_name: str) -> str | None:
+    """The block qualification of a task as its latest run's conf names it (None: no task)."""
+    config = connection.execute(select(TaskRun.config).join(Task).where(Task.name == task_name)
+                                .order_by(TaskRun.id.desc()).limit(1)).scalar()
+    if config is None:
+        return None
+    configured = config.get("conf", {}).get("mephisto", {}).get("blueprint", {}).get(
+        "block_qualification")
+    return block_name(task_name, configured)

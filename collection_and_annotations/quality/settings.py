@@ -31,6 +31,7 @@ class QualitySettings:
     allowed_gold_mistakes: int = 0
     max_incorrect_golds: int = 0
     max_gold_units: int = 0
+    flag_for_review: bool = True  # flag a disqualified worker's work since their last good gold
 
 
 def read_settings(cfg: DictConfig, task_name: str, buckets: Mapping[str, Bucket]
@@ -57,4 +58,5 @@ def read_settings(cfg: DictConfig, task_name: str, buckets: Mapping[str, Bucket]
         allowed_gold_mistakes=int(cfg.allowed_gold_mistakes or 0),
         max_incorrect_golds=int(cfg.max_incorrect_golds or 0),
         max_gold_units=int(cfg.get("max_gold_units") or 0),
+        flag_for_review=bool(cfg.get("flag_for_review_on_gold_block", True)),
     )

@@ -15,6 +15,7 @@ from collection_and_annotations.export.submissions import (
     whole_submissions,
 )
 from collection_and_annotations.export.writers import json_safe, write_export
+from collection_and_annotations.quality.stats import task_outcomes, worker_outcomes
 from collection_and_annotations.server.auth import bearer, requester_token
 from collection_and_annotations.storage.models import TaskRun, Unit, iso_utc
 
@@ -45,7 +46,7 @@ def _require_token() -> Any:
 @requester_api.get("/progress")
 def progress() -> Response:
     served = _served()
-    with served.db.session() as session:
+    with served.db.read() as session:
         runs = session.scalars(
             select(TaskRun).where(TaskRun.task_id == served.task_id).order_by(TaskRun.id)
         ).all()
@@ -54,6 +55,8 @@ def progress() -> Response:
             .where(Unit.task_run_id.in_([r.id for r in runs]))
             .group_by(Unit.task_run_id, Unit.status)
         ).all()
+        overall = task_outcomes(session, served.task_id)
+        workers = worker_outcomes(session, served.task_id)
     by_run: dict[int, dict[str, int]] = {r.id: {} for r in runs}
     for run_id, status, count in counts:
         by_run[run_id][status] = count
@@ -65,6 +68,8 @@ def progress() -> Response:
              "units": by_run[r.id]}
             for r in runs
         ],
+        "quality": {**overall.as_json(),
+                    "workers": {name: o.as_json() for name, o in workers.items()}},
     })
 
 
@@ -72,7 +77,10 @@ def progress() -> Response:
 def submissions() -> Response:
     served = _served()
     fmt = request.args.get("format", "json")
-    records = whole_submissions(served.db, served.task_name)
+    exclude = request.args.get("exclude", "")
+    if exclude not in ("", "quality"):
+        abort(400, "exclude must be quality (leave out screening and gold units)")
+    records = whole_submissions(served.db, served.task_name, exclude_quality=bool(exclude))
     if fmt == "json":
         return jsonify({"task": served.task_name,
                         "submissions": [json_safe(r) for r, _ in records]})

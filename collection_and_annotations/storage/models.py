@@ -5,7 +5,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+    text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -144,6 +154,9 @@ class Draft(Base):
 
 
 class Submission(Base):
+    """`flagged_for_review`: real work of a worker later disqualified by failed golds, done
+    since their last passed gold (quality/pools.py); exports carry it."""
+
     __tablename__ = "submissions"
     id: Mapped[int] = mapped_column(primary_key=True)
     unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), unique=True)
@@ -153,6 +166,7 @@ class Submission(Base):
     timings: Mapped[dict[str, Any]]
     client_id: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    flagged_for_review: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class Message(Base):

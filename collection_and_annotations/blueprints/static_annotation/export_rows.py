@@ -12,11 +12,14 @@ from collection_and_annotations.blueprints.static_annotation.layout import shown
 
 # What the worker saw (dialogue_position, bucket_position: 1-based; left: "turns"/"turns2" on
 # the left of a comparison), what was chosen (chosen: the dialogue a comparison picked) and the
-# time spent on the row's step (step_seconds, from the page's timings).
+# time spent on the row's step (step_seconds, from the page's timings). The unit's pool (main,
+# screening, gold), a screening/gold unit's score and the review flag come from the submission.
+QUALITY_FIELDS = ("pool", "quality_mistakes", "quality_passed", "flagged_for_review")
 ITEM_FIELDS = (
     "task", "run_id", "unit_id", "worker", "dialogue_id", "group_id", "dialogue_key",
     "dialogue_position", "turn_index", "speaker", "bucket", "bucket_position", "question",
     "answer", "left", "chosen", "submitted_at", "duration_seconds", "step_seconds",
+    *QUALITY_FIELDS,
 )
 
 
@@ -63,6 +66,7 @@ def export_rows(submission: dict[str, Any], buckets: dict[str, Any]) -> Iterator
     timings = submission["timings"]
     duration = timings.get("server", {}).get("duration_seconds")
     seconds = step_seconds(timings.get("client"))
+    quality = {name: submission.get(name) for name in QUALITY_FIELDS}
     for key, answered in submission["answers"].items():
         dialogue = by_key[key]
         tasks = dialogue.get("tasks") or []
@@ -89,4 +93,5 @@ def export_rows(submission: dict[str, Any], buckets: dict[str, Any]) -> Iterator
                         "submitted_at": submission["submitted_at"],
                         "duration_seconds": duration,
                         "step_seconds": seconds.get((key, bucket_name)),
+                        **quality,
                     }

@@ -1,0 +1,37 @@
+"""The statements screening and gold run on every check, submit and claim, written once.
+
+Building SQLAlchemy expressions (an ORM upsert especially) per request cost more CPU than the
+database work, and under paced load at C=1000 that CPU is what queues (bench/RESULTS.md,
+"Screening overhead"). `INSERT ... ON CONFLICT` reads the same on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import JSON, Boolean, DateTime, bindparam, column, text
+
+SCORE_CHECKS = text("SELECT checks FROM unit_scores WHERE unit_id = :unit_id").columns(
+    column("checks", JSON()))
+
+SAVE_SCORE = text(
+    "INSERT INTO unit_scores (unit_id, worker_id, task_id, pool, checks, mistakes, passed, "
+    "scored_at) VALUES (:unit_id, :worker_id, :task_id, :pool, :checks, :mistakes, :passed, "
+    ":scored_at) ON CONFLICT (unit_id) DO UPDATE SET checks = excluded.checks, "
+    "mistakes = excluded.mistakes, passed = excluded.passed, scored_at = excluded.scored_at"
+).bindparams(bindparam("checks", type_=JSON()), bindparam("passed", type_=Boolean()),
+             bindparam("scored_at", type_=DateTime()))
+
+TASK_OF_RUN = text("SELECT task_id FROM task_runs WHERE id = :run_id")
+
+FREE_SCREENING_UNIT = text(
+    "SELECT id FROM units WHERE task_run_id = :run_id AND pool = 'screening' "
+    "AND status = 'launched' LIMIT 1")
+
+ADD_QUALIFICATION = text(
+    "INSERT INTO qualifications (name, created_at) VALUES (:name, :now) "
+    "ON CONFLICT (name) DO NOTHING").bindparams(bindparam("now", type_=DateTime()))
+
+GRANT = text(
+    "INSERT INTO granted_qualifications (qualification_id, worker_id, value, granted_at) "
+    "SELECT id, :worker_id, :value, :now FROM qualifications WHERE name = :name "
+    "ON CONFLICT (qualification_id, worker_id) DO UPDATE SET value = excluded.value, "
+    "granted_at = excluded.granted_at").bindparams(bindparam("now", type_=DateTime()))

@@ -1,0 +1,96 @@
+"""Requester API for qualifications and blocks: the `quals` CLI over HTTP (same operations,
+quality/qualifications.py), so a requester manages workers while the task runs.
+
+Routes join the `requester_api` blueprint and so its bearer-token check. A bearer token is
+never sent by a browser on its own, so these POSTs need no CSRF token.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, abort, jsonify, request
+
+from collection_and_annotations.quality import qualifications
+from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
+from collection_and_annotations.server.requester_api import _served, requester_api
+from collection_and_annotations.storage.models import iso_utc
+
+
+def _fields() -> tuple[str, str, dict[str, Any]]:
+    """(provider, worker, body) of a change request, or 400."""
+    if not request.is_json:
+        abort(400, "send the request body as JSON (Content-Type: application/json)")
+    try:
+        body = parse_json_object(request.get_data(cache=False))
+    except InvalidJson as exc:
+        abort(exc.status, str(exc))
+    worker, provider = body.get("worker"), body.get("provider", "local")
+    if not isinstance(worker, str) or not worker or not isinstance(provider, str):
+        abort(400, "give worker (the provider's worker id) and optionally provider (local)")
+    return provider, worker, body
+
+
+def _name(body: dict[str, Any], default: str | None = None) -> str:
+    name = body.get("name", default)
+    if not isinstance(name, str) or not name:
+        abort(400, "give name (the qualification)")
+    return name
+
+
+def _apply(provider: str, worker: str, name: str, value: int | None) -> Response:
+    with _served().db.transaction() as connection:
+        try:
+            done = qualifications.change(connection, provider, worker, name, value)
+        except qualifications.NotChanged as exc:
+            abort(404, str(exc))
+    return jsonify({"ok": True, "qualification": name, "worker": worker, "provider": provider,
+                    "value": value, "message": done})
+
+
+@requester_api.get("/qualifications")
+def list_qualifications() -> Response:
+    """Granted qualifications (`?name=`, `?worker=` narrow it), as `quals list`."""
+    with _served().db.snapshot() as connection:
+        rows = qualifications.grants(connection, request.args.get("name") or None,
+                                     request.args.get("worker") or None)
+    return jsonify({"grants": [
+        {"qualification": r.qualification, "provider": r.provider,
+         "worker": r.provider_worker_id, "value": r.value, "granted_at": iso_utc(r.granted_at)}
+        for r in rows]})
+
+
+@requester_api.post("/qualifications/grant")
+def grant() -> Response:
+    provider, worker, body = _fields()
+    value = body.get("value", 1)
+    if not isinstance(value, int) or isinstance(value, bool):
+        abort(400, "value must be an integer")
+    return _apply(provider, worker, _name(body), value)
+
+
+@requester_api.post("/qualifications/revoke")
+def revoke() -> Response:
+    provider, worker, body = _fields()
+    return _apply(provider, worker, _name(body), None)
+
+
+def _block_name(body: dict[str, Any]) -> str:
+    """`name` if given, else this task's block qualification (`block_qualification`)."""
+    if "name" in body:
+        return _name(body)
+    served = _served()
+    with served.db.snapshot() as connection:
+        return _name({}, qualifications.task_block_name(connection, served.task_name))
+
+
+@requester_api.post("/qualifications/block")
+def block() -> Response:
+    provider, worker, body = _fields()
+    return _apply(provider, worker, _block_name(body), 1)
+
+
+@requester_api.post("/qualifications/unblock")
+def unblock() -> Response:
+    provider, worker, body = _fields()
+    return _apply(provider, worker, _block_name(body), None)
