@@ -41,6 +41,9 @@ from collection_and_annotations.storage.models import (
 
 NOT_ELIGIBLE = ("Thank you for your interest. Based on the training task, you are not eligible "
                 "for this task; there is no more work for you here.")
+# A block may come from a failed training, failed golds or the requester: say none of them.
+BLOCKED = ("Thank you for your interest. You are not eligible for more work in this task; "
+           "there is no more work for you here.")
 SCREENING_FULL = ("The training task is full for now, so no new workers can start; thank you "
                   "for your interest, and please try again later.")
 
@@ -100,7 +103,7 @@ def route(connection: Connection, settings: QualitySettings, worker: WorkerConte
     names = [settings.block, settings.passed if settings.screening else ""]
     holds = qualifications.held(connection, worker.worker_id, names)
     if settings.block in holds:
-        raise NoWork(NOT_ELIGIBLE)
+        raise NoWork(BLOCKED)
     if settings.screening and settings.passed not in holds:
         if _screening_full(connection, settings, worker.run_id):
             raise NoWork(SCREENING_FULL, 503)
