@@ -134,7 +134,7 @@ def _insert_rows(connection: Connection, table: Table, columns: tuple[str, ...],
     return count
 
 
-def _claim_task(session: Session, task_name: str, blueprint_name: str, server: str) -> Task:
+def _claim_task(session: Session, task_name: str, blueprint_name: str) -> Task:
     """The task row, locked until the run is created, after checking nobody else serves it."""
     task = session.scalars(
         select(Task).where(Task.name == task_name).with_for_update()
@@ -308,7 +308,7 @@ def start_run(
     with db.session() as session:
         if db.engine.dialect.name == "sqlite":  # room for a bulk load without spilling pages
             session.execute(text("PRAGMA cache_size = -32768"))
-        task = _claim_task(session, task_name, blueprint.name, server)
+        task = _claim_task(session, task_name, blueprint.name)
         now = utcnow()
         run = TaskRun(task_id=task.id, config=config, server=server, heartbeat_at=now,
                       created_at=now)
