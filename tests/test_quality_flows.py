@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from quality_helpers import pool_of
 from sqlalchemy import select
 
 from collection_and_annotations.engine.runs import end_run
@@ -202,10 +203,7 @@ def test_golds_on_schedule_and_disqualification(start):
         unit_id = reply.get_json()["unit_id"]
         unit_json = worker.unit(unit_id).get_json()
         assert unit_json["kind"] == "annotation"  # gold or not, the same kind
-        with served.db.read() as session:
-            from collection_and_annotations.storage.models import Unit
-            pools.append(session.scalars(select(Unit.pool).where(Unit.public_id == unit_id)
-                                         ).one())
+        pools.append(pool_of(served, unit_id))
         assert _finish(served, worker, unit_json, wrong_golds=2).status_code == 200
     # min_golds=1 first; then one gold after every 2 real units; 2 failed golds > 1: blocked
     assert pools[:4] == ["gold", "main", "main", "gold"]

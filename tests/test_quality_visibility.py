@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 
+from quality_helpers import pool_of
 from test_quality_flows import Worker, _do_screening, _finish, _pass_screening, start  # noqa: F401
 
 from collection_and_annotations.cli.run import _progress_line
@@ -22,9 +23,6 @@ GOLDS = ("mephisto.blueprint.use_golds=true", "mephisto.blueprint.min_golds=0",
 def _work(served, worker, visits):
     """One unit per visit; `visits` says how to answer a gold unit (mistakes). Returns the
     pools served in order and the public ids of the real units."""
-    from sqlalchemy import select
-
-    from collection_and_annotations.storage.models import Unit
     pools, real = [], []
     for n, wrong in enumerate(visits):
         worker.assignment = f"v{n}"
@@ -33,8 +31,7 @@ def _work(served, worker, visits):
             pools.append(reply.status_code)
             continue
         unit_id = reply.get_json()["unit_id"]
-        with served.db.read() as session:
-            pool = session.scalars(select(Unit.pool).where(Unit.public_id == unit_id)).one()
+        pool = pool_of(served, unit_id)
         pools.append(pool)
         if pool == "main":
             real.append(unit_id)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import re
-from collections import defaultdict
 from typing import Any
 
 import matplotlib
@@ -69,26 +68,57 @@ def rates_figure(rows: list[dict[str, Any]]) -> str | None:
                          "share of annotated bot turns")
 
 
+def _stacked_shares(labels: list[str], parts: list[tuple[str, list[float], Any]],
+                    xlabel: str, title: str, legend: dict[str, Any]) -> str:
+    """One horizontal bar per label, stacked from `parts` (legend label, shares, colour)."""
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(7, 0.3 * len(labels) + 1.2))
+        left = [0.0] * len(labels)
+        for name, shares, colour in parts:
+            ax.barh(range(len(labels)), shares, left=left, color=colour, label=name)
+            left = [a + b for a, b in zip(left, shares, strict=True)]
+        ax.set_yticks(range(len(labels)))
+        ax.set_yticklabels(labels)
+        ax.invert_yaxis()
+        ax.set_xlabel(xlabel)
+        ax.set_title(title)
+        ax.legend(fontsize=7, loc="upper center", **legend)
+        return _svg(fig)
+
+
 def likert_figure(rows: list[dict[str, Any]]) -> str | None:
     if not rows:
         return None
+    colours = plt.get_cmap("RdYlGn")
+    parts = [(str(score),
+              [r["distribution"][str(score)] / r["n"] if r["n"] else 0 for r in rows],
+              colours((score - 1) / 4))
+             for score in range(1, 6)]
+    return _stacked_shares([f"{r['dimension']} · {r['bot']} ({r['level']})" for r in rows],
+                           parts, "share of ratings", "Rating distributions",
+                           {"title": "rating", "ncols": 5,
+                            "bbox_to_anchor": (0.5, -0.12 if len(rows) > 3 else -0.3)})
+
+
+def _interval_dots(rows: list[dict[str, Any]], value: str, labels: list[str], marker: str,
+                   width: float, row_height: float, reference: dict[str, Any], xlabel: str,
+                   title: str) -> str:
+    """One point per row at `row[value]` with its interval, a vertical reference line."""
     with plt.rc_context(STYLE):
-        labels = [f"{r['dimension']} · {r['bot']} ({r['level']})" for r in rows]
-        fig, ax = plt.subplots(figsize=(7, 0.3 * len(rows) + 1.2))
-        left = [0.0] * len(rows)
-        colours = plt.get_cmap("RdYlGn")
-        for score in range(1, 6):
-            shares = [r["distribution"][str(score)] / r["n"] if r["n"] else 0 for r in rows]
-            ax.barh(range(len(rows)), shares, left=left, color=colours((score - 1) / 4),
-                    label=str(score))
-            left = [a + b for a, b in zip(left, shares, strict=True)]
+        fig, ax = plt.subplots(figsize=(width, row_height * len(rows) + 1.2))
+        err = [[], []]
+        for r in rows:
+            low, high = _errors(r[value], r["ci_low"], r["ci_high"])
+            err[0].append(low)
+            err[1].append(high)
+        ax.errorbar([r[value] for r in rows], range(len(rows)), xerr=err, fmt=marker,
+                    capsize=3)
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels(labels)
         ax.invert_yaxis()
-        ax.set_xlabel("share of ratings")
-        ax.set_title("Rating distributions")
-        ax.legend(title="rating", ncols=5, fontsize=7, loc="upper center",
-                  bbox_to_anchor=(0.5, -0.12 if len(rows) > 3 else -0.3))
+        ax.axvline(color="grey", linewidth=0.5, **reference)
+        ax.set_xlabel(xlabel)
+        ax.set_title(title)
         return _svg(fig)
 
 
@@ -96,66 +126,29 @@ def ranking_figure(rows: list[dict[str, Any]]) -> str | None:
     pooled = [r for r in rows if r["dimension"] == "all"]
     if not pooled:
         return None
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(6, 0.4 * len(pooled) + 1.2))
-        err = [[], []]
-        for r in pooled:
-            low, high = _errors(r["score"], r["ci_low"], r["ci_high"])
-            err[0].append(low)
-            err[1].append(high)
-        ax.errorbar([r["score"] for r in pooled], range(len(pooled)), xerr=err, fmt="o",
-                    capsize=3)
-        ax.set_yticks(range(len(pooled)))
-        ax.set_yticklabels([f"{r['rank']}. {r['bot']}" for r in pooled])
-        ax.invert_yaxis()
-        ax.axvline(0, color="grey", linewidth=0.5)
-        ax.set_xlabel("Bradley–Terry log-strength (95% CI)")
-        ax.set_title("Ranking over all comparisons")
-        return _svg(fig)
+    return _interval_dots(pooled, "score", [f"{r['rank']}. {r['bot']}" for r in pooled], "o",
+                          6, 0.4, {"x": 0}, "Bradley–Terry log-strength (95% CI)",
+                          "Ranking over all comparisons")
 
 
 def agreement_figure(rows: list[dict[str, Any]]) -> str | None:
     shown = [r for r in rows if r["alpha"] is not None]
     if not shown:
         return None
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(7, 0.3 * len(shown) + 1.2))
-        err = [[], []]
-        for r in shown:
-            low, high = _errors(r["alpha"], r["ci_low"], r["ci_high"])
-            err[0].append(low)
-            err[1].append(high)
-        ax.errorbar([r["alpha"] for r in shown], range(len(shown)), xerr=err, fmt="s",
-                    capsize=3)
-        ax.set_yticks(range(len(shown)))
-        ax.set_yticklabels([f"{r['label']} ({r['bucket']}, {r['level']})" for r in shown])
-        ax.invert_yaxis()
-        ax.axvline(0.667, color="grey", linewidth=0.5, linestyle="--")
-        ax.set_xlabel("Krippendorff's alpha (95% CI; dashed: 0.667)")
-        ax.set_title("Inter-annotator agreement")
-        return _svg(fig)
+    return _interval_dots(shown, "alpha",
+                          [f"{r['label']} ({r['bucket']}, {r['level']})" for r in shown], "s",
+                          7, 0.3, {"x": 0.667, "linestyle": "--"},
+                          "Krippendorff's alpha (95% CI; dashed: 0.667)",
+                          "Inter-annotator agreement")
 
 
 def comparisons_figure(rows: list[dict[str, Any]]) -> str | None:
     if not rows:
         return None
-    grouped: dict[str, list] = defaultdict(list)
-    for r in rows:
-        grouped[r["dimension"]].append(r)
-    with plt.rc_context(STYLE):
-        fig, ax = plt.subplots(figsize=(7, 0.3 * len(rows) + 1.2))
-        labels = [f"{r['bot_a']} vs {r['bot_b']} ({r['dimension']})" for r in rows]
-        n = [max(r["n"], 1) for r in rows]
-        parts = [("wins", "tab:green"), ("ties", "tab:grey"), ("losses", "tab:red")]
-        left = [0.0] * len(rows)
-        for key, colour in parts:
-            shares = [r[key] / k for r, k in zip(rows, n, strict=True)]
-            ax.barh(range(len(rows)), shares, left=left, color=colour, label=key)
-            left = [a + b for a, b in zip(left, shares, strict=True)]
-        ax.set_yticks(range(len(rows)))
-        ax.set_yticklabels(labels)
-        ax.invert_yaxis()
-        ax.set_xlabel("share of comparisons (first bot's wins)")
-        ax.set_title("Win / tie / loss")
-        ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.15))
-        return _svg(fig)
+    n = [max(r["n"], 1) for r in rows]
+    parts = [(key, [r[key] / k for r, k in zip(rows, n, strict=True)], colour)
+             for key, colour in (("wins", "tab:green"), ("ties", "tab:grey"),
+                                 ("losses", "tab:red"))]
+    return _stacked_shares([f"{r['bot_a']} vs {r['bot_b']} ({r['dimension']})" for r in rows],
+                           parts, "share of comparisons (first bot's wins)", "Win / tie / loss",
+                           {"ncols": 3, "bbox_to_anchor": (0.5, -0.15)})

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from collection_and_annotations.blueprints.static_annotation.buckets import TREE_CONFIGS
+from collection_and_annotations.errors import UserError
 from collection_and_annotations.export.submissions import answered_items, whole_submissions
+from collection_and_annotations.json_files import read_json, read_json_lines
 
 UNKNOWN_BOT = "(unknown)"
 LIKERT_CONFIGS = {"likert-5-turn": "turn", "likert-5-dialogue": "dialogue",
@@ -155,7 +157,7 @@ def database_records(database_url: str, tasks: list[str]) -> Iterator[tuple[dict
 
 
 def read_buckets(path: Path) -> dict[str, Any]:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = read_json(path, "annotation_buckets.json (--buckets)")
     return data.get("config", data) if isinstance(data, dict) else {}
 
 
@@ -163,17 +165,10 @@ def file_records(path: Path, buckets: dict[str, Any],
                  tasks: list[str] | None = None) -> Iterator[tuple[dict, dict]]:
     """Whole submissions from an `export --format submissions` file (optionally only some
     tasks), each with `buckets`."""
-    with Path(path).open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {number}: not JSON ({exc.msg})") from None
-            if not isinstance(record, dict) or "answers" not in record:
-                raise ValueError(f"{path}, line {number}: not a whole submission")
-            if tasks and record.get("task") not in tasks:
-                continue
-            record.setdefault("task_kind", "static_annotation")
-            yield record, buckets
+    for number, record in read_json_lines(path, "submissions file (--from)"):
+        if not isinstance(record, dict) or "answers" not in record:
+            raise UserError("not a whole submission", path, number)
+        if tasks and record.get("task") not in tasks:
+            continue
+        record.setdefault("task_kind", "static_annotation")
+        yield record, buckets

@@ -13,6 +13,7 @@ bootstrap with a seeded generator, so a report is reproducible given its seed.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -38,8 +39,6 @@ def percentile_interval(
             shape = np.delete(np.asarray(samples.shape), axis)
             nan = np.full(tuple(shape), np.nan)
             return nan, nan
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             low = np.nanpercentile(samples, tail, axis=axis)

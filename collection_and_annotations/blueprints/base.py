@@ -17,8 +17,8 @@ collection with bots, screening and gold plug in without edits to the engine:
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sqlalchemy import Connection
@@ -54,6 +54,8 @@ class WorkerContext:
     run_id: int
     worker_id: int
     provider_worker_id: str
+    # the worker's assigned and done units in this task, per pool (the claim has read them)
+    units_by_pool: Mapping[str, int] = field(default_factory=dict)
 
 
 class NoWork(Exception):

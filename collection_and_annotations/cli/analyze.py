@@ -19,9 +19,10 @@ from collection_and_annotations.analysis.load import (
 )
 from collection_and_annotations.analysis.report import render_report
 from collection_and_annotations.analysis.results import Settings, compute_results
+from collection_and_annotations.cli.database_options import database_options, stored_database_url
+from collection_and_annotations.errors import UserError
 from collection_and_annotations.export.submissions import UnknownTask
 from collection_and_annotations.export.writers import json_safe
-from collection_and_annotations.storage.database import default_url
 
 
 @click.command()
@@ -44,9 +45,7 @@ from collection_and_annotations.storage.database import default_url
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--confidence", default=0.95, show_default=True,
               type=click.FloatRange(0, 1, min_open=True, max_open=True))
-@click.option("--data-dir", default="./data", show_default=True,
-              help="data_dir of the runs (for the default SQLite database)")
-@click.option("--database-url", default=None, help="database_url of the runs, if one was set")
+@database_options
 def analyze(tasks: tuple[str, ...], by: str, output: Path | None, json_path: Path | None,
             from_file: Path | None, buckets: Path | None, behaviours: Path | None,
             resamples: int, seed: int, confidence: float, data_dir: str,
@@ -54,25 +53,22 @@ def analyze(tasks: tuple[str, ...], by: str, output: Path | None, json_path: Pat
     """Results of a task's answers: results.json and a self-contained HTML report."""
     if output is None and json_path is None:
         raise click.UsageError("nothing to write: pass --output and/or --json")
-    if from_file is not None:
-        if buckets is None:
-            raise click.UsageError("--from needs --buckets (the annotation_buckets.json)")
-        records = file_records(from_file, read_buckets(buckets), list(tasks) or None)
-        source = f"file {from_file.name}"
-    else:
-        if not tasks:
-            raise click.UsageError("pass --task (or --from an export file)")
-        if database_url is None and not (Path(data_dir) / "cep.sqlite3").is_file():
-            raise click.ClickException(
-                f"no database in {data_dir}; pass --data-dir or --database-url")
-        records = database_records(database_url or default_url(data_dir), list(tasks))
-        source = "database"
     try:
+        if from_file is not None:
+            if buckets is None:
+                raise click.UsageError("--from needs --buckets (the annotation_buckets.json)")
+            records = file_records(from_file, read_buckets(buckets), list(tasks) or None)
+            source = f"file {from_file.name}"
+        else:
+            if not tasks:
+                raise click.UsageError("pass --task (or --from an export file)")
+            records = database_records(stored_database_url(data_dir, database_url), list(tasks))
+            source = "database"
         mapping = load_behaviours(behaviours)
         with tqdm(records, desc="reading submissions", unit=" submissions", disable=None,
                   leave=False) as bar:
             tables = add_records(Tables(), bar, by=by)
-    except (UnknownTask, BehaviourFileError, ValueError) as exc:
+    except (UnknownTask, BehaviourFileError, UserError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     settings = Settings(tasks=sorted(tasks), by=by, seed=seed, resamples=resamples,
                         confidence=confidence, source=source)

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import click
 
+from collection_and_annotations.cli.database_options import database_options, stored_database_url
 from collection_and_annotations.export.submissions import (
     UnknownTask,
     whole_submissions,
 )
 from collection_and_annotations.export.writers import write_export
-from collection_and_annotations.storage.database import Database, default_url
+from collection_and_annotations.storage.database import Database
 
 
 @click.command()
@@ -22,17 +23,13 @@ from collection_and_annotations.storage.database import Database, default_url
               help="jsonl/csv: one row per answered item; submissions: JSONL of whole submissions")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="file to write (default: standard output)")
-@click.option("--data-dir", default="./data", show_default=True,
-              help="data_dir of the runs (for the default SQLite database)")
-@click.option("--database-url", default=None, help="database_url of the runs, if one was set")
+@database_options
 @click.option("--exclude-quality", is_flag=True,
               help="leave out screening (training) and gold units: real work only")
 def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
            database_url: str | None, exclude_quality: bool) -> None:
     """Export a task's submissions."""
-    if database_url is None and not (Path(data_dir) / "cep.sqlite3").is_file():
-        raise click.ClickException(f"no database in {data_dir}; pass --data-dir or --database-url")
-    db = Database(database_url or default_url(data_dir))
+    db = Database(stored_database_url(data_dir, database_url))
     out = output.open("w", encoding="utf-8", newline="") if output else sys.stdout
     try:
         kind = {"jsonl": "items-jsonl", "csv": "items-csv"}.get(fmt, fmt)

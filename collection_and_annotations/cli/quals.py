@@ -3,29 +3,29 @@ qualifications and blocks without touching the database by hand."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
+from collection_and_annotations.cli.database_options import database_options, stored_database_url
 from collection_and_annotations.quality import qualifications
-from collection_and_annotations.storage.database import Database, default_url
+from collection_and_annotations.storage.database import Database
 
 
-def _database(data_dir: str, database_url: str | None) -> Database:
-    if database_url is None and not (Path(data_dir) / "cep.sqlite3").is_file():
-        raise click.ClickException(f"no database in {data_dir}; pass --data-dir or --database-url")
-    db = Database(database_url or default_url(data_dir))
-    db.migrate()
-    return db
+@contextmanager
+def _database(data_dir: str, database_url: str | None) -> Iterator[Database]:
+    db = Database(stored_database_url(data_dir, database_url))
+    try:
+        db.migrate()
+        yield db
+    finally:
+        db.dispose()
 
 
 def _db_options(command):
-    command = click.option("--data-dir", default="./data", show_default=True,
-                           help="data_dir of the runs (for the default SQLite database)")(command)
-    command = click.option("--database-url", default=None,
-                           help="database_url of the runs, if one was set")(command)
     return click.option("--provider", default="local", show_default=True,
-                        help="the provider the worker id belongs to")(command)
+                        help="the provider the worker id belongs to")(database_options(command))
 
 
 @click.group()
@@ -40,27 +40,21 @@ def quals() -> None:
 def list_(name: str | None, worker: str | None, data_dir: str, database_url: str | None,
           provider: str) -> None:
     """One line per granted qualification: name, worker, value, when."""
-    db = _database(data_dir, database_url)
-    with db.transaction() as connection:
+    with _database(data_dir, database_url) as db, db.transaction() as connection:
         rows = qualifications.grants(connection, name, worker)
     for row in rows:
         click.echo(f"{row.qualification}\t{row.provider}:{row.provider_worker_id}\t"
                    f"{row.value}\t{row.granted_at.isoformat()}Z")
     click.echo(f"{len(rows)} granted", err=True)
-    db.dispose()
 
 
-def _change(name: str, worker: str, value: int | None, data_dir: str,
-            database_url: str | None, provider: str) -> None:
+def _change(db: Database, name: str, worker: str, value: int | None, provider: str) -> None:
     """Grant (value set) or revoke (None) one qualification of one worker."""
-    db = _database(data_dir, database_url)
     try:
         with db.transaction() as connection:
             click.echo(qualifications.change(connection, provider, worker, name, value))
     except qualifications.NotChanged as exc:
         raise click.ClickException(str(exc)) from None
-    finally:
-        db.dispose()
 
 
 @quals.command()
@@ -71,7 +65,8 @@ def _change(name: str, worker: str, value: int | None, data_dir: str,
 def grant(name: str, worker: str, value: int, data_dir: str, database_url: str | None,
           provider: str) -> None:
     """Grant qualification NAME to WORKER (provider worker id)."""
-    _change(name, worker, value, data_dir, database_url, provider)
+    with _database(data_dir, database_url) as db:
+        _change(db, name, worker, value, provider)
 
 
 @quals.command()
@@ -81,7 +76,8 @@ def grant(name: str, worker: str, value: int, data_dir: str, database_url: str |
 def revoke(name: str, worker: str, data_dir: str, database_url: str | None,
            provider: str) -> None:
     """Revoke qualification NAME from WORKER."""
-    _change(name, worker, None, data_dir, database_url, provider)
+    with _database(data_dir, database_url) as db:
+        _change(db, name, worker, None, provider)
 
 
 def _block_qualification(db: Database, task: str | None, name: str | None) -> str:
@@ -97,30 +93,32 @@ def _block_qualification(db: Database, task: str | None, name: str | None) -> st
     return found
 
 
+def _block_options(command):
+    command = click.option("--name", default=None,
+                           help="the block qualification's name")(_db_options(command))
+    return click.option("--task", default=None, help="block in this task (and every task "
+                        "sharing its block qualification)")(command)
+
+
+def _set_block(worker: str, task: str | None, name: str | None, value: int | None,
+               data_dir: str, database_url: str | None, provider: str) -> None:
+    with _database(data_dir, database_url) as db:
+        _change(db, _block_qualification(db, task, name), worker, value, provider)
+
+
 @quals.command()
 @click.argument("worker")
-@click.option("--task", default=None, help="block in this task (and every task sharing its "
-                                           "block qualification)")
-@click.option("--name", default=None, help="the block qualification's name")
-@_db_options
+@_block_options
 def block(worker: str, task: str | None, name: str | None, data_dir: str,
           database_url: str | None, provider: str) -> None:
     """Block WORKER: they get no more units where the block qualification applies."""
-    db = _database(data_dir, database_url)
-    qualification = _block_qualification(db, task, name)
-    db.dispose()
-    _change(qualification, worker, 1, data_dir, database_url, provider)
+    _set_block(worker, task, name, 1, data_dir, database_url, provider)
 
 
 @quals.command()
 @click.argument("worker")
-@click.option("--task", default=None)
-@click.option("--name", default=None)
-@_db_options
+@_block_options
 def unblock(worker: str, task: str | None, name: str | None, data_dir: str,
             database_url: str | None, provider: str) -> None:
     """Lift a block (see `block`)."""
-    db = _database(data_dir, database_url)
-    qualification = _block_qualification(db, task, name)
-    db.dispose()
-    _change(qualification, worker, None, data_dir, database_url, provider)
+    _set_block(worker, task, name, None, data_dir, database_url, provider)

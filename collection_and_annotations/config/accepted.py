@@ -77,6 +77,11 @@ class DeprecatedKeyWarning(UnusedKeyWarning):
     """A conf key the original project accepted but never used."""
 
 
+def override_keys(overrides: list[str]) -> set[str]:
+    """The dotted keys that command-line overrides (`key=v`, `+key=v`, `~key`) set."""
+    return {o.lstrip("+~").split("=", 1)[0] for o in overrides}
+
+
 def _is_set(tree: Any, dotted_key: str) -> bool:
     for part in dotted_key.split("."):
         if not isinstance(tree, dict) or part not in tree:
@@ -90,7 +95,7 @@ def warn_unused_keys(
 ) -> None:
     """One warning per unused key the conf file (`file_keys`, unresolved) or the command line
     sets; `line_of(path, key)` finds its line."""
-    from_cli = {o.lstrip("+~").split("=", 1)[0] for o in overrides}
+    from_cli = override_keys(overrides)
     for key, why in UNUSED_KEYS.items():
         if key in from_cli:
             where = f"{key} (set on the command line)"

@@ -18,6 +18,7 @@ from collection_and_annotations import PACKAGE_DIR
 from collection_and_annotations.config.accepted import (  # noqa: F401 (re-exported)
     DeprecatedKeyWarning,
     UnusedKeyWarning,
+    override_keys,
     warn_unused_keys,
 )
 from collection_and_annotations.config.checks import out_of_range
@@ -89,7 +90,7 @@ def _explain(exc: Exception, path: Path, overrides: list[str]) -> UserError:
 
 def _located(reason: str, key: str, path: Path, overrides: list[str]) -> UserError:
     """The error at the key's line in the file, or saying it came from the command line."""
-    if any(o.lstrip("+~").split("=", 1)[0] == key for o in overrides):
+    if key in override_keys(overrides):
         return UserError(f"{reason} (set on the command line)", path)
     return UserError(reason, path, _line_of_key(path, key))
 

@@ -50,6 +50,7 @@ class BlueprintConfig:
     min_golds: int = 0
     max_incorrect_golds: int = 0
     allowed_gold_mistakes: int = 0
+    max_gold_units: int | None = None  # gold units created per run; 0 or unset: a default
     # after min_golds, one more gold unit per this many real units (the original: 4)
     gold_every_n_units: int = 4
     # a worker disqualified by failed golds: flag their real work since their last passed gold
@@ -69,7 +70,6 @@ class BlueprintConfig:
     do_interactive_online_annotations: Any = ""
     do_interactive_offline_annotations: Any = field(default_factory=list)
     max_concurrent_responses: int = 1  # bots generating at once (live chat)
-    random_seed: int | None = None
     # accepted, not used (config/accepted.py)
     context_seed: Any = None
     units_per_assignment: Any = None
@@ -91,7 +91,6 @@ class BlueprintConfig:
     onboarding_qualification: str | None = None
     onboard_task_data_path: str | None = None
     max_onboard_time: int | None = None
-    max_gold_units: int | None = None
     tips_location: str | None = None
     data_json: str | None = None
     data_csv: str | None = None

@@ -9,6 +9,7 @@ in `hot_sql` (built once, not per request).
 from __future__ import annotations
 
 import secrets
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -164,8 +165,9 @@ def claim_unit(
                                            if pool != SCREENING_POOL or status == "assigned"],
                       limits)
         try:
-            pools = pools_for(connection, WorkerContext(task_id, run_id, worker_id,
-                                                        provider_worker_id))
+            pools = pools_for(connection, WorkerContext(
+                task_id, run_id, worker_id, provider_worker_id,
+                Counter(pool for *_, pool in held)))
         except NoWork as exc:
             raise ClaimRefused(str(exc), exc.status) from None
         arguments = (connection, task_id, run_id, pools, worker_id, provider_worker_id,

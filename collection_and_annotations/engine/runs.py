@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import secrets
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -207,18 +208,17 @@ def _sync_units(
         select(Assignment.key, Assignment.id).where(Assignment.task_id == task_id)).all())
     planned = {ids[p.key] for p in plans}
     in_task = Unit.assignment_id.in_(select(Assignment.id).where(Assignment.task_id == task_id))
-    # Units that count towards an assignment's annotators (done, or open), per assignment.
-    kept: dict[int, int] = dict(session.execute(
-        select(Unit.assignment_id, func.count()).where(
+    # Units that count towards an assignment's annotators, per assignment: done or open ones,
+    # and for a per-run supply (screening, gold) only its open ones.
+    per_run = {ids[p.key] for p in plans if p.per_run}
+    kept: dict[int, int] = defaultdict(int)
+    for assignment_id, status, count in session.execute(
+        select(Unit.assignment_id, Unit.status, func.count()).where(
             in_task, Unit.status.in_((*OPEN_STATUSES, *DONE_STATUSES)))
-        .group_by(Unit.assignment_id)).all())
-    per_run = [ids[p.key] for p in plans if p.per_run]
-    for chunk in _chunks(per_run):  # a per-run supply counts only its open units
-        kept.update({a: 0 for a in chunk})
-        kept.update(session.execute(
-            select(Unit.assignment_id, func.count()).where(
-                Unit.assignment_id.in_(chunk), Unit.status.in_(OPEN_STATUSES))
-            .group_by(Unit.assignment_id)).all())
+        .group_by(Unit.assignment_id, Unit.status)
+    ):
+        if assignment_id not in per_run or status in OPEN_STATUSES:
+            kept[assignment_id] += count
     unplanned = [a for a in ids.values() if a not in planned]
     retired: list[tuple[int, str]] = []
     for chunk in _chunks(unplanned):

@@ -75,10 +75,11 @@ def whole_submissions(
             rows = session.execute(
                 query.where(Submission.id > after, Submission.id <= newest)).all()
             missing = {run_id for *_, run_id in rows} - definitions.keys()
-            for run_id, config in session.execute(
-                select(TaskRun.id, TaskRun.config).where(TaskRun.id.in_(missing))
-            ):
-                definitions[run_id] = config.get("buckets", {})
+            if missing:  # a run's definitions are read once, on its first page
+                for run_id, config in session.execute(
+                    select(TaskRun.id, TaskRun.config).where(TaskRun.id.in_(missing))
+                ):
+                    definitions[run_id] = config.get("buckets", {})
         if not rows:
             return
         for (submission, unit_id, layout, pseudonym, data, pool, mistakes, passed,

@@ -26,7 +26,6 @@ from collection_and_annotations.blueprints.base import (
     WorkerContext,
 )
 from collection_and_annotations.blueprints.static_annotation.buckets import Bucket
-from collection_and_annotations.engine.runs import DONE_STATUSES
 from collection_and_annotations.quality import qualifications, score_sql
 from collection_and_annotations.quality.files import AnnotatedDialogue
 from collection_and_annotations.quality.scoring import feedback, wrong_turns
@@ -81,17 +80,7 @@ def quality_plans(settings: QualitySettings) -> list[AssignmentPlan]:
     return plans
 
 
-def _units_by_pool(connection: Connection, worker: WorkerContext) -> dict[str, int]:
-    """The worker's assigned and done units in this task, per pool."""
-    rows = connection.execute(
-        select(Unit.pool, func.count()).join(Assignment, Assignment.id == Unit.assignment_id)
-        .where(Assignment.task_id == worker.task_id, Unit.worker_id == worker.worker_id,
-               Unit.status.in_(("assigned", *DONE_STATUSES)))
-        .group_by(Unit.pool)).all()
-    return {pool: count for pool, count in rows}
-
-
-def _screening_full(connection: Connection, settings: QualitySettings, run_id: int) -> bool:
+def _screening_full(connection: Connection, run_id: int) -> bool:
     """No free screening unit in this run (the cap is the run's supply of them)."""
     return connection.execute(score_sql.FREE_SCREENING_UNIT, {"run_id": run_id}).first() is None
 
@@ -105,12 +94,12 @@ def route(connection: Connection, settings: QualitySettings, worker: WorkerConte
     if settings.block in holds:
         raise NoWork(BLOCKED)
     if settings.screening and settings.passed not in holds:
-        if _screening_full(connection, settings, worker.run_id):
+        if _screening_full(connection, worker.run_id):
             raise NoWork(SCREENING_FULL, 503)
         return [SCREENING_POOL]
     if not settings.golds:
         return [MAIN_POOL]
-    done = _units_by_pool(connection, worker)
+    done = worker.units_by_pool
     due = settings.min_golds + done.get(MAIN_POOL, 0) // settings.gold_every
     return [GOLD_POOL, MAIN_POOL] if done.get(GOLD_POOL, 0) < due else [MAIN_POOL]
 
@@ -200,9 +189,8 @@ def _score_gold(connection: Connection, settings: QualitySettings,
     passed = mistakes <= settings.allowed_gold_mistakes
     _save_score(connection, unit, {}, mistakes, passed)
     task_id = _task_id(connection, unit.task_run_id)
-    failed = connection.execute(select(func.count()).select_from(UnitScore).where(
-        UnitScore.worker_id == unit.worker_id, UnitScore.pool == GOLD_POOL,
-        UnitScore.passed.is_(False), UnitScore.task_id == task_id)).scalar_one()
+    failed = connection.execute(score_sql.FAILED_GOLDS, {
+        "worker_id": unit.worker_id, "task_id": task_id, "failed": False}).scalar_one()
     if failed > settings.max_incorrect_golds:
         qualifications.grant(connection, unit.worker_id, settings.block)
         if settings.flag_for_review:

@@ -7,13 +7,13 @@ caller's connection, so a grant commits with the submission (or claim) that caus
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, bindparam, delete, select, text
 
+from collection_and_annotations.engine.allocation import lock_worker
 from collection_and_annotations.quality import score_sql
 from collection_and_annotations.storage.models import (
     GrantedQualification,
@@ -98,23 +98,13 @@ class NotChanged(LookupError):
     """A revoke that had nothing to revoke (unknown worker, qualification not held)."""
 
 
-def ensure_worker(connection: Connection, provider: str, provider_worker_id: str) -> int:
-    """The worker's row id, created when they never came: a block may precede their arrival."""
-    found = worker_id(connection, provider, provider_worker_id)
-    if found is not None:
-        return found
-    return connection.execute(Worker.__table__.insert().values(
-        provider=provider, provider_worker_id=provider_worker_id,
-        pseudonym=f"w_{secrets.token_hex(6)}", created_at=utcnow(),
-    ).returning(Worker.id)).scalar_one()
-
-
 def change(connection: Connection, provider: str, provider_worker_id: str, name: str,
            value: int | None) -> str:
     """Grant (`value` set) or revoke (None) one qualification of one worker, as the `quals`
     CLI and the requester API do it; returns what was done, raises `NotChanged`."""
-    if value is not None:
-        grant(connection, ensure_worker(connection, provider, provider_worker_id), name, value)
+    if value is not None:  # the worker's row is created if they never came: a block may
+        # precede their arrival
+        grant(connection, lock_worker(connection, provider, provider_worker_id), name, value)
         return f"granted '{name}' (value {value}) to {provider_worker_id}"
     found = worker_id(connection, provider, provider_worker_id)
     if found is None:

@@ -20,6 +20,11 @@ SAVE_SCORE = text(
 ).bindparams(bindparam("checks", type_=JSON()), bindparam("passed", type_=Boolean()),
              bindparam("scored_at", type_=DateTime()))
 
+# The worker's failed golds in a task (at each gold submit).
+FAILED_GOLDS = text(
+    "SELECT count(*) FROM unit_scores WHERE worker_id = :worker_id AND task_id = :task_id "
+    "AND pool = 'gold' AND passed = :failed").bindparams(bindparam("failed", type_=Boolean()))
+
 TASK_OF_RUN = text("SELECT task_id FROM task_runs WHERE id = :run_id")
 
 FREE_SCREENING_UNIT = text(

@@ -43,34 +43,52 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
     return value
 
 
-def check_value(value: Any, path: str = "", depth: int = 0) -> None:
-    """Refuse non-finite numbers, lone surrogates and NUL in strings and keys, deep nesting."""
-    where = path or "the request body"
+def check_value(value: Any, trail: tuple[str | int, ...] = (), depth: int = 0) -> None:
+    """Refuse non-finite numbers, lone surrogates and NUL in strings and keys, deep nesting.
+
+    `trail` is the keys and indices down to `value`; it is spelled out only for a message, so a
+    body that passes costs no string building."""
     if isinstance(value, float) and not math.isfinite(value):
-        raise InvalidJson(f"{where}: numbers must be finite (NaN, Infinity and numbers "
+        raise InvalidJson(f"{_where(trail)}: numbers must be finite (NaN, Infinity and numbers "
                           "beyond 1e308 are not JSON numbers)", 400)
     if isinstance(value, str):
-        _check_text(value, where)
+        _check_text(value, trail)
     elif isinstance(value, dict | list):
         if depth >= MAX_DEPTH:
-            raise InvalidJson(f"{where}: nested deeper than {MAX_DEPTH} levels", 422)
+            raise InvalidJson(f"{_where(trail)}: nested deeper than {MAX_DEPTH} levels", 422)
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
             if isinstance(key, str):
-                _check_text(key, f"{path}: key" if path else "key")
-                child = f"{path}.{_shown(key)}" if path else _shown(key)
-            else:
-                child = f"{path}[{key}]"
-            check_value(item, child, depth + 1)
+                _check_text(key, trail, is_key=True)
+            check_value(item, (*trail, key), depth + 1)
 
 
-def _check_text(text: str, where: str) -> None:
+def _path(trail: tuple[str | int, ...]) -> str:
+    """`a.b[0].c` for the keys and indices in `trail`."""
+    path = ""
+    for part in trail:
+        if isinstance(part, str):
+            path = f"{path}.{_shown(part)}" if path else _shown(part)
+        else:
+            path = f"{path}[{part}]"
+    return path
+
+
+def _where(trail: tuple[str | int, ...], is_key: bool = False) -> str:
+    path = _path(trail)
+    if is_key:
+        return f"{path}: key" if path else "key"
+    return path or "the request body"
+
+
+def _check_text(text: str, trail: tuple[str | int, ...], is_key: bool = False) -> None:
     if "\x00" in text:
-        raise InvalidJson(f"{where}: text must not contain NUL characters (\\u0000)", 422)
+        raise InvalidJson(f"{_where(trail, is_key)}: text must not contain NUL characters "
+                          "(\\u0000)", 422)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise InvalidJson(f"{where}: text holds a lone surrogate "
+        raise InvalidJson(f"{_where(trail, is_key)}: text holds a lone surrogate "
                           f"(\\u{ord(text[exc.start]):04x}); send whole characters", 422) from None
 
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 
 from flask import Response, abort, request
 from werkzeug.security import safe_join
@@ -56,10 +58,10 @@ class StaticFiles:
     def _load(self, name: str) -> _File:
         path = safe_join(str(self.folder), name)
         try:
-            stat = Path(path).stat() if path else None
+            stat = os.stat(path) if path else None
         except OSError:
             stat = None
-        if stat is None or not Path(path).is_file():
+        if stat is None or not S_ISREG(stat.st_mode):  # one stat call per request
             abort(404)
         stamp = (stat.st_size, stat.st_mtime_ns)
         found = self._files.get(name)

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, claim, getUnit, NetworkError } from './api';
 import { Annotator } from './components/Annotator';
+import { MessagePage } from './components/MessagePage';
 import { NotEligiblePage, ScreeningPassedPage, TrainingFullPage } from './components/Screening';
 import type { Unit } from './types';
 
@@ -33,7 +34,7 @@ export function readLinkParams(search: string): LinkParams {
 const SUPPORTED_KINDS = new Set(['annotation', 'screening']);
 
 /** Servers older than `kind` only served annotation units. */
-export function unitKind(unit: Unit): string {
+function unitKind(unit: Unit): string {
   return typeof unit.kind === 'string' ? unit.kind : 'annotation';
 }
 
@@ -44,7 +45,7 @@ const DONE_STATUSES = new Set(['completed', 'accepted', 'rejected', 'soft_reject
  * A claim refused because the worker may not work on this task (failed training, blocked):
  * the server answers 403 with a "not eligible" message; other 403s are bad links.
  */
-export function isNotEligible(e: ApiError): boolean {
+function isNotEligible(e: ApiError): boolean {
   return e.status === 403 && /not eligible/i.test(e.message);
 }
 
@@ -109,8 +110,9 @@ export function App({ search = window.location.search }: { search?: string }) {
         });
         return;
       }
-      if (!SUPPORTED_KINDS.has(unitKind(unit))) {
-        setState({ phase: 'unsupported', kind: unitKind(unit) });
+      const kind = unitKind(unit);
+      if (!SUPPORTED_KINDS.has(kind)) {
+        setState({ phase: 'unsupported', kind });
         return;
       }
       setState({ phase: 'ready', unit, token: claimed.token });
@@ -140,17 +142,13 @@ export function App({ search = window.location.search }: { search?: string }) {
       );
     case 'error':
       return (
-        <main className="page">
-          <div className="message-card" role="alert">
-            <h1>{state.title}</h1>
-            <p>{state.message}</p>
-          </div>
-          {state.retry && (
-            <button type="button" className="btn btn-primary" onClick={() => void load()}>
-              Try again
-            </button>
-          )}
-        </main>
+        <MessagePage
+          title={state.title}
+          role="alert"
+          action={state.retry ? { label: 'Try again', onClick: () => void load() } : undefined}
+        >
+          <p>{state.message}</p>
+        </MessagePage>
       );
     case 'completed':
       return <CompletionPage code={state.code} />;
@@ -162,19 +160,17 @@ export function App({ search = window.location.search }: { search?: string }) {
       return <TrainingFullPage message={state.message} onRetry={() => void load()} />;
     case 'unsupported':
       return (
-        <main className="page">
-          <div className="message-card" role="alert">
-            <h1>Please reload this page</h1>
-            <p>
-              This kind of task ({state.kind}) is not supported by this version of the page. Reloading usually fetches
-              the newer version. If this message stays after a reload, please contact the
-              requester.
-            </p>
-          </div>
-          <button type="button" className="btn btn-primary" onClick={() => window.location.reload()}>
-            Reload
-          </button>
-        </main>
+        <MessagePage
+          title="Please reload this page"
+          role="alert"
+          action={{ label: 'Reload', onClick: () => window.location.reload() }}
+        >
+          <p>
+            This kind of task ({state.kind}) is not supported by this version of the page. Reloading usually fetches
+            the newer version. If this message stays after a reload, please contact the
+            requester.
+          </p>
+        </MessagePage>
       );
     case 'ready':
       return (

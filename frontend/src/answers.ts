@@ -1,6 +1,6 @@
 /** Steps of a unit and immutable operations on the answers object. */
 import { isPlainObject } from './tree';
-import { targetsOf, turnContext } from './require';
+import { targetsOf, turnContext } from './context';
 import type { Answers, BucketValue, Unit } from './types';
 import { DIALOGUE_TARGET } from './types';
 import { isDialogueLevel, sanitizeValue } from './values';

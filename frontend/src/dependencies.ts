@@ -89,7 +89,7 @@ function chosenAnywhere(value: unknown, question: string, answer: string): boole
 }
 
 /** The (question, answer) pairs of a `boolPrevTurnExpect` (the original's three by default). */
-export function prevTurnPairs(args: unknown): ReadonlyArray<readonly [string, string]> {
+function prevTurnPairs(args: unknown): ReadonlyArray<readonly [string, string]> {
   if (typeof args === 'object' && args !== null && Array.isArray((args as { any_of?: unknown }).any_of)) {
     return (args as { any_of: unknown[] }).any_of.filter(
       (p): p is [string, string] => Array.isArray(p) && p.length === 2 && p.every((s) => typeof s === 'string'),
@@ -99,7 +99,7 @@ export function prevTurnPairs(args: unknown): ReadonlyArray<readonly [string, st
 }
 
 /** The closest target turn before the annotated one; null for the first target (or no turn). */
-export function previousTarget(turn: DepContext): number | null {
+function previousTarget(turn: DepContext): number | null {
   if (turn.index === undefined || turn.index === null) return null;
   const index = turn.index;
   const earlier = (turn.targets ?? []).filter((t) => t < index);

@@ -90,6 +90,13 @@ export function showFor(names: SpeakerNames, speaker: string | null): Show {
   return makeShow(placeholderNames(names, speaker));
 }
 
+/** `show` per turn speaker (`null`: the whole dialogue, read as the bot's), built once per names. */
+export function makeShows(names: SpeakerNames): (speaker: string | null) => Show {
+  const system = showFor(names, 'system');
+  const user = showFor(names, 'user');
+  return (speaker) => (speaker === 'user' ? user : system);
+}
+
 /** Display name of a turn's speaker. */
 export function speakerLabel(speaker: string, names: SpeakerNames): string {
   if (speaker === 'system' || speaker === 'user') return names[speaker];

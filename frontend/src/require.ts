@@ -9,13 +9,11 @@
  *   (nothing is required when no target turn has anything to ask).
  * - no `require`: nothing is missing.
  */
-import { settleBucket, settleStep, targetsOf, turnContext } from './context';
+import { targetsOf, turnContext } from './context';
 import { questionLabel, turnNumber, type Show } from './display';
 import type { Answers, Bucket, Dialogue, Unit } from './types';
 import { DIALOGUE_TARGET } from './types';
 import { hasNothingToAsk, isDialogueLevel, valueGaps, type ValueGap } from './values';
-
-export { settleBucket, settleStep, targetsOf, turnContext };
 
 export interface Missing {
   /** Turn index (0-based) the item belongs to, or null for the dialogue as a whole. */

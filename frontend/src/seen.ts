@@ -4,9 +4,9 @@
  * (its stored value `{}` alone does not say so: opening a turn already records it). The page moves
  * on to the next turn by itself only when a turn is complete and seen.
  */
-import { answersOf, isCheckbox, isPlainObject, isShown, questionsOf, type TreePath } from './tree';
-import { normalizeTree } from './tree';
-import type { TreeValue, TurnContext } from './types';
+import type { DepContext } from './dependencies';
+import { answersOf, isCheckbox, isPlainObject, isShown, normalizeTree, questionsOf, type TreePath } from './tree';
+import type { TreeValue } from './types';
 
 /** A stable key for a question at a path of the tree. */
 export function questionKey(path: TreePath, question: string): string {
@@ -14,7 +14,7 @@ export function questionKey(path: TreePath, question: string): string {
 }
 
 /** Keys of the shown checkbox questions with nothing ticked, recursively under chosen answers. */
-export function emptyCheckboxes(spec: unknown, value: unknown, turn: TurnContext): string[] {
+function emptyCheckboxes(spec: unknown, value: unknown, turn: DepContext): string[] {
   const found: string[] = [];
   const walk = (levelSpec: unknown, level: TreeValue, path: TreePath) => {
     for (const [q, qs] of questionsOf(levelSpec)) {
@@ -36,7 +36,7 @@ export function emptyCheckboxes(spec: unknown, value: unknown, turn: TurnContext
 export function checkboxesSeen(
   spec: unknown,
   value: unknown,
-  turn: TurnContext,
+  turn: DepContext,
   confirmedNone: ReadonlySet<string>,
 ): boolean {
   return emptyCheckboxes(spec, value, turn).every((key) => confirmedNone.has(key));
@@ -48,7 +48,7 @@ export function clearCheckbox(
   value: TreeValue | undefined,
   path: TreePath,
   q: string,
-  turn: TurnContext,
+  turn: DepContext,
 ): TreeValue {
   const root: TreeValue = value ? (JSON.parse(JSON.stringify(value)) as TreeValue) : {};
   let level = root;

@@ -33,7 +33,7 @@ export function restoreTimings(raw: unknown, steps: Step[]): StepTiming[] {
 }
 
 /** A copy of `timings` with one more interval for `step`. */
-export function addInterval(timings: StepTiming[], step: Step, start: number, end: number): StepTiming[] {
+function addInterval(timings: StepTiming[], step: Step, start: number, end: number): StepTiming[] {
   const interval: [number, number] = [start, Math.max(start, end)];
   const index = timings.findIndex((t) => t.dialogue === step.dialogueKey && t.bucket === step.bucketName);
   if (index === -1) return [...timings, { dialogue: step.dialogueKey, bucket: step.bucketName, intervals: [interval] }];

@@ -72,7 +72,7 @@ export interface Draft {
   saved_at?: string;
 }
 
-/** What the page shows for a unit; this page version knows `annotation` only. */
+/** What the page shows for a unit; this page version knows `annotation` and `screening`. */
 export type UnitKind = 'annotation' | 'screening' | 'chat' | string;
 
 export interface Unit {

@@ -275,12 +275,20 @@ describe('checkbox questions are seen before a turn moves on', () => {
   const FQ = 'Does the response use facts?';
   const QQ = 'Does the response contain a question?';
   const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+  /** Clicks the option `name` of question `question` inside `container`. */
+  const pick = (
+    user: ReturnType<typeof userEvent.setup>,
+    container: HTMLElement,
+    question: string,
+    role: 'radio' | 'checkbox',
+    name: string,
+  ) => user.click(within(within(container).getByRole('group', { name: question })).getByRole(role, { name }));
 
   it('answering the radio question with the mouse keeps the turn open while a checkbox question is untouched', async () => {
     const user = userEvent.setup();
     const r = renderStep(unit, step);
     const g = turnGroup(2);
-    await user.click(within(within(g).getByRole('group', { name: QQ })).getByRole('radio', { name: 'No.' }));
+    await pick(user, g, QQ, 'radio', 'No.');
     await pause();
     const fq = within(g).getByRole('group', { name: FQ });
     expect(fq).toBeInTheDocument();
@@ -295,12 +303,12 @@ describe('checkbox questions are seen before a turn moves on', () => {
     const user = userEvent.setup();
     const r = renderStep(unit, step);
     const g = turnGroup(2);
-    await user.click(within(within(g).getByRole('group', { name: QQ })).getByRole('radio', { name: 'No.' }));
+    await pick(user, g, QQ, 'radio', 'No.');
     const fq = within(g).getByRole('group', { name: FQ });
     await user.click(within(fq).getByRole('checkbox', { name: 'It states at least one fact.' }));
     await pause();
     expect(within(fq).getByRole('checkbox', { name: 'None of these' })).not.toBeChecked();
-    await user.click(within(within(g).getByRole('group', { name: 'Are all the facts correct?' })).getByRole('radio', { name: 'Yes.' }));
+    await pick(user, g, 'Are all the facts correct?', 'radio', 'Yes.');
     await within(g).findByRole('button', { name: 'Change turn 2' });
     expect(r.value('1')).toEqual({
       [FQ]: { 'It states at least one fact.': { 'Are all the facts correct?': { 'Yes.': {} } } },
@@ -312,10 +320,10 @@ describe('checkbox questions are seen before a turn moves on', () => {
     const user = userEvent.setup();
     const r = renderStep(unit, step);
     const g = turnGroup(2);
-    await user.click(within(within(g).getByRole('group', { name: FQ })).getByRole('checkbox', { name: 'None of these' }));
+    await pick(user, g, FQ, 'checkbox', 'None of these');
     await pause();
     expect(within(g).getByRole('group', { name: QQ })).toBeInTheDocument();
-    await user.click(within(within(g).getByRole('group', { name: QQ })).getByRole('radio', { name: 'No.' }));
+    await pick(user, g, QQ, 'radio', 'No.');
     await within(g).findByRole('button', { name: 'Change turn 2' });
     expect(r.value('1')).toEqual({ [FQ]: {}, [QQ]: { 'No.': {} } });
   });

@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bucketMissing, settleBucket, turnContext } from '../src/require';
+import { settleBucket, turnContext } from '../src/context';
+import { bucketMissing } from '../src/require';
 import type { Bucket, BucketValue, Dialogue } from '../src/types';
 import { DIALOGUE_TARGET } from '../src/types';
 import { isTreeBucket, sanitizeValue } from '../src/values';

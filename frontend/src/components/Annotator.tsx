@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { ApiError, checkDialogue, newClientId, submit, type Problem } from '../api';
 import { answersForSubmit, buildSteps, sanitizeAnswers, type Step } from '../answers';
-import { humanize, makeShowHtml, placeholderNames, showFor, speakerNames, turnNumber, type Show } from '../display';
+import { humanize, makeShowHtml, makeShows, placeholderNames, speakerNames, turnNumber, type Show } from '../display';
 import { formatMissing, stepMissing, type Missing } from '../require';
 import { checkAnnouncement, checkBody, endsDialogue, lastStepOf, needsCheck, stableJson, type CheckRecord } from '../screening';
 import { restoreTimings, useStepTimings } from '../timings';
@@ -55,10 +55,7 @@ function SaveIndicator({ status, error, retrying }: { status: SaveStatus; error:
 export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebounceMs }: Props) {
   const steps = useMemo(() => buildSteps(unit), [unit]);
   const names = useMemo(() => speakerNames(unit.speaker_names), [unit]);
-  const shows = useMemo(() => {
-    const bySpeaker = { system: showFor(names, 'system'), user: showFor(names, 'user') };
-    return (speaker: string | null) => (speaker === 'user' ? bySpeaker.user : bySpeaker.system);
-  }, [names]);
+  const shows = useMemo(() => makeShows(names), [names]);
   const show = shows(null);
   const showHtml = useMemo(() => makeShowHtml(placeholderNames(names, null)), [names]);
   const [answers, setAnswers] = useState<Answers>(() => sanitizeAnswers(unit, unit.draft?.answers));
@@ -391,27 +388,15 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
               <span style={{ width: `${steps.length ? (stepIndex / steps.length) * 100 : 0}%` }} />
             </span>
           </div>
-          {isLast ? (
-            <button
-              type="button"
-              className="btn btn-primary"
-              onClick={() => void advance()}
-              disabled={!canSubmit || missing.length > 0 || checking}
-              aria-describedby={hints.length > 0 ? hintId : undefined}
-            >
-              {checksHere && toCorrect ? 'Check again' : 'Submit'}
-            </button>
-          ) : (
-            <button
-              type="button"
-              className="btn btn-primary"
-              onClick={() => void advance()}
-              disabled={missing.length > 0 || checking}
-              aria-describedby={hints.length > 0 ? hintId : undefined}
-            >
-              {checksHere && toCorrect ? 'Check again' : 'Next'}
-            </button>
-          )}
+          <button
+            type="button"
+            className="btn btn-primary"
+            onClick={() => void advance()}
+            disabled={(isLast && !canSubmit) || missing.length > 0 || checking}
+            aria-describedby={hints.length > 0 ? hintId : undefined}
+          >
+            {checksHere && toCorrect ? 'Check again' : isLast ? 'Submit' : 'Next'}
+          </button>
         </nav>
         {submitting && (
           <p className="muted small center" role="status">

@@ -1,6 +1,7 @@
 /** The parts of the page that only screening (training) units show. */
 import { useEffect, useRef } from 'react';
 import { turnNumber, type Show } from '../display';
+import { MessagePage } from './MessagePage';
 import { screeningIntro, selectionText } from '../screening';
 import type { CheckResult, ScreeningInfo } from '../types';
 
@@ -84,64 +85,40 @@ function Selections({ items, empty, show }: { items: CheckResult['wrong'][number
   );
 }
 
-function useFocusHeading() {
-  const ref = useRef<HTMLHeadingElement>(null);
-  useEffect(() => ref.current?.focus(), []);
-  return ref;
-}
-
 /** After a passed training: a short state, then the real task on the same link. */
 export function ScreeningPassedPage({ onContinue }: { onContinue: () => void }) {
-  const heading = useFocusHeading();
   return (
-    <main className="page">
-      <div className="message-card is-success" role="status">
-        <h1 tabIndex={-1} ref={heading}>
-          Training passed
-        </h1>
-        <p>Well done: you passed the training. Continue to the task now.</p>
-      </div>
-      <button type="button" className="btn btn-primary" onClick={onContinue}>
-        Continue to the task
-      </button>
-    </main>
+    <MessagePage
+      title="Training passed"
+      role="status"
+      success
+      focusHeading
+      action={{ label: 'Continue to the task', onClick: onContinue }}
+    >
+      <p>Well done: you passed the training. Continue to the task now.</p>
+    </MessagePage>
   );
 }
 
-export const NOT_ELIGIBLE_TEXT =
+const NOT_ELIGIBLE_TEXT =
   'Thank you for your interest. Based on the training task, you are not eligible for this task; there is no more work for you here.';
 
 /** A failed training, or a claim refused because the worker is not eligible (403). */
 export function NotEligiblePage({ message }: { message: string | null }) {
-  const heading = useFocusHeading();
   return (
-    <main className="page">
-      <div className="message-card" role="alert">
-        <h1 tabIndex={-1} ref={heading}>
-          Thank you for taking part
-        </h1>
-        <p>{message || NOT_ELIGIBLE_TEXT}</p>
-        <p className="muted">You can close this page now.</p>
-      </div>
-    </main>
+    <MessagePage title="Thank you for taking part" role="alert" focusHeading>
+      <p>{message || NOT_ELIGIBLE_TEXT}</p>
+      <p className="muted">You can close this page now.</p>
+    </MessagePage>
   );
 }
 
 /** A claim refused because the training is full (503). */
 export function TrainingFullPage({ message, onRetry }: { message: string; onRetry: () => void }) {
-  const heading = useFocusHeading();
   return (
-    <main className="page">
-      <div className="message-card" role="alert">
-        <h1 tabIndex={-1} ref={heading}>
-          Training is full for now
-        </h1>
-        <p>{message}</p>
-        <p className="muted">Please try again later.</p>
-      </div>
-      <button type="button" className="btn btn-primary" onClick={onRetry}>
-        Try again
-      </button>
-    </main>
+    <MessagePage title="Training is full for now" role="alert" focusHeading action={{ label: 'Try again', onClick: onRetry }}>
+      <p>{message}</p>
+      <p className="muted">Please try again later.</p>
+    </MessagePage>
   );
 }

@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { getValue, setValue, type Step } from '../answers';
 import type { DepContext } from '../dependencies';
-import { humanize, showFor, speakerNames, turnNumber, type Show } from '../display';
-import { settleStep, targetsOf, turnContext } from '../require';
+import { humanize, makeShows, speakerNames, turnNumber, type Show } from '../display';
+import { settleStep, targetsOf, turnContext } from '../context';
 import { checkboxesSeen, clearCheckbox, questionKey } from '../seen';
 import { chooseRadio, normalizeTree, toggleCheckbox, type TreePath } from '../tree';
 import type { Answers, Bucket, BucketValue, Dialogue, TreeValue, Turn, Unit } from '../types';
@@ -73,8 +73,7 @@ function TurnLevelStep(props: InnerProps) {
   const latest = useRef(bucketAnswers);
   latest.current = bucketAnswers;
   const names = useMemo(() => speakerNames(props.unit.speaker_names), [props.unit]);
-  const turnShows = useMemo(() => ({ system: showFor(names, 'system'), user: showFor(names, 'user') }), [names]);
-  const showTurn = (speaker: string) => (speaker === 'user' ? turnShows.user : turnShows.system);
+  const showTurn = useMemo(() => makeShows(names), [names]);
   // Checkbox questions whose "None of these" the worker confirmed, per turn (see seen.ts).
   const [confirmedNone, setConfirmedNone] = useState<Record<number, ReadonlySet<string>>>({});
   const noneSet = (index: number): ReadonlySet<string> => confirmedNone[index] ?? new Set<string>();
@@ -287,7 +286,7 @@ function TurnLevelStep(props: InnerProps) {
         dialogueKey={dialogue.key}
         turns={dialogue.turns}
         persona={dialogue.persona}
-        names={speakerNames(props.unit.speaker_names)}
+        names={names}
         show={show}
         targets={targetSet}
         current={accordion ? current : null}
@@ -303,13 +302,14 @@ function DialogueLevelStep(props: InnerProps) {
   const setTarget = useTargetSetter(props);
   const value = answers[dialogue.key]?.[step.bucketName]?.[DIALOGUE_TARGET];
   const onChange = (v: Record<string, number>) => setTarget(DIALOGUE_TARGET, () => v);
+  const names = useMemo(() => speakerNames(props.unit.speaker_names), [props.unit]);
   return (
     <div className="step-body split">
       <DialogueView
         dialogueKey={dialogue.key}
         turns={dialogue.turns}
         persona={dialogue.persona}
-        names={speakerNames(props.unit.speaker_names)}
+        names={names}
         show={show}
       />
       <section className="panel questions-panel" aria-label="Questions about the dialogue">
@@ -327,7 +327,7 @@ function ComparativeStep(props: InnerProps) {
   const { bucket, dialogue, answers, show, step } = props;
   const setTarget = useTargetSetter(props);
   const value = answers[dialogue.key]?.[step.bucketName]?.[DIALOGUE_TARGET];
-  const names = speakerNames(props.unit.speaker_names);
+  const names = useMemo(() => speakerNames(props.unit.speaker_names), [props.unit]);
   return (
     <div className="step-body">
       <div className="compare">
