@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from collection_and_annotations.blueprints import build_blueprint, check_supported
+from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.config import load_run_config
 from collection_and_annotations.config.loader import DeprecatedKeyWarning
 from collection_and_annotations.errors import NotSupportedYet, UserError
@@ -25,7 +25,6 @@ def test_original_annotation_confs_load_with_their_files(cep_fixtures, name):
     data_lines = (cep_fixtures / "task_config" / "task_data" / f"{name}.jsonl").read_text()
     assert len(plans) == len(data_lines.strip().splitlines())
     assert all(p.annotators >= 1 and p.groups for p in plans)
-    check_supported(cfg)  # unchanged, screening included: nothing refused
     screening = [p for p in blueprint.plan() if p.pool == "screening"]
     assert len(screening) == (1 if cfg.mephisto.blueprint.use_screening_task else 0)
 
@@ -34,16 +33,15 @@ def test_collect_dialogues_conf_loads_with_deprecation_warning(cep_fixtures):
     conf = cep_fixtures / "hydra_configs" / "conf" / "collect_dialogues.yaml"
     with pytest.warns(DeprecatedKeyWarning, match="units_per_assignment"):
         cfg = load_run_config(str(conf), [f"task_dir={cep_fixtures}"]).config
-    assert build_blueprint(cfg) is None  # model_opts and conversations_needed checked
-    with pytest.raises(NotSupportedYet, match="dialogue collection"):
-        check_supported(cfg)
+    plans = build_blueprint(cfg).plan()  # model_opts and conversations_needed checked
+    assert sorted((p.data["bots"], p.annotators) for p in plans) == [
+        (["rerank_blender", "bart_fid_rag_bcb"], 20), (["rerank_blender", "blender2_3B"], 20)]
 
 
 def test_screening_and_gold_confs_are_supported(cep_fixtures):
     conf = cep_fixtures / "hydra_configs" / "conf" / "consistency.yaml"
     cfg = load_run_config(str(conf), [f"task_dir={cep_fixtures}",
                                       "mephisto.blueprint.use_golds=true"]).config
-    check_supported(cfg)
     pools = [p.pool for p in build_blueprint(cfg).plan()]
     assert pools.count("screening") == 1 and pools.count("gold") == 2
 
@@ -70,7 +68,6 @@ def test_demo_conf_needs_nothing_else():
         warnings.simplefilter("error")
         cfg = load_run_config("demo").config
     blueprint = build_blueprint(cfg)
-    check_supported(cfg)
     assert len(blueprint.plan()) == 4
     assert set(blueprint.instructions) == {"relevance", "overall_quality", "preference"}
 

@@ -6,10 +6,9 @@ from omegaconf import DictConfig
 
 from collection_and_annotations.blueprints.base import AssignmentPlan, TaskBlueprint
 from collection_and_annotations.blueprints.registry import COMBINED_BLUEPRINTS, blueprint_class
-from collection_and_annotations.bots.model_opts import load_model_opts, parse_conversations_needed
-from collection_and_annotations.errors import NotSupportedYet, UserError
+from collection_and_annotations.errors import UserError
 
-__all__ = ["AssignmentPlan", "TaskBlueprint", "build_blueprint", "check_supported", "kind_name"]
+__all__ = ["AssignmentPlan", "TaskBlueprint", "build_blueprint", "kind_name"]
 
 
 def kind_name(cfg: DictConfig) -> str:
@@ -27,19 +26,11 @@ def kind_name(cfg: DictConfig) -> str:
     return "static_annotation"
 
 
-def build_blueprint(cfg: DictConfig) -> TaskBlueprint | None:
-    """Parse and check every file the conf names; None for a kind not built yet (its files
-    are still checked, and `check_supported` refuses it)."""
+def build_blueprint(cfg: DictConfig) -> TaskBlueprint:
+    """Parse and check every file the conf names (the kind reads and checks its own files:
+    task data, buckets, screening and gold, model options)."""
     check_metric_selection(cfg)
-    blueprint_cfg = cfg.mephisto.blueprint
-    if blueprint_cfg.do_collect_dialogue:
-        if blueprint_cfg.model_opt_path:
-            bots = load_model_opts(blueprint_cfg.model_opt_path)
-            if blueprint_cfg.conversations_needed_string:
-                parse_conversations_needed(blueprint_cfg.conversations_needed_string, bots)
-        return None
-    # The kind reads and checks its own screening and gold files (static annotation does).
-    return blueprint_class(kind_name(cfg))(blueprint_cfg, cfg.mephisto.task.task_name)
+    return blueprint_class(kind_name(cfg))(cfg.mephisto.blueprint, cfg.mephisto.task.task_name)
 
 
 def check_metric_selection(cfg: DictConfig) -> None:
@@ -57,17 +48,3 @@ def check_metric_selection(cfg: DictConfig) -> None:
                             f"{', '.join(spec.name for spec in registry)})")
     if perf and perf.split(".", 1)[0] not in names:
         raise UserError(f"metrics.perf_metric '{perf}' must be one of metrics.names")
-
-
-def check_supported(cfg: DictConfig) -> None:
-    """Refuse, with a clear message, features this version would otherwise silently skip."""
-    blueprint_cfg = cfg.mephisto.blueprint
-    wanted = [
-        ("do_collect_dialogue", "live dialogue collection with bots"),
-    ]
-    for key, feature in wanted:
-        if blueprint_cfg.get(key):
-            raise NotSupportedYet(
-                f"{feature} (mephisto.blueprint.{key}=true) is not supported yet; run without it "
-                f"by adding mephisto.blueprint.{key}=false to the command line"
-            )

@@ -78,6 +78,7 @@ class SubmittedUnit:
     data: dict[str, Any]
     layout: dict[str, Any] | None
     answers: Any
+    attempt: int = 0  # the unit's times_expired: which worker's try this is
 
 
 class SubmitRefused(Exception):
@@ -106,7 +107,9 @@ class TaskBlueprint(Protocol):
         """What the worker page shows for a unit of this pool (e.g. "annotation")."""
 
     def unit_content(self, data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
-        """What the worker page receives for an assignment's `data` (nothing identifying)."""
+        """What the worker page receives for an assignment's `data` (nothing identifying).
+        A kind whose units change as the worker works (live chat) may also define
+        `unit_state(connection, unit_id, attempt, data, layout)`, merged into the same view."""
 
     def describe(self) -> dict[str, Any]:
         """Definitions stored with the run so exports read answers without the conf files."""

@@ -14,7 +14,7 @@ from datetime import datetime
 from omegaconf import DictConfig, OmegaConf
 from sqlalchemy.exc import SQLAlchemyError
 
-from collection_and_annotations.blueprints import TaskBlueprint, build_blueprint, check_supported
+from collection_and_annotations.blueprints import TaskBlueprint, build_blueprint
 from collection_and_annotations.config import load_run_config
 from collection_and_annotations.config.checks import check_services_supported
 from collection_and_annotations.engine.allocation import Limits, expire_overdue
@@ -70,7 +70,6 @@ def public_host(hostname: str) -> str:
 def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     """Every check that needs no writes, in the order a user fixes them."""
     blueprint = build_blueprint(cfg)
-    check_supported(cfg)
     check_services_supported(cfg)
     check_blocklists(cfg.mephisto.blueprint.worker_blocklist_paths,
                      cfg.mturk.worker_blocklist_paths)

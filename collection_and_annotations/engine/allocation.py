@@ -26,6 +26,7 @@ from collection_and_annotations.blueprints.base import (
 from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
+    Conversation,
     Draft,
     TaskRun,
     Unit,
@@ -73,16 +74,30 @@ def expire_overdue(connection: Connection | Session, run_id: int) -> int:
     condition is re-checked on each row as it is written, so a submit that commits first wins
     (its unit is `completed` and stays so). Rows another transaction holds (a submit in
     progress) are skipped, not waited for, so concurrent sweeps cannot deadlock; the next sweep
-    sees them. Group rows and drafts are cleaned for exactly the units that changed.
+    sees them. Group rows, drafts and live chats are cleaned for exactly the units that changed.
     """
     now = utcnow()
-    overdue = (Unit.task_run_id == run_id, Unit.status == "assigned", Unit.deadline < now)
+    return len(release_units(connection, (Unit.task_run_id == run_id, Unit.status == "assigned",
+                                     Unit.deadline < now), "timed_out"))
+
+
+def return_unit(connection: Connection | Session, unit_id: int, chat_status: str) -> bool:
+    """Give one assigned unit back to the pool now (its chat failed for good); False when it
+    is no longer assigned. Its open chat ends with `chat_status`."""
+    return bool(release_units(connection, (Unit.id == unit_id, Unit.status == "assigned"),
+                         chat_status))
+
+
+def release_units(connection: Connection | Session, condition: tuple, chat_status: str
+                  ) -> list[int]:
+    """Return the units that meet `condition` to the pool (rows another transaction holds are
+    skipped); returns their ids."""
     locked = (
-        select(Unit.id).where(*overdue).order_by(Unit.id)
+        select(Unit.id).where(*condition).order_by(Unit.id)
         .with_for_update(skip_locked=True).scalar_subquery()
     )
     ids = list(connection.scalars(
-        update(Unit).where(Unit.id.in_(locked), *overdue)
+        update(Unit).where(Unit.id.in_(locked), *condition)
         .values(status="launched", worker_id=None, provider_session=None, assigned_at=None,
                 deadline=None, times_expired=Unit.times_expired + 1)
         .returning(Unit.id)
@@ -91,7 +106,13 @@ def expire_overdue(connection: Connection | Session, run_id: int) -> int:
     if ids:
         connection.execute(delete(WorkerGroup).where(WorkerGroup.unit_id.in_(ids)))
         connection.execute(delete(Draft).where(Draft.unit_id.in_(ids)))
-    return len(ids)
+        # A chat in progress ends, its transcript kept and marked.
+        connection.execute(
+            update(Conversation)
+            .where(Conversation.unit_id.in_(ids), Conversation.status == "active")
+            .values(status=chat_status, ended_at=utcnow())
+            .execution_options(synchronize_session=False))
+    return ids
 
 
 def _check_limits(connection: Connection, run_id: int, held: list[tuple[str, str | None]],

@@ -69,13 +69,13 @@ class HotStatements:
             "WHERE assignment_id = :assignment_id"
         )
         self.unit_view: TextualSelect = text(
-            "SELECT u.public_id, u.status, u.worker_id, u.times_expired, u.deadline, u.pool, "
-            "u.layout, a.data, d.answers, d.position, d.saved_at FROM units u "
+            "SELECT u.id, u.public_id, u.status, u.worker_id, u.times_expired, u.deadline, "
+            "u.pool, u.layout, a.data, d.answers, d.position, d.saved_at FROM units u "
             "JOIN assignments a ON a.id = u.assignment_id "
             "LEFT JOIN drafts d ON d.unit_id = u.id AND d.worker_id = :worker_id "
             "WHERE u.public_id = :public_id"
         ).columns(
-            column("public_id"), column("status"), column("worker_id"),
+            column("id"), column("public_id"), column("status"), column("worker_id"),
             column("times_expired"), column("deadline", DateTime()), column("pool"),
             column("layout", JSON()), column("data", JSON()), column("answers", JSON()),
             column("position", JSON()), column("saved_at", DateTime()),
@@ -91,6 +91,7 @@ class HotStatements:
             "position = excluded.position, saved_at = excluded.saved_at"
         ).bindparams(bindparam("answers", type_=JSON()), bindparam("position", type_=JSON()),
                      *_now("now"))
+        self.lock_unit_by_id: TextClause = text(f"SELECT id FROM units WHERE id = :unit_id{lock}")
         self.lock_unit_with_data: TextualSelect = text(
             "SELECT u.id, u.status, u.worker_id, u.times_expired, u.task_run_id, u.assigned_at, "
             "u.layout, u.pool, a.data FROM units u JOIN assignments a ON a.id = u.assignment_id "

@@ -26,7 +26,7 @@ class WorkRefused(Exception):
         self.problems = problems
 
 
-def _owned(unit: Row | None, worker_id: int) -> Row:
+def owned_unit(unit: Row | None, worker_id: int) -> Row:
     """The unit if it is this worker's; otherwise why not (expired, or not theirs at all)."""
     if unit is not None and unit.worker_id == worker_id:
         return unit
@@ -40,9 +40,12 @@ def unit_view(
 ) -> dict[str, Any]:
     """Everything the page shows for a unit, with this worker's latest draft (one query)."""
     with db.snapshot() as connection:
-        unit = _owned(connection.execute(hot(connection).unit_view,
-                                         {"public_id": public_id, "worker_id": worker_id}
-                                         ).first(), worker_id)
+        unit = owned_unit(connection.execute(hot(connection).unit_view,
+                                             {"public_id": public_id, "worker_id": worker_id}
+                                             ).first(), worker_id)
+        unit_state = getattr(blueprint, "unit_state", None)
+        state = ({} if unit_state is None or unit.status != "assigned" else
+                 unit_state(connection, unit.id, unit.times_expired, unit.data, unit.layout))
     seconds = None
     if unit.deadline is not None and unit.status == "assigned":
         seconds = max(0, int((unit.deadline - utcnow()).total_seconds()))
@@ -56,6 +59,7 @@ def unit_view(
             "saved_at": iso_utc(unit.saved_at),
         },
         **blueprint.unit_content(unit.data, unit.layout),
+        **state,
     }
 
 
@@ -68,8 +72,8 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
         statements = hot(connection)
         # The unit row stays locked until the draft is written: an expiry cannot slip between
         # the ownership check and the write and hand the unit to someone else.
-        unit = _owned(connection.execute(statements.lock_unit, {"public_id": public_id}).first(),
-                      worker_id)
+        unit = owned_unit(
+            connection.execute(statements.lock_unit, {"public_id": public_id}).first(), worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; drafts are closed", 409)
         now = utcnow()
@@ -105,8 +109,8 @@ def _store_submission(
 ) -> str:
     with db.transaction() as connection:
         statements = hot(connection)
-        unit = _owned(connection.execute(statements.lock_unit_with_data,
-                                         {"public_id": public_id}).first(), worker_id)
+        unit = owned_unit(connection.execute(statements.lock_unit_with_data,
+                                             {"public_id": public_id}).first(), worker_id)
         if unit.status in DONE_STATUSES:
             stored = connection.execute(statements.stored_answers,
                                         {"unit_id": unit.id}).scalar_one()
@@ -140,7 +144,7 @@ def _store_submission(
             try:
                 outcome = after_submit(connection, SubmittedUnit(
                     unit.id, unit.pool, unit.task_run_id, worker_id, unit.data, unit.layout,
-                    answers))
+                    answers, unit.times_expired))
             except SubmitRefused as exc:
                 raise WorkRefused(str(exc), exc.status) from None
             if outcome:
@@ -165,8 +169,8 @@ def check_dialogue(
     the dialogue's submission, so the feedback it returns may name the expected answers."""
     check = getattr(blueprint, "check_dialogue", None)
     with db.transaction() as connection:
-        unit = _owned(connection.execute(hot(connection).lock_unit_with_data,
-                                         {"public_id": public_id}).first(), worker_id)
+        unit = owned_unit(connection.execute(hot(connection).lock_unit_with_data,
+                                             {"public_id": public_id}).first(), worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; nothing to check", 409)
         result = None if check is None else check(connection, SubmittedUnit(

@@ -169,16 +169,48 @@ class Submission(Base):
     flagged_for_review: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
-class Message(Base):
-    """A chat message of a dialogue-collection unit (used by the collection blueprint)."""
+class Conversation(Base):
+    """One chat of a worker with one bot, inside a dialogue-collection unit (`position` is its
+    place in a paired unit). `attempt` is the unit's `times_expired` when the chat began, so a
+    unit that went back to the pool keeps its earlier, marked transcripts apart from the next
+    worker's. `awaiting` says whose turn it is: the worker's, the bot's, or a failed reply the
+    worker may retry; `respond_by` is when the worker's next message is due."""
 
-    __tablename__ = "messages"
+    __tablename__ = "conversations"
+    __table_args__ = (UniqueConstraint("unit_id", "attempt", "position"),)
     id: Mapped[int] = mapped_column(primary_key=True)
     unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), index=True)
-    sender: Mapped[str] = mapped_column(String(64))
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), index=True)
+    attempt: Mapped[int]
+    position: Mapped[int]
+    bot: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    awaiting: Mapped[str] = mapped_column(String(16), default="bot")
+    turns_done: Mapped[int] = mapped_column(default=0)
+    respond_by: Mapped[datetime | None]
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    ended_at: Mapped[datetime | None]
+
+
+class Message(Base):
+    """A chat message. Bot messages keep the bot's nickname, its generation settings and its
+    latency (from the worker's message being stored to the first piece and to the last)."""
+
+    __tablename__ = "messages"
+    __table_args__ = (UniqueConstraint("conversation_id", "index"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id"), index=True)
+    index: Mapped[int]
+    role: Mapped[str] = mapped_column(String(8))  # "worker" | "bot"
     text: Mapped[str] = mapped_column(Text)
-    meta: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    sent_at: Mapped[datetime] = mapped_column(default=utcnow)
+    bot: Mapped[str | None] = mapped_column(String(200))
+    settings: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    first_piece_ms: Mapped[int | None]
+    latency_ms: Mapped[int | None]
+    client_message_id: Mapped[str | None] = mapped_column(String(64))
+    opener: Mapped[bool] = mapped_column(default=False, server_default=false())
 
 
 class Qualification(Base):

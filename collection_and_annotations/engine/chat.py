@@ -1,0 +1,348 @@
+"""A worker's live chats with bots, kept in the database (docs/chat-api.md).
+
+Every step is one write transaction that locks the unit row first, like drafts and submits, so
+a chat step and the expiry sweep serialise: a unit that went back to the pool takes no more
+messages, and a bot reply that arrives after that is dropped (the transcript up to then is kept,
+its conversation marked). The server keeps no chat state a restart would lose: a page that
+reloads, or reconnects to another server process, reads it all from here.
+
+A bot turn is not done inside a request: `send` stores the worker's message and returns a
+`ReplyJob`, which the chat runner (server/chat/runner.py) works on outside any transaction and
+finishes with `store_reply` or `reply_failed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, Row, func, insert, select, update
+
+from collection_and_annotations.bots.base import Turn
+from collection_and_annotations.engine.allocation import release_units, return_unit
+from collection_and_annotations.engine.hot_sql import hot
+from collection_and_annotations.engine.work import WorkRefused, owned_unit
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import (
+    Assignment,
+    Conversation,
+    Message,
+    Unit,
+    iso_utc,
+    utcnow,
+)
+
+OPENER = "Hi!"
+START_MODES = ("hi", "worker")
+# awaiting: whose move it is in an active conversation
+WORKER, BOT, RETRY = "worker", "bot", "retry"
+INTERRUPTED = ("Your partner's reply was interrupted (the server restarted). "
+               "Press Try again to ask again.")
+
+
+@dataclass(frozen=True)
+class ChatRules:
+    """The conf's chat keys, as the server enforces them."""
+
+    num_turns: int
+    max_resp_time: int
+    start_mode: str = "hi"
+    max_message_chars: int = 2000
+
+
+@dataclass(frozen=True)
+class ReplyJob:
+    """A bot turn to work on: the whole conversation so far, and where the reply goes."""
+
+    unit_id: int
+    conversation_id: int
+    attempt: int
+    position: int
+    bot: str
+    index: int  # the index the bot's message will have
+    history: tuple[Turn, ...]
+    asked_at: datetime  # when the worker's message was stored
+
+
+def partner_names(count: int) -> list[str]:
+    """Neutral names the worker sees: bot nicknames never reach the browser."""
+    if count == 1:
+        return ["Partner"]
+    return [f"Partner {chr(ord('A') + i)}" for i in range(count)]
+
+
+def unit_bots(data: dict[str, Any], layout: dict[str, Any] | None) -> list[str]:
+    """The bots of a unit in the order this unit chats with them (recorded in its layout)."""
+    return list((layout or data)["bots"])
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+def chat_state(
+    connection: Connection, unit_id: int, attempt: int, bots: list[str], rules: ChatRules,
+    live_text: Callable[[int], str | None] = lambda _id: None,
+) -> dict[str, Any]:
+    """The `chat` object of docs/chat-api.md. `live_text` gives the text so far of a reply
+    this process is generating (other processes' replies show from their next piece)."""
+    conversations = connection.execute(
+        select(Conversation).where(Conversation.unit_id == unit_id,
+                                   Conversation.attempt == attempt)
+        .order_by(Conversation.position)).all()
+    by_position = {c.position: c for c in conversations}
+    messages: dict[int, list[dict[str, Any]]] = {c.id: [] for c in conversations}
+    if conversations:
+        for m in connection.execute(
+            select(Message.conversation_id, Message.index, Message.role, Message.text,
+                   Message.sent_at)
+            .where(Message.conversation_id.in_(list(messages)))
+            .order_by(Message.conversation_id, Message.index)
+        ):
+            messages[m.conversation_id].append({
+                "index": m.index, "role": m.role, "text": m.text, "sent_at": iso_utc(m.sent_at)})
+    names = partner_names(len(bots))
+    shown = []
+    for position, name in enumerate(names):
+        conversation = by_position.get(position)
+        if conversation is None:
+            shown.append({"position": position, "partner": name, "status": "pending",
+                          "turns_done": 0, "can_end": False, "respond_by": None,
+                          "reply": None, "error": None, "messages": []})
+            continue
+        listed = messages[conversation.id]
+        active = conversation.status == "active"
+        replying = active and conversation.awaiting == BOT
+        shown.append({
+            "position": position, "partner": name, "status": conversation.status,
+            "turns_done": conversation.turns_done,
+            "can_end": active and conversation.awaiting == WORKER
+            and conversation.turns_done >= rules.num_turns,
+            "respond_by": (iso_utc(conversation.respond_by)
+                           if active and conversation.awaiting == WORKER
+                           and conversation.respond_by else None),
+            "reply": ({"index": len(listed), "text": live_text(conversation.id) or ""}
+                      if replying else None),
+            "error": conversation.error if active or conversation.status == "failed" else None,
+            "messages": listed,
+        })
+    current = next((c["position"] for c in shown if c["status"] in ("pending", "active")), None)
+    if any(c["status"] in ("timed_out", "failed") for c in shown):
+        current = None
+    return {
+        "num_turns": rules.num_turns, "max_resp_time": rules.max_resp_time,
+        "max_message_chars": rules.max_message_chars,
+        "conversation_start_mode": rules.start_mode, "current": current,
+        "conversations": shown,
+    }
+
+
+def chats_finished(connection: Connection, unit_id: int, attempt: int, bots: int) -> bool:
+    """Every conversation of the unit was ended by the worker (what a chat submit needs)."""
+    ended = connection.scalar(
+        select(func.count()).select_from(Conversation)
+        .where(Conversation.unit_id == unit_id, Conversation.attempt == attempt,
+               Conversation.status == "ended"))
+    return ended == bots
+
+
+# -- the worker's steps ----------------------------------------------------------------------
+
+def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
+    unit = owned_unit(connection.execute(hot(connection).lock_unit_with_data,
+                                         {"public_id": public_id}).first(), worker_id)
+    if unit.status != "assigned":
+        raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
+    return unit
+
+
+def _current(connection: Connection, unit: Row) -> Row | None:
+    """The conversation the worker is in (None before the first starts, or when all ended)."""
+    return connection.execute(
+        select(Conversation).where(Conversation.unit_id == unit.id,
+                                   Conversation.attempt == unit.times_expired)
+        .order_by(Conversation.position.desc()).limit(1)).first()
+
+
+def _history(connection: Connection, conversation_id: int) -> tuple[Turn, ...]:
+    return tuple(Turn(role, text) for role, text in connection.execute(
+        select(Message.role, Message.text).where(Message.conversation_id == conversation_id)
+        .order_by(Message.index)))
+
+
+def _add_message(connection: Connection, conversation_id: int, index: int, role: str,
+                 text: str, now: datetime, **extra: Any) -> None:
+    connection.execute(insert(Message).values(
+        conversation_id=conversation_id, index=index, role=role, text=text, sent_at=now,
+        **extra))
+
+
+def start(db: Database, public_id: str, worker_id: int, rules: ChatRules
+          ) -> tuple[int, ReplyJob | None]:
+    """Begin the current conversation if it has not begun (idempotent); with the `hi` start
+    mode the worker's opener is stored and the bot answers first. Returns the unit's id and
+    the bot turn to run, if any."""
+    with db.transaction() as connection:
+        unit = _assigned_unit(connection, public_id, worker_id)
+        bots = unit_bots(unit.data, unit.layout)
+        current = _current(connection, unit)
+        if current is not None and current.status != "ended":
+            return unit.id, None
+        position = 0 if current is None else current.position + 1
+        if position >= len(bots):
+            return unit.id, None  # every chat is done: the page submits
+        now = utcnow()
+        opens = rules.start_mode == "hi"
+        conversation_id = connection.execute(insert(Conversation).values(
+            unit_id=unit.id, worker_id=worker_id, attempt=unit.times_expired,
+            position=position, bot=bots[position], status="active",
+            awaiting=BOT if opens else WORKER, turns_done=0, started_at=now,
+            respond_by=None if opens else now + timedelta(seconds=rules.max_resp_time),
+        ).returning(Conversation.id)).scalar_one()
+        if not opens:
+            return unit.id, None
+        _add_message(connection, conversation_id, 0, "worker", OPENER, now, opener=True)
+        return unit.id, ReplyJob(unit.id, conversation_id, unit.times_expired, position,
+                                 bots[position], 1, (Turn("worker", OPENER),), now)
+
+
+def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
+         rules: ChatRules) -> tuple[dict[str, Any], ReplyJob | None]:
+    """Store the worker's message; returns what the API answers and the bot turn to run
+    (None when this was a retry of a message already stored)."""
+    if not isinstance(text, str) or not text.strip():
+        raise WorkRefused("the message is empty; write something first", 422)
+    if len(text) > rules.max_message_chars:
+        raise WorkRefused(f"the message is longer than {rules.max_message_chars} characters; "
+                          "shorten it", 413)
+    client_id = str(client_message_id)[:64] if client_message_id else None
+    with db.transaction() as connection:
+        unit = _assigned_unit(connection, public_id, worker_id)
+        conversation = _current(connection, unit)
+        if client_id is not None and conversation is not None:
+            repeated = connection.execute(
+                select(Message.index, Message.sent_at).where(
+                    Message.conversation_id == conversation.id,
+                    Message.client_message_id == client_id)).first()
+            if repeated is not None:
+                return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, None
+        if conversation is None or conversation.status != "active":
+            raise WorkRefused("no chat is open: start the chat first", 409)
+        if conversation.awaiting != WORKER:
+            raise WorkRefused("your partner has not answered yet; wait for the reply", 409)
+        if conversation.turns_done >= rules.num_turns:
+            raise WorkRefused(f"this chat has its {rules.num_turns} turns; end it with the "
+                              "End chat button", 409)
+        history = _history(connection, conversation.id)
+        now = utcnow()
+        index = len(history)
+        _add_message(connection, conversation.id, index, "worker", text, now,
+                     client_message_id=client_id)
+        connection.execute(update(Conversation).where(Conversation.id == conversation.id)
+                           .values(awaiting=BOT, turns_done=Conversation.turns_done + 1,
+                                   respond_by=None, error=None))
+        job = ReplyJob(unit.id, conversation.id, unit.times_expired, conversation.position,
+                       conversation.bot, index + 1, (*history, Turn("worker", text)), now)
+        return {"index": index, "sent_at": iso_utc(now)}, job
+
+
+def end(db: Database, public_id: str, worker_id: int, rules: ChatRules) -> int:
+    """End the current conversation (only once it has its turns); returns the unit's id."""
+    with db.transaction() as connection:
+        unit = _assigned_unit(connection, public_id, worker_id)
+        conversation = _current(connection, unit)
+        if conversation is None or conversation.status != "active":
+            raise WorkRefused("no chat is open to end", 409)
+        if conversation.awaiting != WORKER or conversation.turns_done < rules.num_turns:
+            raise WorkRefused(f"the chat can end after {rules.num_turns} of your messages, "
+                              "each answered", 409)
+        connection.execute(update(Conversation).where(Conversation.id == conversation.id)
+                           .values(status="ended", ended_at=utcnow(), respond_by=None))
+        return unit.id
+
+
+def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
+    """Ask the bot again for a reply that failed with a retryable error."""
+    with db.transaction() as connection:
+        unit = _assigned_unit(connection, public_id, worker_id)
+        conversation = _current(connection, unit)
+        if conversation is None or conversation.status != "active" \
+                or conversation.awaiting != RETRY:
+            raise WorkRefused("there is no failed reply to ask for again", 409)
+        connection.execute(update(Conversation).where(Conversation.id == conversation.id)
+                           .values(awaiting=BOT, error=None))
+        history = _history(connection, conversation.id)
+        return ReplyJob(unit.id, conversation.id, unit.times_expired, conversation.position,
+                        conversation.bot, len(history), history, utcnow())
+
+
+# -- the runner's side -----------------------------------------------------------------------
+
+def _job_conversation(connection: Connection, job: ReplyJob) -> Row | None:
+    """The job's conversation if it still waits for this reply (the unit row locked first)."""
+    connection.execute(hot(connection).lock_unit_by_id, {"unit_id": job.unit_id})
+    return connection.execute(
+        select(Conversation.status, Conversation.awaiting, Conversation.turns_done)
+        .where(Conversation.id == job.conversation_id)).first()
+
+
+def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, Any],
+                first_piece_ms: int | None, latency_ms: int, rules: ChatRules
+                ) -> dict[str, Any] | None:
+    """Store the bot's message; None when the conversation stopped waiting for it (the unit
+    timed out or went back to the pool meanwhile): the reply is dropped."""
+    with db.transaction() as connection:
+        conversation = _job_conversation(connection, job)
+        if conversation is None or conversation.status != "active" \
+                or conversation.awaiting != BOT:
+            return None
+        now = utcnow()
+        _add_message(connection, job.conversation_id, job.index, "bot", text, now,
+                     bot=job.bot, settings=bot_settings, first_piece_ms=first_piece_ms,
+                     latency_ms=latency_ms)
+        connection.execute(update(Conversation).where(Conversation.id == job.conversation_id)
+                           .values(awaiting=WORKER,
+                                   respond_by=now + timedelta(seconds=rules.max_resp_time)))
+        return {"position": job.position, "index": job.index, "role": "bot", "text": text,
+                "sent_at": iso_utc(now)}
+
+
+def reply_failed(db: Database, job: ReplyJob, message: str, retryable: bool) -> bool:
+    """Record a failed bot turn. Retryable: the worker may ask again. Otherwise the chat ends
+    as failed and the unit goes back to the pool. Returns False when the conversation had
+    already stopped waiting for this reply."""
+    with db.transaction() as connection:
+        conversation = _job_conversation(connection, job)
+        if conversation is None or conversation.status != "active" \
+                or conversation.awaiting != BOT:
+            return False
+        error = {"message": message, "retry": retryable}
+        connection.execute(update(Conversation).where(Conversation.id == job.conversation_id)
+                           .values(awaiting=RETRY if retryable else BOT, error=error))
+        if not retryable:
+            return_unit(connection, job.unit_id, "failed")
+        return True
+
+
+def expire_idle_chats(connection: Connection, run_id: int) -> int:
+    """Units whose worker let `max_resp_time` pass without answering go back to the pool, the
+    chat marked timed out; returns how many."""
+    now = utcnow()
+    idle = (select(Conversation.unit_id)
+            .where(Conversation.status == "active", Conversation.awaiting == WORKER,
+                   Conversation.respond_by < now).scalar_subquery())
+    return len(release_units(connection, (Unit.task_run_id == run_id, Unit.status == "assigned",
+                                          Unit.id.in_(idle)), "timed_out"))
+
+
+def mark_interrupted_replies(connection: Connection, task_id: int) -> int:
+    """At start-up: replies that were being generated when the last server stopped will never
+    arrive; their workers may ask again. Returns how many."""
+    units = (select(Unit.id).join(Assignment, Assignment.id == Unit.assignment_id)
+             .where(Assignment.task_id == task_id, Unit.status == "assigned").scalar_subquery())
+    return connection.execute(
+        update(Conversation)
+        .where(Conversation.unit_id.in_(units), Conversation.status == "active",
+               Conversation.awaiting == BOT)
+        .values(awaiting=RETRY, error={"message": INTERRUPTED, "retry": True})
+        .execution_options(synchronize_session=False)).rowcount
