@@ -1,4 +1,4 @@
-"""`python -m collection_and_annotations export --task NAME --format jsonl|csv|submissions`."""
+"""`python -m collection_and_annotations export --task NAME --format FORMAT`: answers or chats."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from collection_and_annotations.cli.database_options import database_options, stored_database_url
+from collection_and_annotations.export.dialogues import units_file, write_dialogues
 from collection_and_annotations.export.submissions import (
     UnknownTask,
     whole_submissions,
@@ -18,17 +19,28 @@ from collection_and_annotations.storage.database import Database
 
 @click.command()
 @click.option("--task", "task_name", required=True, help="task_name of the conf")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv", "submissions"]),
+@click.option("--format", "fmt",
+              type=click.Choice(["jsonl", "csv", "submissions", "dialogues"]),
               default="jsonl", show_default=True,
-              help="jsonl/csv: one row per answered item; submissions: JSONL of whole submissions")
+              help="jsonl/csv: one row per answered item; submissions: JSONL of whole "
+                   "submissions; dialogues: collected chats as task data JSONL (with --output)")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="file to write (default: standard output)")
 @database_options
 @click.option("--exclude-quality", is_flag=True,
               help="leave out screening (training) and gold units: real work only")
+@click.option("--annotation-tasks", default="",
+              help="dialogues: the buckets each dialogue is to be annotated with, comma-separated")
+@click.option("--annotators", type=click.IntRange(min=1), default=1, show_default=True,
+              help="dialogues: annotators per dialogue, written to <output stem>_units.json")
 def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
-           database_url: str | None, exclude_quality: bool) -> None:
-    """Export a task's submissions."""
+           database_url: str | None, exclude_quality: bool, annotation_tasks: str,
+           annotators: int) -> None:
+    """Export a task's submissions, or the dialogues it collected."""
+    if fmt == "dialogues":
+        _export_dialogues(task_name, output, data_dir, database_url, annotation_tasks,
+                          annotators)
+        return
     db = Database(stored_database_url(data_dir, database_url))
     out = output.open("w", encoding="utf-8", newline="") if output else sys.stdout
     try:
@@ -43,3 +55,21 @@ def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
         db.dispose()
     click.echo(f"exported {count} {'submissions' if fmt == 'submissions' else 'rows'}",
                err=True)
+
+
+def _export_dialogues(task_name: str, output: Path | None, data_dir: str,
+                      database_url: str | None, annotation_tasks: str, annotators: int) -> None:
+    tasks = [name.strip() for name in annotation_tasks.split(",") if name.strip()]
+    if output is None or not tasks:
+        raise click.UsageError("--format dialogues writes task data and its units file: give "
+                               "--output FILE.jsonl and --annotation-tasks bucket1,bucket2 (the "
+                               "buckets the annotation task will ask about)")
+    db = Database(stored_database_url(data_dir, database_url))
+    try:
+        count = write_dialogues(db, task_name, output, tasks, annotators)
+    except UnknownTask as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        db.dispose()
+    click.echo(f"exported {count} dialogues to {output} (annotators per dialogue: "
+               f"{units_file(output)})", err=True)

@@ -18,6 +18,7 @@ from collection_and_annotations.blueprints import TaskBlueprint, build_blueprint
 from collection_and_annotations.config import load_run_config
 from collection_and_annotations.config.checks import check_services_supported
 from collection_and_annotations.engine.allocation import Limits, expire_overdue
+from collection_and_annotations.engine.chat import expire_idle_chats, mark_interrupted_replies
 from collection_and_annotations.engine.runs import (
     Progress,
     end_run,
@@ -107,6 +108,11 @@ def open_task(
     for line in started.changes.summary():
         print(line)
     task_id, run_id = started.task_id, started.run_id
+    with db.session() as session:
+        interrupted = mark_interrupted_replies(session, task_id)
+    if interrupted:
+        print(f"{interrupted} chat(s) were waiting for a bot reply when the last server "
+              "stopped; their workers are offered to ask again")
     provider = provider_cls.create(cfg, secret, public_url)
     return ServedTask(
         db=db, blueprint=blueprint, task_name=task_cfg.task_name, task_id=task_id, run_id=run_id,
@@ -182,6 +188,7 @@ def _tick(served: ServedTask) -> tuple[Progress, Outcomes]:
     count progress and screening/gold outcomes (two aggregate queries)."""
     with served.db.session() as session:
         heartbeat(session, served.run_id)
+        expire_idle_chats(session, served.run_id)
         expire_overdue(session, served.run_id)
     progress = Progress.of(unit_counts(served.db, served.task_id))
     with served.db.read() as session:

@@ -61,6 +61,7 @@ class ReplyJob:
     attempt: int
     position: int
     bot: str
+    bots: tuple[str, ...]  # the unit's bots, in its order
     index: int  # the index the bot's message will have
     history: tuple[Turn, ...]
     asked_at: datetime  # when the worker's message was stored
@@ -146,6 +147,25 @@ def chats_finished(connection: Connection, unit_id: int, attempt: int, bots: int
     return ended == bots
 
 
+def read_chat(db: Database, public_id: str, worker_id: int, rules: ChatRules,
+              live_text: Callable[[int], str | None]) -> tuple[int, dict[str, Any]]:
+    """The unit's id and the `chat` object, for a worker's unit that is still theirs."""
+    with db.snapshot() as connection:
+        unit = owned_unit(connection.execute(hot(connection).unit_view, {
+            "public_id": public_id, "worker_id": worker_id}).first(), worker_id)
+        if unit.status != "assigned":
+            raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
+        return unit.id, chat_state(connection, unit.id, unit.times_expired,
+                                   unit_bots(unit.data, unit.layout), rules, live_text)
+
+
+def job_state(db: Database, job: ReplyJob, rules: ChatRules,
+              live_text: Callable[[int], str | None]) -> dict[str, Any]:
+    """The `chat` object of a bot turn's unit, as the worker who chatted sees it."""
+    with db.snapshot() as connection:
+        return chat_state(connection, job.unit_id, job.attempt, list(job.bots), rules, live_text)
+
+
 # -- the worker's steps ----------------------------------------------------------------------
 
 def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
@@ -203,7 +223,7 @@ def start(db: Database, public_id: str, worker_id: int, rules: ChatRules
             return unit.id, None
         _add_message(connection, conversation_id, 0, "worker", OPENER, now, opener=True)
         return unit.id, ReplyJob(unit.id, conversation_id, unit.times_expired, position,
-                                 bots[position], 1, (Turn("worker", OPENER),), now)
+                                 bots[position], tuple(bots), 1, (Turn("worker", OPENER),), now)
 
 
 def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
@@ -242,12 +262,14 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
                            .values(awaiting=BOT, turns_done=Conversation.turns_done + 1,
                                    respond_by=None, error=None))
         job = ReplyJob(unit.id, conversation.id, unit.times_expired, conversation.position,
-                       conversation.bot, index + 1, (*history, Turn("worker", text)), now)
+                       conversation.bot, tuple(unit_bots(unit.data, unit.layout)), index + 1,
+                       (*history, Turn("worker", text)), now)
         return {"index": index, "sent_at": iso_utc(now)}, job
 
 
-def end(db: Database, public_id: str, worker_id: int, rules: ChatRules) -> int:
-    """End the current conversation (only once it has its turns); returns the unit's id."""
+def end(db: Database, public_id: str, worker_id: int, rules: ChatRules) -> tuple[int, int]:
+    """End the current conversation (only once it has its turns); returns the unit's and the
+    conversation's ids."""
     with db.transaction() as connection:
         unit = _assigned_unit(connection, public_id, worker_id)
         conversation = _current(connection, unit)
@@ -258,7 +280,7 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules) -> int:
                               "each answered", 409)
         connection.execute(update(Conversation).where(Conversation.id == conversation.id)
                            .values(status="ended", ended_at=utcnow(), respond_by=None))
-        return unit.id
+        return unit.id, conversation.id
 
 
 def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
@@ -273,7 +295,8 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
                            .values(awaiting=BOT, error=None))
         history = _history(connection, conversation.id)
         return ReplyJob(unit.id, conversation.id, unit.times_expired, conversation.position,
-                        conversation.bot, len(history), history, utcnow())
+                        conversation.bot, tuple(unit_bots(unit.data, unit.layout)),
+                        len(history), history, utcnow())
 
 
 # -- the runner's side -----------------------------------------------------------------------

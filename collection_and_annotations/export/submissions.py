@@ -35,7 +35,7 @@ class UnknownTask(LookupError):
     pass
 
 
-def _find_task(db: Database, task_name: str) -> Task:
+def find_task(db: Database, task_name: str) -> Task:
     with db.read() as session:
         task = session.scalars(select(Task).where(Task.name == task_name)).first()
         if task is None:
@@ -50,7 +50,7 @@ def whole_submissions(
     """Each submission with its dialogues' own ids and the unit's layout, and the definitions
     (buckets) of its run. Each says which pool its unit came from (`main`, `screening`,
     `gold`) and, for screening and gold, its score; `exclude_quality` keeps real work only."""
-    task = _find_task(db, task_name)
+    task = find_task(db, task_name)
     reader: ExportReader = blueprint_class(task.blueprint)
     query = (
         select(Submission, Unit.public_id, Unit.layout, Worker.pseudonym, Assignment.data,

@@ -68,8 +68,8 @@ class Front:
         self.native = tuple((native or {}).items())
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
-            return  # lifespan: nothing to set up or tear down
+        if scope["type"] == "lifespan":
+            return await self._lifespan(receive, send)
         for prefix, app in self.native:
             if scope["path"].startswith(prefix):
                 return await app(scope, receive, send)
@@ -83,3 +83,18 @@ class Front:
             return
         if body is not None:
             await self.wsgi(scope, body, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """Native apps with an `aclose` (bots, processes, connections) close when the
+        server stops."""
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                for _, app in self.native:
+                    aclose = getattr(app, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return

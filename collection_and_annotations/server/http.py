@@ -28,6 +28,7 @@ from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.server.app import create_app
 from collection_and_annotations.server.asgi_front import ASGIApp, Front
 from collection_and_annotations.server.deadline_protocol import DeadlineProtocol
+from collection_and_annotations.server.security import HostCheck
 from collection_and_annotations.server.supervisor import Supervisor, die_with_parent
 from collection_and_annotations.server.wsgi_pool import WsgiPool
 
@@ -75,19 +76,34 @@ def uvicorn_server(flask_app: Flask, max_connections: int = MAX_CONNECTIONS,
     front = Front(WsgiPool(flask_app, THREADS_PER_PROCESS), flask_app.config["MAX_CONTENT_LENGTH"],
                   native)
     return _Server(uvicorn.Config(
-        front, http=DeadlineProtocol, lifespan="off", interface="asgi3", access_log=False,
+        front, http=DeadlineProtocol, lifespan="on", interface="asgi3", access_log=False,
         log_config=None, log_level="warning", server_header=False, backlog=BACKLOG,
         timeout_keep_alive=KEEP_ALIVE_SECONDS, limit_concurrency=max_connections,
         timeout_graceful_shutdown=5,
     ))
 
 
+def native_routes(served: ServedTask, allowed_hosts: Iterable[str] | None,
+                  processes: int) -> dict[str, ASGIApp]:
+    """Routes that run in the event loop: live chat, for a task kind that chats with bots
+    (several processes relay its events through PostgreSQL)."""
+    make_bots = getattr(served.blueprint, "make_bots", None)
+    if make_bots is None:
+        return {}
+    from collection_and_annotations.server.chat.app import PREFIX, ChatApp
+
+    return {PREFIX: ChatApp(served.db, served.secret, served.blueprint.rules,
+                            HostCheck(served.provider.public_url, allowed_hosts), make_bots,
+                            relay=processes > 1)}
+
+
 def _serve_child(served: ServedTask, sock: socket.socket, max_connections: int,
-                 allowed_hosts: Iterable[str] | None, supervisor: int) -> None:
+                 allowed_hosts: Iterable[str] | None, supervisor: int, processes: int) -> None:
     """Body of a forked server process: serve until SIGTERM or the supervisor's death."""
     die_with_parent(supervisor)
     served.db.engine.dispose(close=False)  # the launcher's connections are not ours to use
-    server = uvicorn_server(create_app(served, allowed_hosts=allowed_hosts), max_connections)
+    server = uvicorn_server(create_app(served, allowed_hosts=allowed_hosts), max_connections,
+                            native_routes(served, allowed_hosts, processes))
     signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
 
     def watch_parent() -> None:  # where PR_SET_PDEATHSIG is missing
@@ -114,13 +130,13 @@ class HttpService:
             pid = os.fork()
             if pid == 0:
                 Supervisor(lambda parent: _serve_child(served, sock, max_connections,
-                                                       allowed_hosts, parent),
+                                                       allowed_hosts, parent, processes),
                            processes, launcher).run()
             self.supervisor = pid
             sock.close()
         else:
             self.server = uvicorn_server(create_app(served, allowed_hosts=allowed_hosts),
-                                         max_connections)
+                                         max_connections, native_routes(served, allowed_hosts, 1))
             self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                            name="http", daemon=True)
             self.thread.start()

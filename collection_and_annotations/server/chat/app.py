@@ -1,0 +1,245 @@
+"""The chat routes (docs/chat-api.md), native ASGI under /api/chat/: they run in the event loop,
+so an open event stream costs a coroutine and a socket, and a bot turn no thread at all.
+Database steps run on a small thread pool of their own."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Any, TypeVar
+
+from collection_and_annotations.bots.base import Bot
+from collection_and_annotations.engine import chat
+from collection_and_annotations.engine.chat import ChatRules, ReplyJob
+from collection_and_annotations.engine.work import WorkRefused
+from collection_and_annotations.server.asgi_front import BodyTooLarge, Receive, Send, read_body
+from collection_and_annotations.server.auth import bearer, worker_from_token
+from collection_and_annotations.server.chat.bus import ChatBus, PostgresRelay, sse
+from collection_and_annotations.server.chat.runner import ChatRunner
+from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
+from collection_and_annotations.server.security import SECURITY_HEADERS, HostCheck
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import utcnow
+
+PREFIX = "/api/chat/"
+MAX_BODY = 64_000
+PING_SECONDS = 15.0
+DB_THREADS = 4
+T = TypeVar("T")
+_HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
+_STALE = sse("stale", {})
+TIMED_OUT = ("The time for this chat ran out and it went back to the pool; your messages are "
+             "saved. Please open your task link again for new work.")
+
+
+class ChatApp:
+    def __init__(self, db: Database, secret: str, rules: ChatRules, hosts: HostCheck,
+                 make_bots: Callable[[], Mapping[str, Bot]], relay: bool = False):
+        self.db, self.secret, self.rules, self.hosts = db, secret, rules, hosts
+        self.make_bots = make_bots
+        self.relay = relay
+        self.bus = ChatBus()
+        self.executor = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="chat-db")
+        self.runner: ChatRunner | None = None
+        self._starting: asyncio.Lock | None = None
+
+    async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, function, *args)
+
+    async def _runner(self) -> ChatRunner:
+        """Bots and the relay are made in the process and loop that serve (after any fork)."""
+        if self.runner is None:
+            self._starting = self._starting or asyncio.Lock()
+            async with self._starting:
+                if self.runner is None:
+                    if self.relay:
+                        self.bus.relay = PostgresRelay(self.db.url, self.bus)
+                        await self.bus.relay.start()
+                    bots = await self.in_thread(self.make_bots)
+                    self.runner = ChatRunner(self.db, bots, self.rules, self.bus,
+                                             self.in_thread, self._publish_job_state)
+        return self.runner
+
+    async def _publish_job_state(self, job: ReplyJob) -> None:
+        runner = await self._runner()
+        state = await self.in_thread(chat.job_state, self.db, job, self.rules,
+                                     runner.live_text)
+        self.bus.publish(job.unit_id, "state", state)
+
+    async def aclose(self) -> None:
+        if self.runner is not None:
+            await self.runner.aclose()
+        if self.bus.relay is not None:
+            await self.bus.relay.aclose()
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- HTTP ------------------------------------------------------------------------------
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        headers = dict(scope["headers"])
+        host = headers.get(b"host", b"").decode("latin-1")
+        if not self.hosts.allows(host):
+            return await _json(send, 421, {"error": f"this server does not answer to the host "
+                                                    f"name '{host[:100]}'"})
+        unit_id, _, action = scope["path"][len(PREFIX):].partition("/")
+        route = ROUTES.get((scope["method"], action))
+        if route is None or not unit_id:
+            return await _json(send, 404, {"error": "no such chat request"})
+        token = bearer(headers.get(b"authorization", b"").decode("latin-1"))
+        worker_id = worker_from_token(self.secret, token) if token else None
+        if worker_id is None:
+            return await _json(send, 401, {"error": "missing or invalid worker token; open "
+                                                    "your task link again"})
+        try:
+            body: dict[str, Any] = {}
+            if scope["method"] == "POST":
+                raw = await read_body(scope, receive, MAX_BODY)
+                if raw is None:
+                    return
+                body = parse_json_object(raw or b"{}")
+            await route(self, unit_id, worker_id, body, receive, send)
+        except BodyTooLarge:
+            await _json(send, 413, {"error": f"the request is larger than {MAX_BODY} bytes"})
+        except InvalidJson as exc:
+            await _json(send, exc.status, {"error": str(exc)})
+        except WorkRefused as exc:
+            await _json(send, exc.status, {"error": str(exc)})
+
+    async def _start(self, unit: str, worker_id: int, _body: dict[str, Any],
+                     _receive: Receive, send: Send) -> None:
+        runner = await self._runner()
+        unit_id, job = await self.in_thread(chat.start, self.db, unit, worker_id, self.rules)
+        if job is not None:
+            runner.run(job)
+        _, state = await self.in_thread(chat.read_chat, self.db, unit, worker_id, self.rules,
+                                        runner.live_text)
+        self.bus.publish(unit_id, "state", state)
+        await _json(send, 200, state)
+
+    async def _message(self, unit: str, worker_id: int, body: dict[str, Any],
+                       _receive: Receive, send: Send) -> None:
+        runner = await self._runner()
+        answer, job = await self.in_thread(chat.send, self.db, unit, worker_id,
+                                           body.get("text"), body.get("client_message_id"),
+                                           self.rules)
+        if job is not None:
+            self.bus.publish(job.unit_id, "message", {
+                "position": job.position, "index": answer["index"], "role": "worker",
+                "text": job.history[-1].text, "sent_at": answer["sent_at"]})
+            runner.run(job)
+        await _json(send, 202, answer)
+
+    async def _end(self, unit: str, worker_id: int, _body: dict[str, Any],
+                   _receive: Receive, send: Send) -> None:
+        runner = await self._runner()
+        unit_id, conversation_id = await self.in_thread(chat.end, self.db, unit, worker_id,
+                                                        self.rules)
+        await runner.close_session(conversation_id)
+        _, state = await self.in_thread(chat.read_chat, self.db, unit, worker_id, self.rules,
+                                        runner.live_text)
+        self.bus.publish(unit_id, "state", state)
+        await _json(send, 200, state)
+
+    async def _retry(self, unit: str, worker_id: int, _body: dict[str, Any],
+                     _receive: Receive, send: Send) -> None:
+        runner = await self._runner()
+        job = await self.in_thread(chat.retry, self.db, unit, worker_id)
+        runner.run(job)
+        await _json(send, 202, {})
+
+    async def _events(self, unit: str, worker_id: int, _body: dict[str, Any],
+                      receive: Receive, send: Send) -> None:
+        runner = await self._runner()
+        read = (chat.read_chat, self.db, unit, worker_id, self.rules, runner.live_text)
+        unit_id, _ = await self.in_thread(*read)
+        with self.bus.watch(unit_id) as queue:
+            # Watching before reading: nothing that happens in between is missed.
+            _, state = await self.in_thread(*read)
+            await send({"type": "http.response.start", "status": 200, "headers": [
+                (b"content-type", b"text/event-stream; charset=utf-8"),
+                (b"cache-control", b"no-store"), (b"x-accel-buffering", b"no"), *_HEADERS]})
+            gone = asyncio.ensure_future(_disconnected(receive))
+            try:
+                encoded: bytes | None = sse("state", state)
+                while not gone.done():
+                    if encoded == _STALE or (encoded is None and _overdue(state)):
+                        try:  # another process changed it, or a deadline passed: re-read
+                            _, state = await self.in_thread(*read)
+                        except WorkRefused:
+                            await _send_chunk(send, sse("error", {
+                                "position": state["current"], "message": TIMED_OUT,
+                                "retry": False}))
+                            break
+                        encoded = sse("state", state)
+                    if encoded is not None:
+                        await _send_chunk(send, encoded)
+                    encoded = await _next_event(queue, gone, _wait_seconds(state))
+            finally:
+                gone.cancel()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _send_chunk(send: Send, chunk: bytes) -> None:
+    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+
+async def _next_event(queue: asyncio.Queue[bytes], gone: asyncio.Future[None],
+                      timeout: float) -> bytes | None:
+    """The next event for the stream; a ping after `timeout` seconds of silence, None when
+    the client left or a deadline is due."""
+    waiting = asyncio.ensure_future(queue.get())
+    done, _ = await asyncio.wait({waiting, gone}, timeout=timeout,
+                                 return_when=asyncio.FIRST_COMPLETED)
+    if waiting in done:
+        return waiting.result()
+    waiting.cancel()
+    return None if gone.done() or timeout < PING_SECONDS else b": ping\n\n"
+
+
+def _due(state: dict[str, Any]) -> datetime | None:
+    """When the worker's next message is due in the current conversation."""
+    current = state["current"]
+    respond_by = None if current is None else state["conversations"][current]["respond_by"]
+    return None if respond_by is None else datetime.fromisoformat(respond_by.rstrip("Z"))
+
+
+def _overdue(state: dict[str, Any]) -> bool:
+    due = _due(state)
+    return due is not None and utcnow() >= due
+
+
+def _wait_seconds(state: dict[str, Any]) -> float:
+    """Ping interval, shortened to wake up just after the worker's reply time runs out (the
+    launcher then returns the unit to the pool within a second or two)."""
+    due = _due(state)
+    if due is None:
+        return PING_SECONDS
+    return max(0.5, min(PING_SECONDS - 0.001, (due - utcnow()).total_seconds() + 2.0))
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _json(send: Send, status: int, body: dict[str, Any]) -> None:
+    encoded = json.dumps(body, separators=(",", ":")).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(encoded)).encode()),
+        (b"cache-control", b"no-store"), *_HEADERS]})
+    await send({"type": "http.response.body", "body": encoded})
+
+
+ROUTES = {
+    ("POST", "start"): ChatApp._start,
+    ("POST", "messages"): ChatApp._message,
+    ("POST", "end"): ChatApp._end,
+    ("POST", "retry"): ChatApp._retry,
+    ("GET", "events"): ChatApp._events,
+}

@@ -1,0 +1,113 @@
+"""Chat events from where they happen (a request, a bot turn) to the streams that show them.
+
+Each server process keeps its watchers per unit. With several server processes a worker's
+stream may be held by another process than the one running the bot turn, so events are also
+relayed through PostgreSQL (LISTEN/NOTIFY, `PostgresRelay`): every process hears every event
+and hands it to its own watchers. Events are encoded once, as server-sent-event bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy.engine import make_url
+
+log = logging.getLogger(__name__)
+CHANNEL = "cep_chat"
+# NOTIFY payloads are at most 8000 bytes: bigger events go as a hint to re-read the state
+MAX_RELAYED = 7000
+WATCHER_BACKLOG = 1000
+
+
+def sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+class ChatBus:
+    def __init__(self) -> None:
+        self._watchers: dict[int, set[asyncio.Queue[bytes]]] = {}
+        self.relay: PostgresRelay | None = None
+
+    @contextlib.contextmanager
+    def watch(self, unit_id: int) -> Iterator[asyncio.Queue[bytes]]:
+        queue: asyncio.Queue[bytes] = asyncio.Queue(WATCHER_BACKLOG)
+        self._watchers.setdefault(unit_id, set()).add(queue)
+        try:
+            yield queue
+        finally:
+            watchers = self._watchers.get(unit_id)
+            if watchers is not None:
+                watchers.discard(queue)
+                if not watchers:
+                    del self._watchers[unit_id]
+
+    def watching(self, unit_id: int) -> bool:
+        return unit_id in self._watchers
+
+    def publish(self, unit_id: int, event: str, data: dict[str, Any]) -> None:
+        """Deliver to this process's watchers now, and to the other processes' (if any)."""
+        encoded = sse(event, data)
+        self.deliver(unit_id, encoded)
+        if self.relay is not None:
+            self.relay.send(unit_id, encoded)
+
+    def deliver(self, unit_id: int, encoded: bytes) -> None:
+        for queue in self._watchers.get(unit_id, ()):
+            # A stream that stopped reading loses events; it reconnects and starts again from
+            # the whole state.
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(encoded)
+
+
+class PostgresRelay:
+    """Relays events between server processes through one LISTEN connection per process and
+    an ordered queue of NOTIFYs (so a stream sees a reply's pieces in order)."""
+
+    def __init__(self, database_url: str, bus: ChatBus):
+        url = make_url(database_url)
+        self.conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        self.bus = bus
+        self.origin = secrets.token_hex(4)
+        self._outbox: asyncio.Queue[str] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        import psycopg
+
+        self._listener = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
+        await self._listener.execute(f"LISTEN {CHANNEL}")
+        self._sender = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
+        self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._send())]
+
+    def send(self, unit_id: int, encoded: bytes) -> None:
+        text = encoded.decode()
+        if len(text) > MAX_RELAYED:
+            text = sse("stale", {}).decode()  # the other side re-reads the state
+        self._outbox.put_nowait(f"{self.origin} {unit_id} {text}")
+
+    async def _send(self) -> None:
+        while True:
+            payload = await self._outbox.get()
+            try:
+                await self._sender.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+            except Exception:  # noqa: BLE001 - a lost event is recovered by a reconnect
+                log.exception("chat: relaying an event to the other server processes failed")
+
+    async def _listen(self) -> None:
+        async for notify in self._listener.notifies():
+            origin, unit, text = notify.payload.split(" ", 2)
+            if origin != self.origin:
+                self.bus.deliver(int(unit), text.encode())
+
+    async def aclose(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for connection in (getattr(self, "_listener", None), getattr(self, "_sender", None)):
+            if connection is not None:
+                await connection.close()
