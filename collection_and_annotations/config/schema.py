@@ -202,6 +202,9 @@ def register_configs() -> None:
     store.store(group="mephisto/blueprint", name="behavior_analysis_blueprint",
                 node=BlueprintConfig)
     store.store(group="mephisto/blueprint", name="static_annotation", node=BlueprintConfig)
+    store.store(group="mephisto/blueprint", name="dialogue_collection",
+                node=BlueprintConfig(_blueprint_type="dialogue_collection",
+                                     do_collect_dialogue=True, do_external_annotations=False))
     # Mephisto's other kinds compose too, so `check_services_supported` can refuse them by name.
     for name in ARCHITECT_TYPES:
         store.store(group="mephisto/architect", name=name,

@@ -84,6 +84,14 @@ class Front:
         if body is not None:
             await self.wsgi(scope, body, send)
 
+    def stop_native(self) -> None:
+        """From any thread, as the server begins to stop: native apps end their long-lived
+        responses (event streams), which would otherwise hold the shutdown."""
+        for _, app in self.native:
+            stop = getattr(app, "stop_streams", None)
+            if stop is not None:
+                stop()
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """Native apps with an `aclose` (bots, processes, connections) close when the
         server stops."""

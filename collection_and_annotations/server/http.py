@@ -44,11 +44,16 @@ STOP_SECONDS = 15
 
 class _Server(uvicorn.Server):
     """uvicorn without its signal handlers: the launcher and the supervisor decide when to
-    stop, through `should_exit`."""
+    stop, through `stop`."""
 
     @contextlib.contextmanager
     def capture_signals(self):  # type: ignore[no-untyped-def]
         yield
+
+    def stop(self) -> None:
+        """From any thread or a signal handler."""
+        self.should_exit = True
+        self.config.app.stop_native()
 
 
 def raise_file_limit() -> int:
@@ -104,12 +109,12 @@ def _serve_child(served: ServedTask, sock: socket.socket, max_connections: int,
     served.db.engine.dispose(close=False)  # the launcher's connections are not ours to use
     server = uvicorn_server(create_app(served, allowed_hosts=allowed_hosts), max_connections,
                             native_routes(served, allowed_hosts, processes))
-    signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
+    signal.signal(signal.SIGTERM, lambda *_: server.stop())
 
     def watch_parent() -> None:  # where PR_SET_PDEATHSIG is missing
         while os.getppid() == supervisor:
             time.sleep(1.0)
-        server.should_exit = True
+        server.stop()
 
     threading.Thread(target=watch_parent, daemon=True).start()
     server.run(sockets=[sock])
@@ -148,7 +153,7 @@ class HttpService:
 
     def stop(self) -> None:
         if self.server is not None:
-            self.server.should_exit = True
+            self.server.stop()
             self.thread.join(STOP_SECONDS)
         if self.supervisor is not None:
             with contextlib.suppress(ProcessLookupError):

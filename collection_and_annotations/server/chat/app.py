@@ -8,7 +8,7 @@ import asyncio
 import json
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from collection_and_annotations.bots.base import Bot
@@ -31,6 +31,7 @@ DB_THREADS = 4
 T = TypeVar("T")
 _HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
 _STALE = sse("stale", {})
+_BOT = b'"role":"bot"'
 TIMED_OUT = ("The time for this chat ran out and it went back to the pool; your messages are "
              "saved. Please open your task link again for new work.")
 
@@ -45,6 +46,8 @@ class ChatApp:
         self.executor = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="chat-db")
         self.runner: ChatRunner | None = None
         self._starting: asyncio.Lock | None = None
+        self._stop: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.executor, function, *args)
@@ -165,10 +168,12 @@ class ChatApp:
                 (b"content-type", b"text/event-stream; charset=utf-8"),
                 (b"cache-control", b"no-store"), (b"x-accel-buffering", b"no"), *_HEADERS]})
             gone = asyncio.ensure_future(_disconnected(receive))
+            stop = asyncio.ensure_future(self._stopping().wait())
+            due = _due(state)
             try:
                 encoded: bytes | None = sse("state", state)
-                while not gone.done():
-                    if encoded == _STALE or (encoded is None and _overdue(state)):
+                while not gone.done() and not stop.done():
+                    if encoded == _STALE or (encoded is None and due and utcnow() >= due):
                         try:  # another process changed it, or a deadline passed: re-read
                             _, state = await self.in_thread(*read)
                         except WorkRefused:
@@ -178,28 +183,45 @@ class ChatApp:
                             break
                         encoded = sse("state", state)
                     if encoded is not None:
+                        if encoded.startswith(b"event: state"):
+                            due = _due(json.loads(encoded.split(b"data: ", 1)[1]))
+                        elif encoded.startswith(b"event: message") and _BOT in encoded:
+                            due = utcnow() + timedelta(seconds=self.rules.max_resp_time)
                         await _send_chunk(send, encoded)
-                    encoded = await _next_event(queue, gone, _wait_seconds(state))
+                    encoded = await _next_event(queue, (gone, stop), _wait_seconds(due))
             finally:
                 gone.cancel()
+                stop.cancel()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _stopping(self) -> asyncio.Event:
+        if self._stop is None:
+            self._stop = asyncio.Event()
+            self._loop = asyncio.get_running_loop()
+        return self._stop
+
+    def stop_streams(self) -> None:
+        """From any thread: end the open event streams (the server is stopping; pages
+        reconnect to whichever server comes next)."""
+        if self._stop is not None and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
 
 
 async def _send_chunk(send: Send, chunk: bytes) -> None:
     await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
 
-async def _next_event(queue: asyncio.Queue[bytes], gone: asyncio.Future[None],
+async def _next_event(queue: asyncio.Queue[bytes], ends: tuple[asyncio.Future[Any], ...],
                       timeout: float) -> bytes | None:
-    """The next event for the stream; a ping after `timeout` seconds of silence, None when
-    the client left or a deadline is due."""
+    """The next event for the stream; a ping after `timeout` seconds of silence; None when
+    the stream ends or a deadline is due."""
     waiting = asyncio.ensure_future(queue.get())
-    done, _ = await asyncio.wait({waiting, gone}, timeout=timeout,
+    done, _ = await asyncio.wait({waiting, *ends}, timeout=timeout,
                                  return_when=asyncio.FIRST_COMPLETED)
     if waiting in done:
         return waiting.result()
     waiting.cancel()
-    return None if gone.done() or timeout < PING_SECONDS else b": ping\n\n"
+    return None if done or timeout < PING_SECONDS else b": ping\n\n"
 
 
 def _due(state: dict[str, Any]) -> datetime | None:
@@ -209,15 +231,9 @@ def _due(state: dict[str, Any]) -> datetime | None:
     return None if respond_by is None else datetime.fromisoformat(respond_by.rstrip("Z"))
 
 
-def _overdue(state: dict[str, Any]) -> bool:
-    due = _due(state)
-    return due is not None and utcnow() >= due
-
-
-def _wait_seconds(state: dict[str, Any]) -> float:
+def _wait_seconds(due: datetime | None) -> float:
     """Ping interval, shortened to wake up just after the worker's reply time runs out (the
     launcher then returns the unit to the pool within a second or two)."""
-    due = _due(state)
     if due is None:
         return PING_SECONDS
     return max(0.5, min(PING_SECONDS - 0.001, (due - utcnow()).total_seconds() + 2.0))
