@@ -1,16 +1,15 @@
 import { useEffect, useState } from 'react';
 
-/** Seconds left until `deadline` (ms since the epoch), ticking every second; null without one. */
+/** Seconds left until `deadline` (ms since the epoch), updated every second; null without one. */
 export function useSecondsUntil(deadline: number | null): number | null {
-  const [now, setNow] = useState(() => Date.now());
+  const [, setTicks] = useState(0);
   useEffect(() => {
     if (deadline === null) return;
-    setNow(Date.now());
-    const id = window.setInterval(() => setNow(Date.now()), 1000);
+    const id = window.setInterval(() => setTicks((t) => t + 1), 1000);
     return () => window.clearInterval(id);
   }, [deadline]);
   if (deadline === null) return null;
-  return Math.max(0, Math.ceil((deadline - now) / 1000));
+  return Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
 }
 
 /** Seconds left until a deadline fixed when the unit was loaded; null when there is no limit. */
