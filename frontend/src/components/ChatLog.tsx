@@ -29,7 +29,7 @@ export function ChatLog({ conversation, outgoing }: { conversation: Conversation
   useLayoutEffect(() => {
     const el = log.current;
     if (el && followsEnd.current) el.scrollTop = el.scrollHeight;
-  }, [messages, outgoing, reply]);
+  }, [messages, outgoing.length, reply]);
 
   return (
     <div
