@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, claim, getUnit, NetworkError } from './api';
+import { isChatState } from './chat';
 import { Annotator } from './components/Annotator';
+import { ChatUnit } from './components/ChatUnit';
 import { MessagePage } from './components/MessagePage';
 import { NotEligiblePage, ScreeningPassedPage, TrainingFullPage } from './components/Screening';
 import type { Unit } from './types';
@@ -31,7 +33,7 @@ export function readLinkParams(search: string): LinkParams {
 }
 
 /** Kinds of unit this page version can show (the server says which one in `kind`). */
-const SUPPORTED_KINDS = new Set(['annotation', 'screening']);
+const SUPPORTED_KINDS = new Set(['annotation', 'screening', 'chat']);
 
 /** Servers older than `kind` only served annotation units. */
 function unitKind(unit: Unit): string {
@@ -115,6 +117,15 @@ export function App({ search = window.location.search }: { search?: string }) {
         setState({ phase: 'unsupported', kind });
         return;
       }
+      if (kind === 'chat' && !isChatState(unit.chat)) {
+        setState({
+          phase: 'error',
+          title: 'Something went wrong',
+          message: 'The server sent a chat task without its chat. Please try again later.',
+          retry: true,
+        });
+        return;
+      }
       setState({ phase: 'ready', unit, token: claimed.token });
     } catch (e) {
       setState(errorState(e, during));
@@ -173,6 +184,18 @@ export function App({ search = window.location.search }: { search?: string }) {
         </MessagePage>
       );
     case 'ready':
+      if (unitKind(state.unit) === 'chat' && state.unit.chat) {
+        return (
+          <ChatUnit
+            key={state.unit.unit_id}
+            unit={state.unit}
+            chat={state.unit.chat}
+            token={state.token}
+            onCompleted={(code) => setState({ phase: 'completed', code })}
+            onRefused={(e) => setState(errorState(e, 'unit'))}
+          />
+        );
+      }
       return (
         <Annotator
           key={state.unit.unit_id}

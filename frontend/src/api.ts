@@ -1,5 +1,7 @@
 /** Same-origin calls to the worker API (docs/worker-api.md). No other network access. */
-import type { Answers, CheckResult, ScreeningOutcome, SubmitTimings, Unit } from './types';
+import { toChatEvent, type ChatEvent } from './chat';
+import { SseParser } from './sse';
+import type { Answers, ChatState, CheckResult, ScreeningOutcome, SubmitTimings, Unit } from './types';
 
 export interface Problem {
   dialogue?: string;
@@ -51,19 +53,25 @@ async function call<T>(
   } catch {
     throw new NetworkError();
   }
-  let data: unknown = null;
-  try {
-    data = await res.json();
-  } catch {
-    data = null;
-  }
-  if (!res.ok) {
-    const d = (data ?? {}) as { error?: unknown; problems?: unknown };
-    const message = typeof d.error === 'string' && d.error ? d.error : `The server answered ${res.status}.`;
-    const problems = Array.isArray(d.problems) ? (d.problems as Problem[]) : [];
-    throw new ApiError(res.status, message, problems);
-  }
+  const data = await jsonOf(res);
+  if (!res.ok) throw apiError(res.status, data);
   return data as T;
+}
+
+async function jsonOf(res: Response): Promise<unknown> {
+  try {
+    return await res.json();
+  } catch {
+    return null;
+  }
+}
+
+/** The error a refusal carries: the server's `{"error": "...", "problems": [...]}`. */
+function apiError(status: number, data: unknown): ApiError {
+  const d = (data ?? {}) as { error?: unknown; problems?: unknown };
+  const message = typeof d.error === 'string' && d.error ? d.error : `The server answered ${status}.`;
+  const problems = Array.isArray(d.problems) ? (d.problems as Problem[]) : [];
+  return new ApiError(status, message, problems);
 }
 
 export interface ClaimResult {
@@ -124,6 +132,99 @@ export function submit(
   clientId: string,
 ): Promise<SubmitResult> {
   return call<SubmitResult>('POST', `${unitPath(unitId)}/submit`, { answers, timings, client_id: clientId }, token);
+}
+
+function chatPath(unitId: string): string {
+  return `/api/chat/${encodeURIComponent(unitId)}`;
+}
+
+/** Starts the current conversation if it is pending (idempotent); answers the `chat` object. */
+export function startChat(unitId: string, token: string): Promise<ChatState> {
+  return call<ChatState>('POST', `${chatPath(unitId)}/start`, {}, token);
+}
+
+export interface SentMessage {
+  index: number;
+  sent_at: string;
+}
+
+/** Sends the worker's message; the same `clientMessageId` again never sends twice. */
+export function sendChatMessage(unitId: string, token: string, text: string, clientMessageId: string): Promise<SentMessage> {
+  return call<SentMessage>('POST', `${chatPath(unitId)}/messages`, { text, client_message_id: clientMessageId }, token);
+}
+
+/** Ends the current conversation (once `can_end`); answers the `chat` object. */
+export function endChat(unitId: string, token: string): Promise<ChatState> {
+  return call<ChatState>('POST', `${chatPath(unitId)}/end`, {}, token);
+}
+
+/** Asks the bot again for the reply that failed with `retry: true`. */
+export function retryChat(unitId: string, token: string): Promise<unknown> {
+  return call<unknown>('POST', `${chatPath(unitId)}/retry`, {}, token);
+}
+
+/** A stream that stays silent this long is taken for dead (the server comments every 15 s). */
+const SILENT_STREAM_MS = 45_000;
+
+/**
+ * Reads `GET /api/chat/<unit_id>/events` until the stream ends (resolves), breaks
+ * (`NetworkError`) or is refused (`ApiError` with the server's message). Read with `fetch`,
+ * not `EventSource`, because the token goes in a header. Aborting `signal` ends it quietly.
+ */
+export async function readChatEvents(
+  unitId: string,
+  token: string,
+  signal: AbortSignal,
+  onEvent: (event: ChatEvent) => void,
+  silentMs = SILENT_STREAM_MS,
+): Promise<void> {
+  const connection = new AbortController();
+  const abort = () => connection.abort();
+  signal.addEventListener('abort', abort);
+  let silence = window.setTimeout(abort, silentMs);
+  try {
+    let res: Response;
+    try {
+      res = await fetch(`${chatPath(unitId)}/events`, {
+        method: 'GET',
+        headers: { Accept: 'text/event-stream', Authorization: `Bearer ${token}` },
+        credentials: 'same-origin',
+        cache: 'no-store',
+        signal: connection.signal,
+      });
+    } catch {
+      if (signal.aborted) return;
+      throw new NetworkError();
+    }
+    if (!res.ok) throw apiError(res.status, await jsonOf(res));
+    if (!res.body) throw new NetworkError('The server sent no event stream.');
+    const reader = res.body.getReader();
+    const cancel = () => void reader.cancel().catch(() => undefined);
+    if (connection.signal.aborted) cancel();
+    else connection.signal.addEventListener('abort', cancel);
+    const decoder = new TextDecoder();
+    const parser = new SseParser();
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array> | null;
+      try {
+        chunk = await reader.read();
+      } catch {
+        chunk = null;
+      }
+      if (signal.aborted) return;
+      if (chunk === null || connection.signal.aborted) throw new NetworkError('The connection to the server was lost.');
+      if (chunk.done) return;
+      window.clearTimeout(silence);
+      silence = window.setTimeout(abort, silentMs);
+      for (const sse of parser.push(decoder.decode(chunk.value, { stream: true }))) {
+        const event = toChatEvent(sse);
+        if (event && !signal.aborted) onEvent(event);
+      }
+    }
+  } finally {
+    window.clearTimeout(silence);
+    signal.removeEventListener('abort', abort);
+  }
 }
 
 /** A random UUID v4. `crypto.randomUUID` needs a secure context; worker links may be plain http. */

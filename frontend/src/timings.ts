@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useRef } from 'react';
 import type { Step } from './answers';
 import { isPlainObject } from './tree';
-import type { StepTiming } from './types';
+import type { StepTiming, SubmitTimings } from './types';
 
 function isInterval(v: unknown): v is [number, number] {
   return (
@@ -58,4 +58,14 @@ export function useStepTimings(current: Step | null, restored: StepTiming[]) {
     const visit = open.current;
     return visit ? addInterval(closed.current, visit.step, visit.start, now) : closed.current;
   }, []);
+}
+
+/** The submit's `timings`: the page's visit from load to submit, with the step visits. */
+export function submitTimings(startedAt: Date, submittedAt: Date, steps: StepTiming[]): SubmitTimings {
+  return {
+    started_at: startedAt.toISOString(),
+    submitted_at: submittedAt.toISOString(),
+    duration_ms: submittedAt.getTime() - startedAt.getTime(),
+    steps,
+  };
 }

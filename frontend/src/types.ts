@@ -72,7 +72,7 @@ export interface Draft {
   saved_at?: string;
 }
 
-/** What the page shows for a unit; this page version knows `annotation` and `screening`. */
+/** What the page shows for a unit; this page version knows `annotation`, `screening` and `chat`. */
 export type UnitKind = 'annotation' | 'screening' | 'chat' | string;
 
 export interface Unit {
@@ -90,6 +90,57 @@ export interface Unit {
   completion_code: string | null;
   /** Screening (training) units only: how many training dialogues, which are graded. */
   screening?: ScreeningInfo;
+  /** Chat units only: the server's state of the worker's chats (docs/chat-api.md). */
+  chat?: ChatState;
+}
+
+/** Chat units (docs/chat-api.md). */
+export type ChatRole = 'worker' | 'bot';
+export type ConversationStatus = 'pending' | 'active' | 'ended' | 'timed_out' | 'failed';
+
+export interface ChatMessage {
+  index: number;
+  role: ChatRole;
+  text: string;
+  sent_at: string;
+}
+
+/** The bot reply being generated: the `index` it will have and its text so far. */
+export interface ChatReply {
+  index: number;
+  text: string;
+}
+
+/** The last bot problem of a conversation; `retry`: the worker may ask again. */
+export interface ChatError {
+  message: string;
+  retry: boolean;
+}
+
+export interface Conversation {
+  position: number;
+  /** Neutral name of the bot: "Partner", "Partner A", "Partner B". */
+  partner: string;
+  status: ConversationStatus;
+  /** The worker's messages so far (the opening "Hi!" not counted). */
+  turns_done: number;
+  can_end: boolean;
+  /** When the worker's next message is due (ISO time); null while the bot replies. */
+  respond_by: string | null;
+  reply: ChatReply | null;
+  error: ChatError | null;
+  messages: ChatMessage[];
+}
+
+/** The `chat` object of a chat unit, and the data of the `state` event. */
+export interface ChatState {
+  num_turns: number;
+  max_resp_time: number;
+  max_message_chars: number;
+  conversation_start_mode: string;
+  /** Position of the conversation the worker is in; null once every conversation has ended. */
+  current: number | null;
+  conversations: Conversation[];
 }
 
 /** A screening unit's intro data (never an expected answer). */

@@ -168,10 +168,10 @@ describe('annotation flow', () => {
   });
 
   it('a kind of unit this page does not know gets a polite reload message', async () => {
-    fakeServer(standardRoutes(smallUnit({ kind: 'chat' })));
+    fakeServer(standardRoutes(smallUnit({ kind: 'video' })));
     render(<App search={LINK} />);
     expect(await screen.findByRole('heading', { name: 'Please reload this page' })).toBeInTheDocument();
-    expect(screen.getByRole('alert')).toHaveTextContent('This kind of task (chat) is not supported by this version of the page');
+    expect(screen.getByRole('alert')).toHaveTextContent('This kind of task (video) is not supported by this version of the page');
     expect(screen.getByRole('button', { name: 'Reload' })).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: 'Next' })).toBeNull();
   });

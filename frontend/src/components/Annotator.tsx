@@ -4,7 +4,7 @@ import { answersForSubmit, buildSteps, sanitizeAnswers, type Step } from '../ans
 import { humanize, makeShowHtml, makeShows, placeholderNames, speakerNames, turnNumber, type Show } from '../display';
 import { formatMissing, stepMissing, type Missing } from '../require';
 import { checkAnnouncement, checkBody, endsDialogue, lastStepOf, needsCheck, stableJson, type CheckRecord } from '../screening';
-import { restoreTimings, useStepTimings } from '../timings';
+import { restoreTimings, submitTimings, useStepTimings } from '../timings';
 import type { Answers, ScreeningOutcome, Unit } from '../types';
 import { useDraftSaver, type SaveStatus } from '../useDraftSaver';
 import { Countdown, useCountdown } from './Countdown';
@@ -181,12 +181,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
         unit.unit_id,
         token,
         answersForSubmit(answers),
-        {
-          started_at: startedAt.current.toISOString(),
-          submitted_at: submittedAt.toISOString(),
-          duration_ms: submittedAt.getTime() - startedAt.current.getTime(),
-          steps: timingsAt(submittedAt.getTime()),
-        },
+        submitTimings(startedAt.current, submittedAt, timingsAt(submittedAt.getTime())),
         clientId.current,
       );
       setSubmitted(true);
