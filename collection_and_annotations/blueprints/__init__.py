@@ -6,7 +6,12 @@ from omegaconf import DictConfig
 
 from collection_and_annotations.blueprints.base import AssignmentPlan, TaskBlueprint
 from collection_and_annotations.blueprints.registry import COMBINED_BLUEPRINTS, blueprint_class
-from collection_and_annotations.bots.model_opts import load_model_opts, parse_conversations_needed
+from collection_and_annotations.bots.model_opts import (
+    check_spec_problems,
+    load_model_opts,
+    nicknames_in,
+    parse_conversations_needed,
+)
 from collection_and_annotations.errors import NotSupportedYet, UserError
 
 __all__ = ["AssignmentPlan", "TaskBlueprint", "build_blueprint", "check_supported", "kind_name"]
@@ -35,8 +40,9 @@ def build_blueprint(cfg: DictConfig) -> TaskBlueprint | None:
     if blueprint_cfg.do_collect_dialogue:
         if blueprint_cfg.model_opt_path:
             bots = load_model_opts(blueprint_cfg.model_opt_path)
-            if blueprint_cfg.conversations_needed_string:
-                parse_conversations_needed(blueprint_cfg.conversations_needed_string, bots)
+            needed = parse_conversations_needed(blueprint_cfg.conversations_needed_string or "",
+                                                bots)
+            check_spec_problems(bots, nicknames_in(needed))
         return None
     # The kind reads and checks its own screening and gold files (static annotation does).
     return blueprint_class(kind_name(cfg))(blueprint_cfg, cfg.mephisto.task.task_name)
