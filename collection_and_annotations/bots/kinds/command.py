@@ -37,6 +37,9 @@ class _Failed:
         self.reason = reason
 
 
+_Queue = asyncio.Queue[dict[str, Any] | _Failed]
+
+
 @BOT_KINDS.register("command")
 class CommandBot:
     keys = frozenset({"command", "timeout", "cwd"})
@@ -47,7 +50,8 @@ class CommandBot:
         self._process: asyncio.subprocess.Process | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._starting: asyncio.Lock | None = None
-        self._pending: dict[str, asyncio.Queue[dict[str, Any] | _Failed]] = {}
+        # request id -> (the process it was sent to, where its lines go)
+        self._pending: dict[str, tuple[asyncio.subprocess.Process, _Queue]] = {}
         self._ids = itertools.count(1)
         self._last_line = 0.0
 
@@ -83,8 +87,8 @@ class CommandBot:
     async def request(self, session: str, history: list[Turn]) -> AsyncIterator[str]:
         process = await self._running()
         request_id = str(next(self._ids))
-        queue: asyncio.Queue[dict[str, Any] | _Failed] = asyncio.Queue()
-        self._pending[request_id] = queue
+        queue: _Queue = asyncio.Queue()
+        self._pending[request_id] = process, queue
         try:
             await self._send(process, {"id": request_id, "session": session, "history": [
                 {"role": turn.role, "text": turn.text} for turn in history]})
@@ -113,8 +117,7 @@ class CommandBot:
         finally:
             self._pending.pop(request_id, None)
 
-    async def _next(self, process: asyncio.subprocess.Process,
-                    queue: asyncio.Queue[dict[str, Any] | _Failed]) -> dict[str, Any]:
+    async def _next(self, process: asyncio.subprocess.Process, queue: _Queue) -> dict[str, Any]:
         try:
             message = await asyncio.wait_for(queue.get(), self._timeout)
         except TimeoutError:
@@ -122,6 +125,7 @@ class CommandBot:
             if process.returncode is None and loop.time() - self._last_line >= self._timeout:
                 log.warning("bot %s: no output for %ss; killing it as hung", self.nickname,
                             self._timeout)
+                self._forget(process)
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
             raise BotUnavailable("The bot took too long to answer.") from None
@@ -178,10 +182,10 @@ class CommandBot:
                 self._last_line = asyncio.get_running_loop().time()
                 self._dispatch(line)
         finally:
-            if self._process is process:
-                self._process = None  # the next request starts a new one
-            for queue in list(self._pending.values()):
-                queue.put_nowait(_Failed("its process ended"))
+            self._forget(process)
+            for sent_to, queue in list(self._pending.values()):
+                if sent_to is process:
+                    queue.put_nowait(_Failed("its process ended"))
         try:
             code = await asyncio.wait_for(process.wait(), 1)
         except TimeoutError:  # closed its output but lives on: useless, so ended
@@ -195,15 +199,20 @@ class CommandBot:
         except ValueError:
             message = None
         request = message.get("id") if isinstance(message, dict) else None
-        queue = self._pending.get(request) if isinstance(request, str) else None
-        if queue is not None:
-            queue.put_nowait(message)  # type: ignore[arg-type]
+        pending = self._pending.get(request) if isinstance(request, str) else None
+        if pending is not None:
+            pending[1].put_nowait(message)  # type: ignore[arg-type]
             return
         shown = line[:200].decode(errors="replace").rstrip()
         if message is None and len(self._pending) == 1:  # it can only be that request's
-            next(iter(self._pending.values())).put_nowait(_Failed(f"not JSON: {shown!r}"))
+            next(iter(self._pending.values()))[1].put_nowait(_Failed(f"not JSON: {shown!r}"))
         else:
             log.warning("bot %s: a line for no waiting request: %r", self.nickname, shown)
+
+    def _forget(self, process: asyncio.subprocess.Process) -> None:
+        """The next request starts a new process."""
+        if self._process is process:
+            self._process = None
 
     async def _forward_stderr(self, process: asyncio.subprocess.Process) -> None:
         assert process.stderr is not None
