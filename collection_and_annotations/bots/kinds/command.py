@@ -191,7 +191,8 @@ class CommandBot:
         except TimeoutError:  # closed its output but lives on: useless, so ended
             process.kill()
             code = await process.wait()
-        log.warning("bot %s: its process exited with code %s", self.nickname, code)
+        log.log(logging.INFO if code == 0 else logging.WARNING,
+                "bot %s: its process exited with code %s", self.nickname, code)
 
     def _dispatch(self, line: bytes) -> None:
         try:
