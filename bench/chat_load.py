@@ -1,7 +1,7 @@
 """Load harness for live chat: C simulated workers chat at once over real HTTP.
 
 The server is the real `welcome.py` in a subprocess (one server process, SQLite by default) and
-the bot is the built-in `slow` demo bot: it answers after `--bot-delay` seconds (2 s) in 20
+the bot is the built-in `counter` demo bot: it answers after `--bot-delay` seconds (2 s) in 20
 pieces. Each worker claims a unit, opens the event stream, starts the chat (the server sends
 "Hi!" and the bot answers), then sends `--turns` messages, each after `--think` seconds, waits
 for each reply to finish, ends the chat and submits.
@@ -51,7 +51,7 @@ def free_port() -> int:
 
 def write_task(folder: Path, clients: int, turns: int, bot_delay: float, port: int) -> Path:
     opts = folder / "model_opts.yaml"
-    opts.write_text(f"slow: {{type: demo, name: slow, first_delay: {bot_delay}, pieces: 20, "
+    opts.write_text(f"slow: {{type: demo, name: counter, think: {bot_delay}, "
                     "delay: 0.05}\n")
     conf = folder / "chat_bench.yaml"
     conf.write_text(

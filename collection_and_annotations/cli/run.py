@@ -72,6 +72,10 @@ def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     """Every check that needs no writes, in the order a user fixes them."""
     blueprint = build_blueprint(cfg)
     check_services_supported(cfg)
+    check_bots = getattr(blueprint, "check_bots", None)
+    if check_bots is not None:
+        for warning in check_bots():
+            print(f"warning: {warning}", file=sys.stderr)
     check_blocklists(cfg.mephisto.blueprint.worker_blocklist_paths,
                      cfg.mturk.worker_blocklist_paths)
     architect = cfg.mephisto.architect

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import random
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
 from sqlalchemy import Connection
 
+from collection_and_annotations import PACKAGE_DIR
 from collection_and_annotations.blueprints.base import (
     AssignmentPlan,
     SubmitRefused,
@@ -22,7 +25,16 @@ from collection_and_annotations.blueprints.dialogue_collection.quotas import (
     spec_name,
 )
 from collection_and_annotations.blueprints.registry import register_blueprint
-from collection_and_annotations.bots.model_opts import load_model_opts, parse_conversations_needed
+from collection_and_annotations.bots import (
+    Bot,
+    BotContext,
+    build_bots,
+    check_bots,
+    load_model_opts,
+    nicknames_in,
+    parse_conversations_needed,
+)
+from collection_and_annotations.bots.model_opts import check_spec_problems
 from collection_and_annotations.engine.chat import (
     START_MODES,
     ChatRules,
@@ -48,6 +60,7 @@ class DialogueCollectionBlueprint:
         self.model_opts = load_model_opts(self.model_opts_path)
         self.needed = parse_conversations_needed(blueprint_cfg.conversations_needed_string,
                                                  self.model_opts)
+        check_spec_problems(self.model_opts, nicknames_in(self.needed))  # e.g. typos
         for bots in self.needed:
             if len(bots) != blueprint_cfg.num_bots:
                 raise UserError(
@@ -63,10 +76,29 @@ class DialogueCollectionBlueprint:
         self.rules = ChatRules(blueprint_cfg.num_turns, blueprint_cfg.max_resp_time,
                                blueprint_cfg.conversation_start_mode)
         self.pools = {pool_of(bots): spec_name(bots) for bots in self.needed}
-        self.max_concurrent_responses = blueprint_cfg.max_concurrent_responses
+        # task_dir is a top-level key: the agents of the original's layout sit beside it
+        task_dir = Path(str(blueprint_cfg._get_root().get("task_dir") or PACKAGE_DIR))
+        self.bot_context = BotContext(project_root=PACKAGE_DIR.parent, task_dir=task_dir,
+                                      max_concurrent_responses=
+                                      blueprint_cfg.max_concurrent_responses)
 
-    def used_bots(self) -> list[str]:
-        return sorted({bot for bots in self.needed for bot in bots})
+    def make_bots(self) -> dict[str, Bot]:
+        """The conf's bots, built in the process (and event loop) that runs their turns."""
+        return build_bots(self.model_opts, nicknames_in(self.needed), self.bot_context)
+
+    def check_bots(self) -> list[str]:
+        """At launch: build every bot (a missing agent, ParlAI or API key fails here, naming
+        the nickname) and warn about any that looks unusable right now (an endpoint down)."""
+        bots = self.make_bots()
+
+        async def check() -> list[str]:
+            try:
+                return await check_bots(bots)
+            finally:
+                for bot in bots.values():
+                    await bot.aclose()
+
+        return asyncio.run(check())
 
     def plan(self) -> list[AssignmentPlan]:
         return [AssignmentPlan(
