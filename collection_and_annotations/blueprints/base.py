@@ -27,6 +27,10 @@ MAIN_POOL = "main"
 # Units a worker does before real work (training); finishing one does not end their visit.
 SCREENING_POOL = "screening"
 GOLD_POOL = "gold"
+# Pools of quality-control units: not the work a task is run for (progress and
+# `--exclude-quality` leave them out). Every other pool is real work (a chat task has one per
+# bot spec).
+QUALITY_POOLS = (SCREENING_POOL, GOLD_POOL)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Table, delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from collection_and_annotations.blueprints.base import MAIN_POOL, AssignmentPlan, TaskBlueprint
+from collection_and_annotations.blueprints.base import QUALITY_POOLS, AssignmentPlan, TaskBlueprint
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -352,6 +352,7 @@ def unit_counts(db: Database, task_id: int) -> dict[str, int]:
     with db.read() as session:
         rows = session.execute(
             select(Unit.status, func.count()).join(Assignment)
-            .where(Assignment.task_id == task_id, Unit.pool == MAIN_POOL).group_by(Unit.status)
+            .where(Assignment.task_id == task_id, Unit.pool.not_in(QUALITY_POOLS))
+            .group_by(Unit.status)
         ).all()
     return {status: count for status, count in rows}

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from collection_and_annotations.blueprints.base import MAIN_POOL, ExportReader
+from collection_and_annotations.blueprints.base import QUALITY_POOLS, ExportReader
 from collection_and_annotations.blueprints.registry import blueprint_class
 from collection_and_annotations.blueprints.static_annotation.export_rows import ITEM_FIELDS
 from collection_and_annotations.storage.database import Database
@@ -65,7 +65,7 @@ def whole_submissions(
         .limit(page_size)
     )
     if exclude_quality:
-        query = query.where(Unit.pool == MAIN_POOL)
+        query = query.where(Unit.pool.not_in(QUALITY_POOLS))
     definitions: dict[int, dict[str, Any]] = {}
     with db.read() as session:
         newest = session.scalar(select(func.max(Submission.id))) or 0
