@@ -87,6 +87,8 @@ def test_a_single_chat_streams_replies_stores_every_message_and_submits(single):
         assert early.status_code == 409
         ended = server.client.post(f"/api/chat/{unit}/end", json={}, headers=auth(token))
         assert ended.json()["current"] is None
+        after_end = send("one more")
+        assert after_end.status_code == 409 and "no chat is open" in after_end.json()["error"]
     submitted = server.client.post(f"/api/units/{unit}/submit", headers=auth(token),
                                    json={"answers": {}})
     assert submitted.status_code == 200 and submitted.json()["status"] == "completed"

@@ -49,3 +49,14 @@ async def test_chatter_follows_the_topic(bots):
     pets = "".join(await reply(bots["chatter"].session("c"), "my dog is sleeping"))
     assert any(q in pets for q in ("any pets", "pet's name"))
     assert "".join(await reply(bots["parrot"].session("c"), "")).strip()
+
+
+async def test_counter_thinks_before_its_twenty_pieces(tmp_path, context):
+    _, specs = write_opts(tmp_path, "slow: {type: demo, name: counter, think: 0.3, delay: 0}\n")
+    session = build_bots(specs, ["slow"], context)["slow"].session("c1")
+    started = time.monotonic()
+    stream = session.reply([])
+    first = await anext(stream)
+    assert time.monotonic() - started >= 0.3
+    rest = [piece async for piece in stream]
+    assert [first, *rest] == [f"{n} " for n in range(1, 20)] + ["20"]
