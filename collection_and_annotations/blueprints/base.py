@@ -86,11 +86,14 @@ class SubmittedUnit:
 
 
 class SubmitRefused(Exception):
-    """Raised by a blueprint's `after_submit` to refuse a submission (nothing is stored)."""
+    """Raised by a blueprint's `after_submit` or `complete_answers` to refuse a submission
+    (nothing is stored); `problems` as `check_submission` gives them."""
 
-    def __init__(self, message: str, status: int = 422):
+    def __init__(self, message: str, status: int = 422,
+                 problems: list[dict[str, Any]] | None = None):
         super().__init__(message)
         self.status = status
+        self.problems = problems
 
 
 class TaskBlueprint(Protocol):
@@ -122,7 +125,10 @@ class TaskBlueprint(Protocol):
         self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any
     ) -> Any:
         """What is stored of a valid submission: the answers, completed with what only the
-        server knows (e.g. which dialogue a comparison's chosen side showed)."""
+        server knows (e.g. which dialogue a comparison's chosen side showed). A kind whose
+        answers are about what the worker made in the unit (live chat) defines instead
+        `complete_answers(connection, unit: SubmittedUnit, answers)`, which checks them
+        against the database (raising SubmitRefused) and returns what is stored."""
 
     def check_submission(
         self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any

@@ -13,12 +13,12 @@ finishes with `store_reply` or `reply_failed`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
-from sqlalchemy import Connection, Row, func, insert, select, update
+from sqlalchemy import Connection, Row, insert, select, update
 
 from collection_and_annotations.bots.base import Turn
 from collection_and_annotations.engine.allocation import release_units, return_unit
@@ -35,11 +35,26 @@ from collection_and_annotations.storage.models import (
 )
 
 OPENER = "Hi!"
+SPEAKERS = {"worker": "user", "bot": "system"}  # as task data names them
 START_MODES = ("hi", "worker")
 # awaiting: whose move it is in an active conversation
 WORKER, BOT, RETRY = "worker", "bot", "retry"
 INTERRUPTED = ("Your partner's reply was interrupted (the server restarted). "
                "Press Try again to ask again.")
+
+
+class Annotations(Protocol):
+    """Annotating while and after chatting, as the task kind defines it."""
+
+    online: str | None  # the bucket of online labels
+    online_required: bool
+
+    def check_label(self, speakers: list[str], index: int, value: Any) -> list[Any]:
+        """Problems (with `as_dict()`) of the online answer for the message at `index`."""
+
+    def plan(self, layout: Mapping[str, Any], transcripts: Mapping[int, list[list[str]]],
+             ended: set[int]) -> dict[str, Any]:
+        """The `annotations` of the chat object."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,7 @@ class ChatRules:
     max_resp_time: int
     start_mode: str = "hi"
     max_message_chars: int = 2000
+    annotations: Annotations | None = None
 
 
 @dataclass(frozen=True)
@@ -61,7 +77,7 @@ class ReplyJob:
     attempt: int
     position: int
     bot: str
-    bots: tuple[str, ...]  # the unit's bots, in its order
+    layout: dict[str, Any]  # the unit's layout (its bots in order, annotation orders)
     index: int  # the index the bot's message will have
     history: tuple[Turn, ...]
     asked_at: datetime  # when the worker's message was stored
@@ -76,17 +92,24 @@ def partner_names(count: int) -> list[str]:
 
 def unit_bots(data: dict[str, Any], layout: dict[str, Any] | None) -> list[str]:
     """The bots of a unit in the order this unit chats with them (recorded in its layout)."""
-    return list((layout or data)["bots"])
+    return list((layout or {}).get("bots") or data["bots"])
+
+
+def full_layout(data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
+    """The layout with the bots in order, also for units whose order is the data's."""
+    return {**(layout or {}), "bots": unit_bots(data, layout)}
 
 
 # -- reading ---------------------------------------------------------------------------------
 
 def chat_state(
-    connection: Connection, unit_id: int, attempt: int, bots: list[str], rules: ChatRules,
-    live_text: Callable[[int], str | None] = lambda _id: None,
+    connection: Connection, unit_id: int, attempt: int, layout: dict[str, Any],
+    rules: ChatRules, live_text: Callable[[int], str | None] = lambda _id: None,
 ) -> dict[str, Any]:
-    """The `chat` object of docs/chat-api.md. `live_text` gives the text so far of a reply
-    this process is generating (other processes' replies show from their next piece)."""
+    """The `chat` object of docs/chat-api.md (`layout` as `full_layout` gives it).
+    `live_text` gives the text so far of a reply this process is generating (other
+    processes' replies show from their next piece)."""
+    bots = layout["bots"]
     conversations = connection.execute(
         select(Conversation).where(Conversation.unit_id == unit_id,
                                    Conversation.attempt == attempt)
@@ -96,12 +119,15 @@ def chat_state(
     if conversations:
         for m in connection.execute(
             select(Message.conversation_id, Message.index, Message.role, Message.text,
-                   Message.sent_at)
+                   Message.sent_at, Message.labels)
             .where(Message.conversation_id.in_(list(messages)))
             .order_by(Message.conversation_id, Message.index)
         ):
-            messages[m.conversation_id].append({
-                "index": m.index, "role": m.role, "text": m.text, "sent_at": iso_utc(m.sent_at)})
+            shown_message = {"index": m.index, "role": m.role, "text": m.text,
+                             "sent_at": iso_utc(m.sent_at)}
+            if rules.annotations is not None and m.role == "bot":
+                shown_message["labels"] = m.labels
+            messages[m.conversation_id].append(shown_message)
     names = partner_names(len(bots))
     shown = []
     for position, name in enumerate(names):
@@ -130,21 +156,48 @@ def chat_state(
     current = next((c["position"] for c in shown if c["status"] in ("pending", "active")), None)
     if any(c["status"] in ("timed_out", "failed") for c in shown):
         current = None
-    return {
+    state = {
         "num_turns": rules.num_turns, "max_resp_time": rules.max_resp_time,
         "max_message_chars": rules.max_message_chars,
         "conversation_start_mode": rules.start_mode, "current": current,
         "conversations": shown,
     }
+    if rules.annotations is not None:
+        transcripts = {c["position"]: [[SPEAKERS[m["role"]], m["text"]] for m in c["messages"]]
+                       for c in shown}
+        state["annotations"] = rules.annotations.plan(
+            layout, transcripts, {c["position"] for c in shown if c["status"] == "ended"})
+    return state
 
 
-def chats_finished(connection: Connection, unit_id: int, attempt: int, bots: int) -> bool:
-    """Every conversation of the unit was ended by the worker (what a chat submit needs)."""
-    ended = connection.scalar(
-        select(func.count()).select_from(Conversation)
-        .where(Conversation.unit_id == unit_id, Conversation.attempt == attempt,
-               Conversation.status == "ended"))
-    return ended == bots
+@dataclass(frozen=True)
+class Transcript:
+    """A conversation as its submission stores it."""
+
+    conversation_id: int
+    position: int
+    bot: str
+    status: str
+    messages: list[Row]  # index, role, text, labels
+
+
+def transcripts(connection: Connection, unit_id: int, attempt: int) -> list[Transcript]:
+    """The unit's conversations of this attempt, in order, with their messages."""
+    conversations = connection.execute(
+        select(Conversation.id, Conversation.position, Conversation.bot, Conversation.status)
+        .where(Conversation.unit_id == unit_id, Conversation.attempt == attempt)
+        .order_by(Conversation.position)).all()
+    messages: dict[int, list[Row]] = {c.id: [] for c in conversations}
+    if conversations:
+        for row in connection.execute(
+            select(Message.conversation_id, Message.index, Message.role, Message.text,
+                   Message.labels)
+            .where(Message.conversation_id.in_(list(messages)))
+            .order_by(Message.conversation_id, Message.index)
+        ):
+            messages[row.conversation_id].append(row)
+    return [Transcript(c.id, c.position, c.bot, c.status, messages[c.id])
+            for c in conversations]
 
 
 def read_chat(db: Database, public_id: str, worker_id: int, rules: ChatRules,
@@ -156,14 +209,14 @@ def read_chat(db: Database, public_id: str, worker_id: int, rules: ChatRules,
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
         return unit.id, chat_state(connection, unit.id, unit.times_expired,
-                                   unit_bots(unit.data, unit.layout), rules, live_text)
+                                   full_layout(unit.data, unit.layout), rules, live_text)
 
 
 def job_state(db: Database, job: ReplyJob, rules: ChatRules,
               live_text: Callable[[int], str | None]) -> dict[str, Any]:
     """The `chat` object of a bot turn's unit, as the worker who chatted sees it."""
     with db.snapshot() as connection:
-        return chat_state(connection, job.unit_id, job.attempt, list(job.bots), rules, live_text)
+        return chat_state(connection, job.unit_id, job.attempt, job.layout, rules, live_text)
 
 
 # -- the worker's steps ----------------------------------------------------------------------
@@ -204,7 +257,8 @@ def start(db: Database, public_id: str, worker_id: int, rules: ChatRules
     the bot turn to run, if any."""
     with db.transaction() as connection:
         unit = _assigned_unit(connection, public_id, worker_id)
-        bots = unit_bots(unit.data, unit.layout)
+        layout = full_layout(unit.data, unit.layout)
+        bots = layout["bots"]
         current = _current(connection, unit)
         if current is not None and current.status != "ended":
             return unit.id, None
@@ -223,13 +277,14 @@ def start(db: Database, public_id: str, worker_id: int, rules: ChatRules
             return unit.id, None
         _add_message(connection, conversation_id, 0, "worker", OPENER, now, opener=True)
         return unit.id, ReplyJob(unit.id, conversation_id, unit.times_expired, position,
-                                 bots[position], tuple(bots), 1, (Turn("worker", OPENER),), now)
+                                 bots[position], layout, 1, (Turn("worker", OPENER),), now)
 
 
 def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
-         rules: ChatRules) -> tuple[dict[str, Any], ReplyJob | None]:
-    """Store the worker's message; returns what the API answers and the bot turn to run
-    (None when this was a retry of a message already stored)."""
+         rules: ChatRules, label: Any = None) -> tuple[dict[str, Any], ReplyJob | None]:
+    """Store the worker's message (and `label`, the online annotation of the bot's last
+    message); returns what the API answers and the bot turn to run (None when this was a
+    retry of a message already stored)."""
     if not isinstance(text, str) or not text.strip():
         raise WorkRefused("the message is empty; write something first", 422)
     if len(text) > rules.max_message_chars:
@@ -254,6 +309,7 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
             raise WorkRefused(f"this chat has its {rules.num_turns} turns; end it with the "
                               "End chat button", 409)
         history = _history(connection, conversation.id)
+        _label_last_reply(connection, conversation.id, history, label, rules)
         now = utcnow()
         index = len(history)
         _add_message(connection, conversation.id, index, "worker", text, now,
@@ -262,14 +318,15 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
                            .values(awaiting=BOT, turns_done=Conversation.turns_done + 1,
                                    respond_by=None, error=None))
         job = ReplyJob(unit.id, conversation.id, unit.times_expired, conversation.position,
-                       conversation.bot, tuple(unit_bots(unit.data, unit.layout)), index + 1,
+                       conversation.bot, full_layout(unit.data, unit.layout), index + 1,
                        (*history, Turn("worker", text)), now)
         return {"index": index, "sent_at": iso_utc(now)}, job
 
 
-def end(db: Database, public_id: str, worker_id: int, rules: ChatRules) -> tuple[int, int]:
-    """End the current conversation (only once it has its turns); returns the unit's and the
-    conversation's ids."""
+def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
+        label: Any = None) -> tuple[int, int]:
+    """End the current conversation (only once it has its turns; `label` is the online
+    annotation of the bot's last message); returns the unit's and the conversation's ids."""
     with db.transaction() as connection:
         unit = _assigned_unit(connection, public_id, worker_id)
         conversation = _current(connection, unit)
@@ -278,9 +335,42 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules) -> tuple
         if conversation.awaiting != WORKER or conversation.turns_done < rules.num_turns:
             raise WorkRefused(f"the chat can end after {rules.num_turns} of your messages, "
                               "each answered", 409)
+        _label_last_reply(connection, conversation.id, _history(connection, conversation.id),
+                          label, rules)
         connection.execute(update(Conversation).where(Conversation.id == conversation.id)
                            .values(status="ended", ended_at=utcnow(), respond_by=None))
         return unit.id, conversation.id
+
+
+def _label_last_reply(connection: Connection, conversation_id: int, history: tuple[Turn, ...],
+                      label: Any, rules: ChatRules) -> None:
+    """Check and store the online label of the conversation's last bot message, before the
+    worker moves on; a required label that is missing refuses the step (422)."""
+    annotations = rules.annotations
+    if annotations is None or annotations.online is None:
+        if label is not None:
+            raise WorkRefused("this chat takes no labels ('label' must be absent)", 400)
+        return
+    index = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "bot"), None)
+    if index is None:
+        return
+    stored = connection.scalar(select(Message.labels).where(
+        Message.conversation_id == conversation_id, Message.index == index))
+    if stored is not None:
+        return  # labelled before (a stored label is final)
+    if label is None and not annotations.online_required:
+        return
+    problems = annotations.check_label([SPEAKERS[t.role] for t in history], index, label)
+    if problems:
+        details = [{**p.as_dict(), "where": f"your partner's message {index + 1}"}
+                   for p in problems]
+        first = problems[0].message
+        raise WorkRefused(f"label your partner's message {index + 1} first "
+                          f"('{annotations.online}'): {first}", 422, details)
+    if label is not None:
+        connection.execute(update(Message).where(Message.conversation_id == conversation_id,
+                                                 Message.index == index)
+                           .values(labels={annotations.online: label}))
 
 
 def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
@@ -295,7 +385,7 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
                            .values(awaiting=BOT, error=None))
         history = _history(connection, conversation.id)
         return ReplyJob(unit.id, conversation.id, unit.times_expired, conversation.position,
-                        conversation.bot, tuple(unit_bots(unit.data, unit.layout)),
+                        conversation.bot, full_layout(unit.data, unit.layout),
                         len(history), history, utcnow())
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Row
+from sqlalchemy import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
 from collection_and_annotations.blueprints.base import SubmitRefused, SubmittedUnit, TaskBlueprint
@@ -111,10 +111,12 @@ def _store_submission(
         statements = hot(connection)
         unit = owned_unit(connection.execute(statements.lock_unit_with_data,
                                              {"public_id": public_id}).first(), worker_id)
+        submitted = SubmittedUnit(unit.id, unit.pool, unit.task_run_id, worker_id, unit.data,
+                                  unit.layout, answers, unit.times_expired)
         if unit.status in DONE_STATUSES:
             stored = connection.execute(statements.stored_answers,
                                         {"unit_id": unit.id}).scalar_one()
-            if stored == blueprint.stored_answers(unit.data, unit.layout, answers):
+            if stored == _stored(connection, blueprint, submitted):
                 return unit.status
             raise WorkRefused("this unit was already submitted with other answers", 409)
         if unit.status == "retired":
@@ -125,6 +127,7 @@ def _store_submission(
         problems = blueprint.check_submission(unit.data, unit.layout, answers)
         if problems:
             raise WorkRefused(_summary(problems), 422, problems)
+        stored_answers = _stored(connection, blueprint, submitted)
         now = utcnow()
         server_timings = {
             "assigned_at": iso_utc(unit.assigned_at),
@@ -133,7 +136,7 @@ def _store_submission(
         }
         connection.execute(statements.insert_submission, {
             "unit_id": unit.id, "worker_id": worker_id, "task_run_id": unit.task_run_id,
-            "answers": blueprint.stored_answers(unit.data, unit.layout, answers),
+            "answers": stored_answers,
             "timings": {"server": server_timings, "client": timings}, "client_id": client_id,
             "now": now,
         })
@@ -142,14 +145,25 @@ def _store_submission(
         after_submit = getattr(blueprint, "after_submit", None)
         if after_submit is not None:
             try:
-                outcome = after_submit(connection, SubmittedUnit(
-                    unit.id, unit.pool, unit.task_run_id, worker_id, unit.data, unit.layout,
-                    answers, unit.times_expired))
+                outcome = after_submit(connection, submitted)
             except SubmitRefused as exc:
-                raise WorkRefused(str(exc), exc.status) from None
+                raise WorkRefused(str(exc), exc.status, exc.problems) from None
             if outcome:
                 extra.update(outcome)
         return "completed"
+
+
+def _stored(connection: Connection, blueprint: TaskBlueprint, unit: SubmittedUnit) -> Any:
+    """What a valid submission stores (the same for a retry of it)."""
+    complete = getattr(blueprint, "complete_answers", None)
+    if complete is None:
+        return blueprint.stored_answers(unit.data, unit.layout, unit.answers)
+    try:
+        return complete(connection, unit)
+    except SubmitRefused as exc:
+        problems = exc.problems
+        raise WorkRefused(_summary(problems) if problems else str(exc), exc.status,
+                          problems) from None
 
 
 def _summary(problems: list[dict[str, Any]]) -> str:

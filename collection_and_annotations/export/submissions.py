@@ -52,6 +52,8 @@ def whole_submissions(
     `gold`) and, for screening and gold, its score; `exclude_quality` keeps real work only."""
     task = find_task(db, task_name)
     reader: ExportReader = blueprint_class(task.blueprint)
+    # a kind whose submissions store their own dialogues (live chat) reads them from there
+    stored_dialogues = getattr(reader, "exported_answers", None)
     query = (
         select(Submission, Unit.public_id, Unit.layout, Worker.pseudonym, Assignment.data,
                Unit.pool, UnitScore.mistakes, UnitScore.passed, TaskRun.id)
@@ -84,6 +86,11 @@ def whole_submissions(
             return
         for (submission, unit_id, layout, pseudonym, data, pool, mistakes, passed,
              run_id) in rows:
+            if stored_dialogues is not None:
+                dialogues, answers = stored_dialogues(submission.answers)
+            else:
+                dialogues = _with_source_fields(reader.export_dialogues(data, layout), data)
+                answers = submission.answers
             record = {
                 "task": task_name,
                 "task_kind": task.blueprint,
@@ -93,8 +100,8 @@ def whole_submissions(
                 "submitted_at": iso_utc(submission.created_at),
                 "timings": submission.timings,
                 "layout": layout,
-                "dialogues": _with_source_fields(reader.export_dialogues(data, layout), data),
-                "answers": submission.answers,
+                "dialogues": dialogues,
+                "answers": answers,
                 **quality_fields(pool, mistakes, passed, submission.flagged_for_review),
             }
             yield record, definitions[run_id]

@@ -211,6 +211,8 @@ class Message(Base):
     latency_ms: Mapped[int | None]
     client_message_id: Mapped[str | None] = mapped_column(String(64))
     opener: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # bot messages: the worker's online annotation, `{bucket: value}` (final once stored)
+    labels: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
 
 
 class Qualification(Base):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +18,20 @@ from collection_and_annotations.blueprints.base import (
     SubmittedUnit,
     WorkerContext,
 )
+from collection_and_annotations.blueprints.dialogue_collection.annotations import (
+    ChatAnnotations,
+    chat_submission,
+)
+from collection_and_annotations.blueprints.dialogue_collection.annotations import (
+    stored_answers as stored_offline,
+)
 from collection_and_annotations.blueprints.dialogue_collection.quotas import (
     balanced_pools,
     pool_of,
     spec_name,
 )
 from collection_and_annotations.blueprints.registry import register_blueprint
+from collection_and_annotations.blueprints.static_annotation.export_rows import export_rows
 from collection_and_annotations.bots import (
     Bot,
     BotContext,
@@ -36,11 +43,12 @@ from collection_and_annotations.bots import (
 )
 from collection_and_annotations.bots.model_opts import check_spec_problems
 from collection_and_annotations.engine.chat import (
+    SPEAKERS,
     START_MODES,
     ChatRules,
     chat_state,
-    chats_finished,
-    unit_bots,
+    full_layout,
+    transcripts,
 )
 from collection_and_annotations.errors import UserError
 
@@ -73,8 +81,11 @@ class DialogueCollectionBlueprint:
                             f"{', '.join(START_MODES)}")
         if blueprint_cfg.num_turns < 1:
             raise UserError("mephisto.blueprint.num_turns must be 1 or more")
+        self.task_name = task_name
+        self.annotations = ChatAnnotations.from_conf(blueprint_cfg, blueprint_cfg.num_bots)
         self.rules = ChatRules(blueprint_cfg.num_turns, blueprint_cfg.max_resp_time,
-                               blueprint_cfg.conversation_start_mode)
+                               blueprint_cfg.conversation_start_mode,
+                               annotations=self.annotations)
         self.pools = {pool_of(bots): spec_name(bots) for bots in self.needed}
         # task_dir is a top-level key: the agents of the original's layout sit beside it
         task_dir = Path(str(blueprint_cfg._get_root().get("task_dir") or PACKAGE_DIR))
@@ -108,12 +119,16 @@ class DialogueCollectionBlueprint:
         ) for bots, count in self.needed.items()]
 
     def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
-        """Paired chats: the order of the bots, drawn per unit and recorded."""
-        if len(data["bots"]) < 2:
-            return None
-        bots = list(data["bots"])
-        rng.shuffle(bots)
-        return {"bots": bots}
+        """Per unit, drawn and recorded: the order of a paired unit's bots, and the order of
+        the offline buckets and the sides of comparisons."""
+        layout: dict[str, Any] = {}
+        if len(data["bots"]) > 1:
+            bots = list(data["bots"])
+            rng.shuffle(bots)
+            layout["bots"] = bots
+        if self.annotations is not None and self.annotations.shuffles():
+            layout.update(self.annotations.layout(rng))
+        return layout or None
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         return balanced_pools(connection, worker, self.pools)
@@ -122,41 +137,62 @@ class DialogueCollectionBlueprint:
         return "chat"
 
     def unit_content(self, data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
-        return {}
+        return {} if self.annotations is None else self.annotations.public()
 
     def unit_state(self, connection: Connection, unit_id: int, attempt: int,
                    data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
         """The worker's chats as the database holds them (the page keeps no state)."""
-        return {"chat": chat_state(connection, unit_id, attempt, unit_bots(data, layout),
+        return {"chat": chat_state(connection, unit_id, attempt, full_layout(data, layout),
                                    self.rules)}
 
     def describe(self) -> dict[str, Any]:
-        return {"chat": {"specs": {spec_name(b): n for b, n in self.needed.items()},
+        buckets = {} if self.annotations is None else {
+            name: bucket.public() for name, bucket in self.annotations.buckets.items()}
+        return {"buckets": buckets,
+                "chat": {"specs": {spec_name(b): n for b, n in self.needed.items()},
                          "num_turns": self.rules.num_turns,
                          "max_resp_time": self.rules.max_resp_time,
                          "conversation_start_mode": self.rules.start_mode}}
 
     def stored_answers(self, data: dict[str, Any], layout: dict[str, Any] | None,
                        answers: Any) -> Any:
-        return answers
+        raise NotImplementedError("chat submissions are completed by complete_answers")
 
     def check_submission(self, data: dict[str, Any], layout: dict[str, Any] | None,
                          answers: Any) -> list[dict[str, Any]]:
-        if not isinstance(answers, dict):
-            return [{"message": "'answers' must be an object"}]
-        return []
+        return []  # checked against the conversations, in complete_answers
 
-    def after_submit(self, connection: Connection, unit: SubmittedUnit) -> None:
-        bots = unit_bots(unit.data, unit.layout)
-        if not chats_finished(connection, unit.id, unit.attempt, len(bots)):
+    def complete_answers(self, connection: Connection, unit: SubmittedUnit) -> dict[str, Any]:
+        """Check the offline answers against the conversations the worker had and store them
+        with those conversations (ids, bots, online labels), shaped like a static submission:
+        `dialogues` (as static exports list them) and `answers` keyed by dialogue key."""
+        layout = full_layout(unit.data, unit.layout)
+        chats = transcripts(connection, unit.id, unit.attempt)
+        if len(chats) != len(layout["bots"]) or any(c.status != "ended" for c in chats):
             raise SubmitRefused("finish every chat (End chat) before submitting", 409)
+        turns = {c.position: [[SPEAKERS[m.role], m.text] for m in c.messages] for c in chats}
+        answers = unit.answers
+        if self.annotations is None:
+            if answers not in ({}, None):
+                raise SubmitRefused("this chat task asks no questions: submit 'answers': {}",
+                                    422)
+            answers = {}
+        else:
+            problems = self.annotations.check_offline(layout, turns, answers)
+            if problems:
+                details = [{**p.as_dict(), "where": p.dialogue} for p in problems]
+                raise SubmitRefused(problems[0].message, 422, details)
+            answers = stored_offline(answers, layout, self.annotations.buckets)
+        return chat_submission(self.task_name, chats, layout, answers, self.annotations)
 
     @staticmethod
     def export_dialogues(data: dict[str, Any], layout: dict[str, Any] | None
                          ) -> list[dict[str, Any]]:
-        return [{"position": i, "bot": bot} for i, bot in enumerate(unit_bots(data, layout))]
+        return []  # a chat submission stores its own (`exported_answers`)
 
     @staticmethod
-    def export_rows(record: dict[str, Any], definitions: dict[str, Any]
-                    ) -> Iterator[dict[str, Any]]:
-        return iter(())
+    def exported_answers(stored: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
+        """The dialogues and answers of a stored chat submission, as exports read them."""
+        return stored["dialogues"], stored["answers"]
+
+    export_rows = staticmethod(export_rows)

@@ -15,8 +15,11 @@ from collection_and_annotations.blueprints.static_annotation.layout import shown
 # time spent on the row's step (step_seconds, from the page's timings). The unit's pool (main,
 # screening, gold), a screening/gold unit's score and the review flag come from the submission.
 QUALITY_FIELDS = ("pool", "quality_mistakes", "quality_passed", "flagged_for_review")
+# conversation_id: a collected chat's; bot/bot2: the `bot`/`bot2` fields of the dialogue (a
+# comparison's `turns` and `turns2` sides), the bot nickname of a chat (requester side only).
 ITEM_FIELDS = (
-    "task", "run_id", "unit_id", "worker", "dialogue_id", "group_id", "dialogue_key",
+    "task", "run_id", "unit_id", "worker", "dialogue_id", "group_id", "conversation_id",
+    "bot", "bot2", "dialogue_key",
     "dialogue_position", "turn_index", "speaker", "bucket", "bucket_position", "question",
     "answer", "left", "chosen", "submitted_at", "duration_seconds", "step_seconds",
     *QUALITY_FIELDS,
@@ -70,6 +73,7 @@ def export_rows(submission: dict[str, Any], buckets: dict[str, Any]) -> Iterator
     for key, answered in submission["answers"].items():
         dialogue = by_key[key]
         tasks = dialogue.get("tasks") or []
+        fields = dialogue.get("source_fields") or {}
         for bucket_name, targets in answered.items():
             bucket = buckets.get(bucket_name, {})
             comparative = bucket.get("config") == "comparative"
@@ -81,7 +85,10 @@ def export_rows(submission: dict[str, Any], buckets: dict[str, Any]) -> Iterator
                         "task": submission["task"], "run_id": submission["run_id"],
                         "unit_id": submission["unit_id"], "worker": submission["worker"],
                         "dialogue_id": dialogue["dialogue_id"],
-                        "group_id": dialogue["group_id"], "dialogue_key": key,
+                        "group_id": dialogue["group_id"],
+                        "conversation_id": dialogue.get("conversation_id"),
+                        "bot": fields.get("bot"), "bot2": fields.get("bot2"),
+                        "dialogue_key": key,
                         "dialogue_position": dialogue.get("position"),
                         "turn_index": turn,
                         "speaker": None if turn is None else dialogue["speakers"][turn],

@@ -112,7 +112,10 @@ class ChatApp:
         except InvalidJson as exc:
             await _json(send, exc.status, {"error": str(exc)})
         except WorkRefused as exc:
-            await _json(send, exc.status, {"error": str(exc)})
+            error: dict[str, Any] = {"error": str(exc)}
+            if exc.problems is not None:
+                error["problems"] = exc.problems
+            await _json(send, exc.status, error)
 
     async def _start(self, unit: str, worker_id: int, _body: dict[str, Any],
                      _receive: Receive, send: Send) -> None:
@@ -130,7 +133,7 @@ class ChatApp:
         runner = await self._runner()
         answer, job = await self.in_thread(chat.send, self.db, unit, worker_id,
                                            body.get("text"), body.get("client_message_id"),
-                                           self.rules)
+                                           self.rules, body.get("label"))
         if job is not None:
             self.bus.publish(job.unit_id, "message", {
                 "position": job.position, "index": answer["index"], "role": "worker",
@@ -138,11 +141,11 @@ class ChatApp:
             runner.run(job)
         await _json(send, 202, answer)
 
-    async def _end(self, unit: str, worker_id: int, _body: dict[str, Any],
+    async def _end(self, unit: str, worker_id: int, body: dict[str, Any],
                    _receive: Receive, send: Send) -> None:
         runner = await self._runner()
         unit_id, conversation_id = await self.in_thread(chat.end, self.db, unit, worker_id,
-                                                        self.rules)
+                                                        self.rules, body.get("label"))
         await runner.close_session(conversation_id)
         _, state = await self.in_thread(chat.read_chat, self.db, unit, worker_id, self.rules,
                                         runner.live_text)

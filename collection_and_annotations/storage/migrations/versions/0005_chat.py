@@ -53,6 +53,7 @@ def upgrade() -> None:
         sa.Column('latency_ms', sa.Integer(), nullable=True),
         sa.Column('client_message_id', sa.String(length=64), nullable=True),
         sa.Column('opener', sa.Boolean(), nullable=False, server_default=sa.false()),
+        sa.Column('labels', sa.JSON(), nullable=True),
         sa.PrimaryKeyConstraint('id'),
         sa.UniqueConstraint('conversation_id', 'index'),
     )
