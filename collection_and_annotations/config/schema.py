@@ -70,6 +70,8 @@ class BlueprintConfig:
     do_interactive_online_annotations: Any = ""
     do_interactive_offline_annotations: Any = field(default_factory=list)
     max_concurrent_responses: int = 1  # bots generating at once (live chat)
+    offensive_words_path: str | None = None  # check_acceptability: a word list (one per line)
+    block_on_unacceptable: bool = False  # check_acceptability: block a worker who violates
     # accepted, not used (config/accepted.py)
     context_seed: Any = None
     units_per_assignment: Any = None

@@ -9,14 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig
-from sqlalchemy import Connection
+from sqlalchemy import Connection, update
 
 from collection_and_annotations import PACKAGE_DIR
 from collection_and_annotations.blueprints.base import (
     AssignmentPlan,
+    NoWork,
     SubmitRefused,
     SubmittedUnit,
     WorkerContext,
+)
+from collection_and_annotations.blueprints.dialogue_collection.acceptability import (
+    load_offensive_words,
+    violations,
 )
 from collection_and_annotations.blueprints.dialogue_collection.annotations import (
     ChatAnnotations,
@@ -46,11 +51,15 @@ from collection_and_annotations.engine.chat import (
     SPEAKERS,
     START_MODES,
     ChatRules,
+    Transcript,
     chat_state,
     full_layout,
     transcripts,
 )
 from collection_and_annotations.errors import UserError
+from collection_and_annotations.quality.pools import BLOCKED
+from collection_and_annotations.quality.qualifications import block_name, grant, held
+from collection_and_annotations.storage.models import Submission
 
 
 @register_blueprint("dialogue_collection")
@@ -83,6 +92,11 @@ class DialogueCollectionBlueprint:
             raise UserError("mephisto.blueprint.num_turns must be 1 or more")
         self.task_name = task_name
         self.annotations = ChatAnnotations.from_conf(blueprint_cfg, blueprint_cfg.num_bots)
+        self.check_acceptability = bool(blueprint_cfg.check_acceptability)
+        self.offensive = (load_offensive_words(blueprint_cfg.offensive_words_path)
+                          if self.check_acceptability else frozenset())
+        self.block = block_name(task_name, blueprint_cfg.block_qualification)
+        self.block_on_unacceptable = bool(blueprint_cfg.block_on_unacceptable)
         self.rules = ChatRules(blueprint_cfg.num_turns, blueprint_cfg.max_resp_time,
                                blueprint_cfg.conversation_start_mode,
                                annotations=self.annotations)
@@ -131,6 +145,8 @@ class DialogueCollectionBlueprint:
         return layout or None
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
+        if held(connection, worker.worker_id, [self.block]):
+            raise NoWork(BLOCKED)
         return balanced_pools(connection, worker, self.pools)
 
     def unit_kind(self, pool: str) -> str:
@@ -183,7 +199,32 @@ class DialogueCollectionBlueprint:
                 details = [{**p.as_dict(), "where": p.dialogue} for p in problems]
                 raise SubmitRefused(problems[0].message, 422, details)
             answers = stored_offline(answers, layout, self.annotations.buckets)
-        return chat_submission(self.task_name, chats, layout, answers, self.annotations)
+        stored = chat_submission(self.task_name, chats, layout, answers, self.annotations)
+        if self.check_acceptability:
+            found = self._violations(chats)
+            for dialogue in stored["dialogues"]:
+                if dialogue["conversation_id"] is not None:
+                    dialogue["acceptability"] = found[dialogue["conversation_id"]]
+        return stored
+
+    def _violations(self, chats: list[Transcript]) -> dict[int, list[str]]:
+        return {chat.conversation_id: violations(
+            [m.text for m in chat.messages if m.role == "worker" and m.index > 0],
+            [m.text for m in chat.messages if m.role == "bot"], self.offensive)
+            for chat in chats}
+
+    def after_submit(self, connection: Connection, unit: SubmittedUnit) -> None:
+        """check_acceptability: a unit whose worker broke a rule is flagged for review (and
+        its worker blocked, with block_on_unacceptable); never refused."""
+        if not self.check_acceptability:
+            return
+        chats = transcripts(connection, unit.id, unit.attempt)
+        if not any(self._violations(chats).values()):
+            return
+        connection.execute(update(Submission).where(Submission.unit_id == unit.id)
+                           .values(flagged_for_review=True))
+        if self.block_on_unacceptable:
+            grant(connection, unit.worker_id, self.block)
 
     @staticmethod
     def export_dialogues(data: dict[str, Any], layout: dict[str, Any] | None
