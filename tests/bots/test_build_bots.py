@@ -38,7 +38,8 @@ def test_unused_broken_specs_are_not_built(tmp_path, context):
     ("{type: demo, name: parrot, colour: red}", "colour", "unknown key 'colour' for type "
                                                           "'demo'"),
     ("{type: demo}", None, "type 'demo' needs 'name'"),
-    ("{type: demo, name: nosuch}", "name", "no demo bot 'nosuch' (demo bots: parrot, chatter, counter)"),
+    ("{type: demo, name: nosuch}", "name",
+     "no demo bot 'nosuch' (demo bots: parrot, chatter, counter)"),
     ("{type: openai, base_url: http://h/v1, model: m, api_key_env: CEP_TEST_NO_SUCH_KEY}",
      "api_key_env", "'CEP_TEST_NO_SUCH_KEY' named by 'api_key_env' is not set"),
     ("{type: openai, base_url: h, model: m}", "base_url", "must start with http://"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ from collection_and_annotations.bots import (
     parse_conversations_needed,
 )
 from collection_and_annotations.bots.model_opts import check_spec_problems
+from collection_and_annotations.config.accepted import DeprecatedKeyWarning
 from collection_and_annotations.engine.chat import (
     SPEAKERS,
     START_MODES,
@@ -73,6 +75,10 @@ class DialogueCollectionBlueprint:
         if not blueprint_cfg.conversations_needed_string:
             raise UserError("mephisto.blueprint.conversations_needed_string is not set: say "
                             "which bots to chat with and how often ('bot:20' or 'botA|botB:20')")
+        if blueprint_cfg.data_jsonl:
+            warnings.warn("mephisto.blueprint.data_jsonl is accepted but not used (deprecated "
+                          "when collecting dialogues: the chats are the data); remove it",
+                          DeprecatedKeyWarning, stacklevel=2)
         self.model_opts_path = str(blueprint_cfg.model_opt_path)
         self.model_opts = load_model_opts(self.model_opts_path)
         self.needed = parse_conversations_needed(blueprint_cfg.conversations_needed_string,
