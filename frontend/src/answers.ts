@@ -22,6 +22,17 @@ export function buildSteps(unit: Unit): Step[] {
   return steps;
 }
 
+/**
+ * The step to resume at from a draft's `position` (`{"step": k}`), never past the first
+ * incomplete step. `missingByStep[k - 1]` is what step k still misses.
+ */
+export function restoredStep(position: unknown, missingByStep: ReadonlyArray<readonly unknown[]>): number {
+  const saved = isPlainObject(position) && typeof position.step === 'number' && Number.isInteger(position.step) ? position.step : 0;
+  const firstIncomplete = missingByStep.findIndex((m) => m.length > 0);
+  const reachable = firstIncomplete === -1 ? missingByStep.length : firstIncomplete + 1;
+  return Math.max(0, Math.min(saved, reachable));
+}
+
 export function getValue(answers: Answers, dialogueKey: string, bucketName: string, target: string): unknown {
   return answers[dialogueKey]?.[bucketName]?.[target];
 }
