@@ -85,20 +85,21 @@ export function sanitizeAnswers(unit: Unit, raw: unknown): Answers {
   return out;
 }
 
-function isEmptyObject(v: unknown): boolean {
-  return isPlainObject(v) && Object.keys(v).length === 0;
+/**
+ * A value that holds nothing (absent, an opened but unanswered tree turn, a rating object
+ * without ratings): submissions leave it out. `[]` (multiselect: none apply) holds an answer.
+ */
+export function holdsNothing(value: unknown): boolean {
+  return value === undefined || (isPlainObject(value) && Object.keys(value).length === 0);
 }
 
-/**
- * The answers as submitted: values that hold nothing (an opened but unanswered tree turn, a rating
- * object without ratings) and empty containers are left out. `[]` (multiselect: none apply) stays.
- */
+/** The answers as submitted: values that hold nothing and empty containers are left out. */
 export function answersForSubmit(answers: Answers): Answers {
   const out: Answers = {};
   for (const [dk, buckets] of Object.entries(answers)) {
     for (const [bn, values] of Object.entries(buckets)) {
       for (const [target, value] of Object.entries(values)) {
-        if (value === undefined || isEmptyObject(value)) continue;
+        if (holdsNothing(value)) continue;
         out[dk] ??= {};
         out[dk][bn] ??= {};
         out[dk][bn][target] = value;

@@ -9,7 +9,7 @@ import type { Answers, ScreeningOutcome, Unit } from '../types';
 import { useDraftSaver } from '../useDraftSaver';
 import { AnnotationSteps, turnShow, type SubmitError } from './AnnotationSteps';
 import { Countdown, useCountdown } from './Countdown';
-import { SaveIndicator } from './SaveIndicator';
+import { SaveIndicator, SaveProblem } from './SaveIndicator';
 import { CheckFeedback, ScreeningIntro } from './Screening';
 import { TrustedHtml } from './TrustedHtml';
 
@@ -164,11 +164,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
           <SaveIndicator status={saver.status} error={saver.error} retrying={saver.retrying} />
         </div>
       </header>
-      {saver.status === 'error' && !saver.retrying && saver.error && (
-        <div className="banner is-error" role="alert">
-          Your answers could not be saved: {saver.error}
-        </div>
-      )}
+      <SaveProblem status={saver.status} error={saver.error} retrying={saver.retrying} />
       {remaining === 0 && (
         <div className="banner is-warning" role="alert">
           The time for this task is over.
