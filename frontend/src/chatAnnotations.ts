@@ -147,21 +147,19 @@ export interface ChatDraft {
   timings: StepTiming[];
 }
 
+/** The unsent label a draft holds for the bot message that can still be labelled (see `labelTarget`). */
 function restoreOnline(unit: Unit, chat: ChatState, raw: unknown): OnlineLabels {
   const name = chat.annotations?.online?.bucket;
   const bucket = name ? unit.buckets[name] : undefined;
   const out: OnlineLabels = {};
   if (!bucket || !isPlainObject(raw)) return out;
   for (const c of chat.conversations) {
+    const target = labelTarget(c);
     const saved = raw[String(c.position)];
-    if (!isPlainObject(saved)) continue;
+    if (!target || !isPlainObject(saved)) continue;
     const view = onlineView(bucket, c);
-    for (const m of c.messages) {
-      const key = String(m.index);
-      if (m.role !== 'bot' || m.labels != null || !(key in saved)) continue;
-      const value = sanitizeValue(view.bucket, saved[key], labelContext(view, m.index, onlineValues(c, out[c.position])));
-      if (value !== undefined) (out[c.position] ??= {})[key] = value;
-    }
+    const value = sanitizeValue(view.bucket, saved[String(target.index)], labelContext(view, target.index, onlineValues(c, undefined)));
+    if (value !== undefined) out[c.position] = { [target.index]: value };
   }
   return out;
 }
