@@ -35,9 +35,9 @@ interface Shown {
   steps: Step[];
 }
 
-/** What identifies the shown dialogues: ended conversations no longer change. */
+/** What identifies the shown dialogues (their conversations have ended and no longer change). */
 function shownKey(reviewing: boolean, dialogues: OfflineDialogue[]): string {
-  return JSON.stringify([reviewing, dialogues.map((d) => d.key)]);
+  return JSON.stringify([reviewing, dialogues]);
 }
 
 function shownOf(unit: Unit, chat: ChatState, dialogues: OfflineDialogue[]): Shown | null {
@@ -56,8 +56,8 @@ export function useChatAnnotations({ unit, chat, token, enabled, draftDebounceMs
   const pending = pendingEntry(chat, finished);
   const dialogues = reviewing ? endedDialogues(chat) : (pending?.dialogues ?? []);
   const key = shownKey(reviewing, dialogues);
-  // Built again only when other dialogues are shown (`key`), not on every chat event.
-  const shown = useMemo(() => shownOf(unit, chat, dialogues), [unit, key]); // eslint-disable-line react-hooks/exhaustive-deps
+  // Built again only when the shown dialogues change (`key`), not on every chat event.
+  const shown = useMemo(() => shownOf(unit, chat, dialogues), [unit, key]);
 
   // The step within `shown` (1..N); newly shown dialogues start at their first step.
   const [stepAt, setStepAt] = useState(() => ({
@@ -97,7 +97,9 @@ export function useChatAnnotations({ unit, chat, token, enabled, draftDebounceMs
         const labels = { ...o[position] };
         if (next === undefined) delete labels[index];
         else labels[index] = next;
-        return { ...o, [position]: labels };
+        const out: OnlineLabels = { ...o, [position]: labels };
+        if (Object.keys(labels).length === 0) delete out[position];
+        return out;
       }),
     [],
   );

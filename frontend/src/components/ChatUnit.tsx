@@ -44,6 +44,12 @@ interface Props {
   advanceDelayMs?: number;
 }
 
+/** The label sent with a message or END: for bot message `index`, `value` (nothing when empty). */
+interface SentLabel {
+  index: number;
+  value: BucketValue | undefined;
+}
+
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -122,14 +128,14 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
   const [labelRefusal, setLabelRefusal] = useState<SubmitError | null>(null);
 
   /** The label that goes with the next message or END: the latest bot message's, if it has none yet. */
-  const labelFor = (c: Conversation): { index: number; value: BucketValue | undefined } | null => {
+  const labelFor = (c: Conversation): SentLabel | null => {
     const target = onlineBucket ? labelTarget(c) : null;
     if (!target) return null;
     const value = ann.online[c.position]?.[target.index];
     return { index: target.index, value: holdsNothing(value) ? undefined : value };
   };
-  /** A refused label (422) is shown with the label; other failures say `failure`. */
-  const labelRefused = (e: unknown, label: unknown): boolean => {
+  /** Shows a refused label (422) with the label's questions; false for any other failure. */
+  const labelRefused = (e: unknown, label: SentLabel | null): boolean => {
     if (!label || !(e instanceof ApiError) || e.status !== 422) return false;
     setLabelRefusal({ message: e.message, problems: e.problems });
     return true;

@@ -39,11 +39,11 @@ function withNone(none: ReadonlySet<string>, key: string, confirmed: boolean): R
  */
 export function TurnAnswers({ bucket, turn, value, show, help, setValue, none, setNone, onTreeClick }: TurnAnswersProps) {
   const tree = isTreeBucket(bucket);
+  // Once, when the turn is shown (later changes are the worker's).
   useEffect(() => {
     if (tree) setValue((old) => (old === undefined ? normalizeTree(bucket.options, {}, turn) : (old as BucketValue)));
     else if (bucket.config === 'multiselect') setValue((old) => (old === undefined ? [] : (old as BucketValue)));
-    // Once, when the turn is shown.
-  }, []); // eslint-disable-line react-hooks/exhaustive-deps
+  }, []);
 
   if (tree) {
     const treeValue = value as TreeValue | undefined;
