@@ -22,6 +22,17 @@ export function buildSteps(unit: Unit): Step[] {
   return steps;
 }
 
+/**
+ * The step to resume at from a draft's `position` (`{"step": k}`), never past the first
+ * incomplete step. `missingByStep[k - 1]` is what step k still misses.
+ */
+export function restoredStep(position: unknown, missingByStep: ReadonlyArray<readonly unknown[]>): number {
+  const saved = isPlainObject(position) && typeof position.step === 'number' && Number.isInteger(position.step) ? position.step : 0;
+  const firstIncomplete = missingByStep.findIndex((m) => m.length > 0);
+  const reachable = firstIncomplete === -1 ? missingByStep.length : firstIncomplete + 1;
+  return Math.max(0, Math.min(saved, reachable));
+}
+
 export function getValue(answers: Answers, dialogueKey: string, bucketName: string, target: string): unknown {
   return answers[dialogueKey]?.[bucketName]?.[target];
 }
@@ -74,20 +85,21 @@ export function sanitizeAnswers(unit: Unit, raw: unknown): Answers {
   return out;
 }
 
-function isEmptyObject(v: unknown): boolean {
-  return isPlainObject(v) && Object.keys(v).length === 0;
+/**
+ * A value that holds nothing (absent, an opened but unanswered tree turn, a rating object
+ * without ratings): submissions leave it out. `[]` (multiselect: none apply) holds an answer.
+ */
+export function holdsNothing(value: unknown): boolean {
+  return value === undefined || (isPlainObject(value) && Object.keys(value).length === 0);
 }
 
-/**
- * The answers as submitted: values that hold nothing (an opened but unanswered tree turn, a rating
- * object without ratings) and empty containers are left out. `[]` (multiselect: none apply) stays.
- */
+/** The answers as submitted: values that hold nothing and empty containers are left out. */
 export function answersForSubmit(answers: Answers): Answers {
   const out: Answers = {};
   for (const [dk, buckets] of Object.entries(answers)) {
     for (const [bn, values] of Object.entries(buckets)) {
       for (const [target, value] of Object.entries(values)) {
-        if (value === undefined || isEmptyObject(value)) continue;
+        if (holdsNothing(value)) continue;
         out[dk] ??= {};
         out[dk][bn] ??= {};
         out[dk][bn][target] = value;

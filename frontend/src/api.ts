@@ -1,7 +1,7 @@
 /** Same-origin calls to the worker API (docs/worker-api.md). No other network access. */
 import { toChatEvent, type ChatEvent } from './chat';
 import { SseParser } from './sse';
-import type { Answers, ChatState, CheckResult, ScreeningOutcome, SubmitTimings, Unit } from './types';
+import type { Answers, BucketValue, ChatState, CheckResult, ScreeningOutcome, SubmitTimings, Unit } from './types';
 
 export interface Problem {
   dialogue?: string;
@@ -92,6 +92,7 @@ export function getUnit(unitId: string, token: string): Promise<Unit> {
   return call<Unit>('GET', unitPath(unitId), undefined, token);
 }
 
+/** Saves a draft. Chat units add `answers.online` (position → message index → label), of the same shape. */
 export function saveDraft(
   unitId: string,
   token: string,
@@ -148,14 +149,28 @@ export interface SentMessage {
   sent_at: string;
 }
 
-/** Sends the worker's message; the same `clientMessageId` again never sends twice. */
-export function sendChatMessage(unitId: string, token: string, text: string, clientMessageId: string): Promise<SentMessage> {
-  return call<SentMessage>('POST', `${chatPath(unitId)}/messages`, { text, client_message_id: clientMessageId }, token);
+/** The optional `label` of a message or END: the online answer for the latest bot message. */
+function withLabel<T extends object>(body: T, label: BucketValue | undefined): T & { label?: BucketValue } {
+  return label === undefined ? body : { ...body, label };
 }
 
-/** Ends the current conversation (once `can_end`); answers the `chat` object. */
-export function endChat(unitId: string, token: string): Promise<ChatState> {
-  return call<ChatState>('POST', `${chatPath(unitId)}/end`, {}, token);
+/**
+ * Sends the worker's message, with the label of the latest bot message when there is one; the
+ * same `clientMessageId` again never sends twice.
+ */
+export function sendChatMessage(
+  unitId: string,
+  token: string,
+  text: string,
+  clientMessageId: string,
+  label?: BucketValue,
+): Promise<SentMessage> {
+  return call<SentMessage>('POST', `${chatPath(unitId)}/messages`, withLabel({ text, client_message_id: clientMessageId }, label), token);
+}
+
+/** Ends the current conversation (once `can_end`), with the latest bot message's label; answers the `chat` object. */
+export function endChat(unitId: string, token: string, label?: BucketValue): Promise<ChatState> {
+  return call<ChatState>('POST', `${chatPath(unitId)}/end`, withLabel({}, label), token);
 }
 
 /** Asks the bot again for the reply that failed with `retry: true`. */

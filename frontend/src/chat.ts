@@ -3,7 +3,7 @@
  * events of the stream, plus the worker's messages still on their way to the server.
  */
 import type { SseEvent } from './sse';
-import type { ChatMessage, ChatState, Conversation } from './types';
+import type { BucketValue, ChatMessage, ChatState, Conversation } from './types';
 
 /** The events of `GET /api/chat/<unit_id>/events`, as the page uses them. */
 export type ChatEvent =
@@ -82,7 +82,9 @@ export type ChatAction =
   | { type: 'sent'; clientId: string; index: number }
   | { type: 'not-sent'; clientId: string }
   /** The server accepted `POST .../retry`: the bot works on the failed reply again. */
-  | { type: 'retrying'; position: number };
+  | { type: 'retrying'; position: number }
+  /** The server stored the label of a bot message (sent with a message). */
+  | { type: 'labelled'; position: number; index: number; labels: BucketValue };
 
 export function newSession(chat: ChatState): ChatSession {
   return { chat, outgoing: [] };
@@ -217,6 +219,14 @@ export function chatReducer(session: ChatSession, action: ChatAction): ChatSessi
           ...c,
           error: null,
           reply: c.reply ?? { index: nextIndex(c), text: '' },
+        })),
+      };
+    case 'labelled':
+      return {
+        ...session,
+        chat: mapConversation(session.chat, action.position, (c) => ({
+          ...c,
+          messages: c.messages.map((m) => (m.index === action.index && m.labels == null ? { ...m, labels: action.labels } : m)),
         })),
       };
   }

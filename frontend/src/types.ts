@@ -103,6 +103,8 @@ export interface ChatMessage {
   role: ChatRole;
   text: string;
   sent_at: string;
+  /** Bot messages of units with online labels: the label stored for it (final), null until then. */
+  labels?: BucketValue | null;
 }
 
 /** The bot reply being generated: the `index` it will have and its text so far. */
@@ -141,6 +143,40 @@ export interface ChatState {
   /** Position of the conversation the worker is in; null once every conversation has ended. */
   current: number | null;
   conversations: Conversation[];
+  /** Units whose conf asks for annotations during or after the chats. */
+  annotations?: ChatAnnotations | null;
+}
+
+/** `chat.annotations`: labels while chatting and annotation steps after each chat. */
+export interface ChatAnnotations {
+  online: OnlineAnnotation | null;
+  offline: OfflineEntry[];
+}
+
+/** The bucket each bot message is labelled with; `required`: before the next message or END. */
+export interface OnlineAnnotation {
+  bucket: string;
+  required: boolean;
+}
+
+/** What to annotate after the conversation at position `after` ends, in the order to show it. */
+export interface OfflineEntry {
+  after: number;
+  dialogues: OfflineDialogue[];
+}
+
+/**
+ * One dialogue to annotate: the conversation at `conversation`, or (`conversation: null`) a
+ * comparison of the conversations at `left` and `right`.
+ */
+export interface OfflineDialogue {
+  key: string;
+  conversation: number | null;
+  left?: number;
+  right?: number;
+  annotation_tasks: string[];
+  /** Per turn-level bucket, the message indices it asks about; null until the conversation ended. */
+  targets?: Record<string, number[]> | null;
 }
 
 /** A screening unit's intro data (never an expected answer). */

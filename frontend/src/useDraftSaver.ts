@@ -22,7 +22,7 @@ export interface DraftSaverOptions {
 
 /**
  * Saves the worker's answers and position to the server as they go: debounced after an answer
- * changes, at once when the step changes, and when the page is hidden or closed. Only one request
+ * changes, at once when the position (the step) changes, and when the page is hidden or closed. Only one request
  * is in flight; changes made meanwhile are sent right after it.
  */
 export function useDraftSaver({
@@ -98,9 +98,10 @@ export function useDraftSaver({
     return () => window.clearTimeout(timer.current);
   }, [answersJson, enabled, debounceMs, send]);
 
+  const positionJson = JSON.stringify(position);
   useEffect(() => {
     if (enabled) void send();
-  }, [position.step, enabled, send]);
+  }, [positionJson, enabled, send]);
 
   useEffect(() => {
     mounted.current = true;

@@ -143,3 +143,39 @@ export function hasNothingToAsk(bucket: Bucket, value: unknown, turn: DepContext
 export function isValueComplete(bucket: Bucket, value: unknown, turn: DepContext): boolean {
   return valueGaps(bucket, value, turn).length === 0;
 }
+
+/**
+ * A value in words, for showing an answer already given: the chosen tree answers, the chosen
+ * labels, or each rating ("Quality: 4"). `speaker` is the annotated turn's.
+ */
+export function valueText(bucket: Bucket, value: unknown, speaker: string | null, show: (text: string) => string): string {
+  const parts: string[] = [];
+  if (isTreeBucket(bucket)) {
+    const walk = (level: unknown) => {
+      if (!isPlainObject(level)) return;
+      for (const answers of Object.values(level)) {
+        if (!isPlainObject(answers)) continue;
+        for (const [answer, sub] of Object.entries(answers)) {
+          parts.push(show(answer));
+          walk(sub);
+        }
+      }
+    };
+    walk(value);
+  } else if (bucket.config === 'multiselect') {
+    if (Array.isArray(value)) {
+      const chosen = new Set(value);
+      for (const o of multiselectOptions(bucket, speaker)) if (chosen.has(o.value)) parts.push(show(o.label ?? o.value));
+      if (parts.length === 0) return 'none apply';
+    }
+  } else if (isRatingBucket(bucket) && isPlainObject(value)) {
+    const likert = bucket.config === 'likert-5-turn' || bucket.config === 'likert-5-dialogue';
+    const named = likert
+      ? likertOptions(bucket).map((o) => [o.label, o.label] as const)
+      : foreachOptions(bucket).map((o) => [o.value, o.label || o.value] as const);
+    for (const [key, label] of named) if (isRating(value[key])) parts.push(`${show(label)}: ${value[key]}`);
+  } else if (typeof value === 'string') {
+    parts.push(show(value));
+  }
+  return parts.length > 0 ? parts.join('; ') : 'no answer';
+}

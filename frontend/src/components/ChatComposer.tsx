@@ -4,18 +4,21 @@ interface Props {
   /** Whether the worker may write now; otherwise the box is read-only (it keeps focus). */
   enabled: boolean;
   maxChars: number;
+  /** Sending waits for something else (a required label); `describedBy` says what. */
+  blocked?: boolean;
+  describedBy?: string;
   /** Sends the text; false when it was not sent (the text comes back into the box). */
   onSend: (text: string) => Promise<boolean>;
 }
 
 /** The worker's message box: Enter sends, Shift+Enter starts a new line. */
-export function ChatComposer({ enabled, maxChars, onSend }: Props) {
+export function ChatComposer({ enabled, maxChars, blocked = false, describedBy, onSend }: Props) {
   const [text, setText] = useState('');
   const box = useRef<HTMLTextAreaElement>(null);
   const boxId = useId();
   const counterId = useId();
   const hintId = useId();
-  const canSend = enabled && text.trim() !== '' && text.length <= maxChars;
+  const canSend = enabled && !blocked && text.trim() !== '' && text.length <= maxChars;
 
   // When writing becomes possible and nothing else holds focus (e.g. the button that started
   // the chat is gone), the box takes it.
@@ -71,7 +74,7 @@ export function ChatComposer({ enabled, maxChars, onSend }: Props) {
             {text.length} / {maxChars} characters
           </span>
         </span>
-        <button type="submit" className="btn btn-primary" disabled={!canSend}>
+        <button type="submit" className="btn btn-primary" disabled={!canSend} aria-describedby={describedBy}>
           Send
         </button>
       </div>

@@ -1,7 +1,27 @@
+import { useId, useMemo, useState } from 'react';
 import { canWrite, type OutgoingMessage } from '../chat';
-import type { ChatState, Conversation } from '../types';
+import { labelContext, labelMissing, labelTarget, type OnlineView } from '../chatAnnotations';
+import { humanize, makeShowHtml, placeholderNames, showFor, turnNumber, type SpeakerNames } from '../display';
+import type { BucketValue, ChatMessage, ChatState, Conversation } from '../types';
+import type { SubmitError } from './AnnotationSteps';
 import { ChatComposer } from './ChatComposer';
 import { ChatLog } from './ChatLog';
+import { InstructionsDialog } from './InstructionsDialog';
+import { LabelHint, OnlineLabel, StoredLabel } from './OnlineLabel';
+
+/** The online labels of a conversation (units with `annotations.online`). */
+export interface Labelling {
+  bucketName: string;
+  view: OnlineView;
+  /** The stored labels and the unsent ones, by message index. */
+  values: Record<string, BucketValue>;
+  /** The latest bot message must be labelled before the next message or END. */
+  required: boolean;
+  names: SpeakerNames;
+  setLabel: (index: number, fn: (old: unknown) => BucketValue | undefined) => void;
+  /** The server refused the label last sent (422). */
+  refusal: SubmitError | null;
+}
 
 interface Props {
   chat: ChatState;
@@ -15,6 +35,7 @@ interface Props {
   onSend: (text: string) => Promise<boolean>;
   onEnd: () => void;
   onRetry: () => void;
+  labelling: Labelling | null;
 }
 
 /** What stops a conversation for good, told in place of the message box. */
@@ -40,13 +61,46 @@ function StoppedNotice({ conversation }: { conversation: Conversation }) {
 }
 
 /** One conversation: the log, what the bot is doing, and what the worker can do now. */
-export function ChatConversation({ chat, conversation, outgoing, busy, problem, onSend, onEnd, onRetry }: Props) {
+export function ChatConversation({ chat, conversation, outgoing, busy, problem, onSend, onEnd, onRetry, labelling }: Props) {
   const { status, reply, error, partner } = conversation;
   const active = status === 'active';
   const typing = active && reply !== null && reply.text === '';
+  const hintId = useId();
+  const dialogId = useId();
+  const [helpOpen, setHelpOpen] = useState(false);
+  const names = labelling?.names;
+  const show = useMemo(() => (names ? showFor(names, 'system') : (s: string) => s), [names]);
+  const showHtml = useMemo(() => makeShowHtml(names ? placeholderNames(names, null) : null), [names]);
+
+  const bucket = labelling?.view.bucket;
+  const help = bucket?.instructions_html ? { dialogId, open: () => setHelpOpen(true) } : null;
+  const target = labelling ? labelTarget(conversation) : null;
+  const messageName = (index: number) => `${partner}'s message ${turnNumber(index)}`;
+  const missing =
+    labelling?.required && target ? labelMissing(labelling.view, target.index, labelling.values, show) : [];
+  const blocked = missing.length > 0;
+
+  const renderLabel = (m: ChatMessage) => {
+    if (!labelling || !bucket || m.role !== 'bot') return null;
+    if (m.labels != null) return <StoredLabel bucket={bucket} value={m.labels} show={show} />;
+    if (m.index !== target?.index) return null;
+    return (
+      <OnlineLabel
+        name={messageName(m.index)}
+        bucket={bucket}
+        turn={labelContext(labelling.view, m.index, labelling.values)}
+        value={labelling.values[String(m.index)]}
+        show={show}
+        help={help}
+        setValue={(fn) => labelling.setLabel(m.index, fn)}
+        refusal={labelling.refusal}
+      />
+    );
+  };
+
   return (
     <section className="chat">
-      <ChatLog conversation={conversation} outgoing={outgoing} />
+      <ChatLog conversation={conversation} outgoing={outgoing} renderLabel={labelling ? renderLabel : undefined} />
       <p className="chat-typing" role="status">
         {typing ? `${partner} is typing…` : ''}
       </p>
@@ -66,18 +120,40 @@ export function ChatConversation({ chat, conversation, outgoing, busy, problem, 
           {problem}
         </p>
       )}
+      {blocked && target && <LabelHint id={hintId} name={messageName(target.index)} missing={missing} />}
       {active && conversation.can_end && (
         <div className="chat-end">
           <p>
             You have written all {chat.num_turns} messages of this chat. Press <strong>End chat</strong> to finish it.
           </p>
-          <button type="button" className="btn btn-primary" onClick={onEnd} disabled={busy}>
+          <button
+            type="button"
+            className="btn btn-primary"
+            onClick={onEnd}
+            disabled={busy || blocked}
+            aria-describedby={blocked ? hintId : undefined}
+          >
             End chat
           </button>
         </div>
       )}
       {active && (
-        <ChatComposer enabled={canWrite(conversation, outgoing)} maxChars={chat.max_message_chars} onSend={onSend} />
+        <ChatComposer
+          enabled={canWrite(conversation, outgoing)}
+          maxChars={chat.max_message_chars}
+          blocked={blocked}
+          describedBy={blocked ? hintId : undefined}
+          onSend={onSend}
+        />
+      )}
+      {bucket && (
+        <InstructionsDialog
+          id={dialogId}
+          open={helpOpen}
+          title={`Instructions: ${humanize(bucket.task_title || labelling.bucketName)}`}
+          html={showHtml(bucket.instructions_html ?? '')}
+          onClose={() => setHelpOpen(false)}
+        />
       )}
     </section>
   );

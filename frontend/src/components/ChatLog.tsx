@@ -1,18 +1,35 @@
-import { useLayoutEffect, useRef } from 'react';
+import { useLayoutEffect, useRef, type ReactNode } from 'react';
 import type { OutgoingMessage } from '../chat';
-import type { ChatRole, Conversation } from '../types';
+import type { ChatMessage, ChatRole, Conversation } from '../types';
 
 /** How close to the end (px) the worker must be for new messages to scroll the log. */
 const NEAR_BOTTOM_PX = 80;
 
-function ChatBubble({ role, speaker, text, note }: { role: ChatRole; speaker: string; text: string; note?: string }) {
+interface BubbleProps {
+  role: ChatRole;
+  speaker: string;
+  text: string;
+  note?: string;
+  /** Under the text: the message's label. */
+  children?: ReactNode;
+}
+
+function ChatBubble({ role, speaker, text, note, children }: BubbleProps) {
   return (
     <li className={role === 'worker' ? 'chat-message is-worker' : 'chat-message is-bot'}>
       <span className="chat-speaker">{speaker}</span>
       <p className="text">{text}</p>
       {note && <span className="chat-note">{note}</span>}
+      {children}
     </li>
   );
+}
+
+interface Props {
+  conversation: Conversation;
+  outgoing: OutgoingMessage[];
+  /** What to show under a stored message (its label), if anything. */
+  renderLabel?: (message: ChatMessage) => ReactNode;
 }
 
 /**
@@ -20,7 +37,7 @@ function ChatBubble({ role, speaker, text, note }: { role: ChatRole; speaker: st
  * reply as it streams in. While the reply streams the log is `aria-busy`, so screen readers
  * announce the finished message once instead of every piece.
  */
-export function ChatLog({ conversation, outgoing }: { conversation: Conversation; outgoing: OutgoingMessage[] }) {
+export function ChatLog({ conversation, outgoing, renderLabel }: Props) {
   const { messages, reply, partner } = conversation;
   const log = useRef<HTMLDivElement>(null);
   const followsEnd = useRef(true);
@@ -48,7 +65,9 @@ export function ChatLog({ conversation, outgoing }: { conversation: Conversation
     >
       <ol className="chat-messages">
         {messages.map((m) => (
-          <ChatBubble key={`m${m.index}`} role={m.role} speaker={m.role === 'worker' ? 'You' : partner} text={m.text} />
+          <ChatBubble key={`m${m.index}`} role={m.role} speaker={m.role === 'worker' ? 'You' : partner} text={m.text}>
+            {renderLabel?.(m)}
+          </ChatBubble>
         ))}
         {outgoing.map((o) => (
           <ChatBubble key={o.clientId} role="worker" speaker="You" text={o.text} note="Sending…" />

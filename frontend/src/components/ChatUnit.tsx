@@ -1,9 +1,11 @@
 /**
  * A chat unit (docs/chat-api.md): the worker chats live with one bot, or with two one after the
  * other. The server keeps the state; this page shows it, follows the event stream and sends the
- * worker's actions. When every conversation has ended, the unit is submitted.
+ * worker's actions. Units with annotations label bot messages while chatting and annotate each
+ * conversation after it ends. When every conversation has ended and been annotated, the unit is
+ * submitted.
  */
-import { useCallback, useEffect, useReducer, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState, type ReactNode } from 'react';
 import {
   ApiError,
   endChat,
@@ -15,12 +17,18 @@ import {
   submit,
   type SentMessage,
 } from '../api';
+import { answersForSubmit, holdsNothing } from '../answers';
 import { chatOutcome, chatReducer, newSession, shownConversation } from '../chat';
+import { endedDialogues, labelTarget, onlineValues, onlineView } from '../chatAnnotations';
+import { speakerNames } from '../display';
 import { submitTimings } from '../timings';
-import type { ChatState, Conversation, Unit } from '../types';
+import type { BucketValue, ChatState, Conversation, Unit } from '../types';
+import { useChatAnnotations } from '../useChatAnnotations';
 import { useChatEvents, type ReconnectDelays } from '../useChatEvents';
-import { ChatConversation } from './ChatConversation';
+import type { SubmitError } from './AnnotationSteps';
+import { ChatConversation, type Labelling } from './ChatConversation';
 import { Countdown, useSecondsUntil } from './Countdown';
+import { OfflineAnnotation } from './OfflineAnnotation';
 
 interface Props {
   unit: Unit;
@@ -30,8 +38,16 @@ interface Props {
   onCompleted: (completionCode: string | null) => void;
   /** The server refused the event stream (401, 404, 409): the page shows an error instead. */
   onRefused: (error: ApiError) => void;
-  /** Test hook. */
+  /** Test hooks. */
   reconnectDelays?: ReconnectDelays;
+  draftDebounceMs?: number;
+  advanceDelayMs?: number;
+}
+
+/** The label sent with a message or END: for bot message `index`, `value` (nothing when empty). */
+interface SentLabel {
+  index: number;
+  value: BucketValue | undefined;
 }
 
 function messageOf(e: unknown): string {
@@ -89,7 +105,7 @@ function Problem({ text }: { text: string | null }) {
   ) : null;
 }
 
-export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, reconnectDelays }: Props) {
+export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, reconnectDelays, draftDebounceMs, advanceDelayMs }: Props) {
   const unitId = unit.unit_id;
   const [{ chat, outgoing }, dispatch] = useReducer(chatReducer, loaded, newSession);
   const outcome = chatOutcome(chat);
@@ -105,6 +121,25 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
   const [problem, setProblem] = useState<string | null>(null);
   const current = chat.conversations.find((c) => c.position === chat.current) ?? null;
   const shown = shownConversation(chat);
+  const ann = useChatAnnotations({ unit, chat, token, enabled: outcome !== 'stopped', draftDebounceMs });
+  const online = chat.annotations?.online ?? null;
+  const onlineBucket = online ? unit.buckets[online.bucket] : undefined;
+  const names = useMemo(() => speakerNames(unit.speaker_names), [unit]);
+  const [labelRefusal, setLabelRefusal] = useState<SubmitError | null>(null);
+
+  /** The label that goes with the next message or END: the latest bot message's, if it has none yet. */
+  const labelFor = (c: Conversation): SentLabel | null => {
+    const target = onlineBucket ? labelTarget(c) : null;
+    if (!target) return null;
+    const value = ann.online[c.position]?.[target.index];
+    return { index: target.index, value: holdsNothing(value) ? undefined : value };
+  };
+  /** Shows a refused label (422) with the label's questions; false for any other failure. */
+  const labelRefused = (e: unknown, label: SentLabel | null): boolean => {
+    if (!label || !(e instanceof ApiError) || e.status !== 422) return false;
+    setLabelRefusal({ message: e.message, problems: e.problems });
+    return true;
+  };
 
   const perform = async (request: () => Promise<void>, failure: string) => {
     setBusy(true);
@@ -119,34 +154,66 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
   };
   const replaceChat = (next: ChatState) => dispatch({ type: 'event', event: { type: 'state', chat: next } });
   const start = () => perform(async () => replaceChat(await startChat(unitId, token)), 'The chat could not be started');
-  const end = () => perform(async () => replaceChat(await endChat(unitId, token)), 'The chat could not be ended');
+  const end = (c: Conversation) =>
+    perform(async () => {
+      const label = labelFor(c);
+      setLabelRefusal(null);
+      try {
+        replaceChat(await endChat(unitId, token, label?.value));
+      } catch (e) {
+        if (labelRefused(e, label)) return;
+        throw e;
+      }
+      if (label) ann.dropLabel(c.position, label.index);
+    }, 'The chat could not be ended');
   const retry = (position: number) =>
     perform(async () => {
       await retryChat(unitId, token);
       dispatch({ type: 'retrying', position });
     }, 'Your partner could not be asked again');
 
-  /** Shown at once; a network error is retried once with the same id (never sent twice). */
-  const send = async (position: number, text: string): Promise<boolean> => {
+  /**
+   * Shown at once; a network error is retried once with the same id (never sent twice). The
+   * latest bot message's label goes with it.
+   */
+  const send = async (c: Conversation, text: string): Promise<boolean> => {
+    const { position } = c;
     const clientId = newClientId();
+    const label = labelFor(c);
     dispatch({ type: 'sending', message: { clientId, position, text, index: null } });
     setProblem(null);
+    setLabelRefusal(null);
     try {
       let sent: SentMessage;
       try {
-        sent = await sendChatMessage(unitId, token, text, clientId);
+        sent = await sendChatMessage(unitId, token, text, clientId, label?.value);
       } catch (e) {
         if (!(e instanceof NetworkError)) throw e;
-        sent = await sendChatMessage(unitId, token, text, clientId);
+        sent = await sendChatMessage(unitId, token, text, clientId, label?.value);
       }
       dispatch({ type: 'sent', clientId, index: sent.index });
+      if (label?.value !== undefined) dispatch({ type: 'labelled', position, index: label.index, labels: label.value });
+      if (label) ann.dropLabel(position, label.index);
       return true;
     } catch (e) {
       dispatch({ type: 'not-sent', clientId });
-      setProblem(`Your message was not sent: ${messageOf(e)}`);
+      if (!labelRefused(e, label)) setProblem(`Your message was not sent: ${messageOf(e)}`);
       return false;
     }
   };
+
+  const labellingOf = (c: Conversation): Labelling | null =>
+    online && onlineBucket
+      ? {
+          bucketName: online.bucket,
+          view: onlineView(onlineBucket, c),
+          values: onlineValues(c, ann.online[c.position]),
+          required: online.required,
+          names,
+          setLabel: (index, fn) => ann.setLabel(c.position, index, fn),
+          refusal: labelRefusal,
+        }
+      : null;
 
   // The first conversation starts by itself; later ones when the worker is ready.
   const autoStarted = useRef(false);
@@ -157,31 +224,68 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
     void start();
   });
 
-  const [submitError, setSubmitError] = useState<string | null>(null);
+  const [submitError, setSubmitError] = useState<SubmitError | null>(null);
+  const [submitting, setSubmitting] = useState(false);
   const submitId = useRef(newClientId());
   const loadedAt = useRef(new Date());
   const submitted = useRef(false);
+  const { answers: offlineAnswers, timingsAt, review } = ann;
   const submitUnit = useCallback(async () => {
     setSubmitError(null);
+    setSubmitting(true);
+    const submittedAt = new Date();
     try {
-      const result = await submit(unitId, token, {}, submitTimings(loadedAt.current, new Date(), []), submitId.current);
+      const result = await submit(
+        unitId,
+        token,
+        answersForSubmit(offlineAnswers),
+        submitTimings(loadedAt.current, submittedAt, timingsAt(submittedAt.getTime())),
+        submitId.current,
+      );
       onCompleted(result?.completion_code ?? null);
     } catch (e) {
-      setSubmitError(`Your chats could not be submitted: ${messageOf(e)}`);
+      const problems = e instanceof ApiError ? e.problems : [];
+      setSubmitError({ message: messageOf(e), problems });
+      // The offline answers were refused: the worker fixes them in the annotation steps.
+      if (e instanceof ApiError && e.status === 422 && endedDialogues(chat).length > 0) review(problems[0]);
+    } finally {
+      setSubmitting(false);
     }
-  }, [unitId, token, onCompleted]);
+  }, [unitId, token, onCompleted, offlineAnswers, timingsAt, review, chat]);
+  const readyToSubmit = outcome === 'finished' && ann.shown === null && !ann.reviewing;
   useEffect(() => {
-    if (outcome !== 'finished' || submitted.current) return;
+    if (!readyToSubmit || submitted.current) return;
     submitted.current = true;
     void submitUnit();
-  }, [outcome, submitUnit]);
+  }, [readyToSubmit, submitUnit]);
+
+  const title = unit.task?.title || 'Chat task';
+  if (ann.shown) {
+    return (
+      <OfflineAnnotation
+        title={title}
+        chat={chat}
+        shown={ann.shown}
+        answers={ann.answers}
+        update={ann.update}
+        stepIndex={ann.stepIndex}
+        onStep={ann.goToStep}
+        onFinish={ann.reviewing ? () => void submitUnit() : ann.finish}
+        finishLabel={ann.reviewing || chat.current === null ? 'Submit' : 'Continue'}
+        submitting={submitting}
+        submitError={ann.reviewing ? submitError : null}
+        saver={ann.saver}
+        advanceDelayMs={advanceDelayMs}
+      />
+    );
+  }
 
   let body: ReactNode;
   if (outcome === 'finished') {
     body = (
       <ChatNotice heading="All chats are done">
         <p role="status">{submitError ? '' : 'Submitting your chats…'}</p>
-        <Problem text={submitError} />
+        <Problem text={submitError && `Your chats could not be submitted: ${submitError.message}`} />
         {submitError && (
           <button type="button" className="btn btn-primary" onClick={() => void submitUnit()}>
             Try again
@@ -222,9 +326,10 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
         outgoing={outgoing.filter((o) => o.position === shown.position)}
         busy={busy}
         problem={problem}
-        onSend={(text) => send(shown.position, text)}
-        onEnd={() => void end()}
+        onSend={(text) => send(shown, text)}
+        onEnd={() => void end(shown)}
         onRetry={() => void retry(shown.position)}
+        labelling={labellingOf(shown)}
       />
     );
   }
@@ -232,7 +337,7 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
   const inConversation = shown !== null && shown.status !== 'pending' && outcome !== 'finished';
   return (
     <div className="app chat-app">
-      <ChatHeader title={unit.task?.title || 'Chat task'} chat={chat} conversation={inConversation ? shown : null} />
+      <ChatHeader title={title} chat={chat} conversation={inConversation ? shown : null} />
       <p className="chat-connection" role="status">
         {outcome === 'chatting' && connection === 'lost' ? 'Connection lost — reconnecting…' : ''}
       </p>

@@ -3,14 +3,14 @@ import { getValue, setValue, type Step } from '../answers';
 import type { DepContext } from '../dependencies';
 import { humanize, makeShows, speakerNames, turnNumber, type Show } from '../display';
 import { settleStep, targetsOf, turnContext } from '../context';
-import { checkboxesSeen, clearCheckbox, questionKey } from '../seen';
-import { chooseRadio, normalizeTree, toggleCheckbox, type TreePath } from '../tree';
-import type { Answers, Bucket, BucketValue, Dialogue, TreeValue, Turn, Unit } from '../types';
+import { checkboxesSeen } from '../seen';
+import type { Answers, Bucket, BucketValue, Dialogue, Turn, Unit } from '../types';
 import { DIALOGUE_TARGET } from '../types';
 import { isTreeBucket, isValueComplete, valueGaps } from '../values';
 import { DialogueView } from './DialogueView';
-import { ComparativeQuestion, ForeachQuestions, LikertQuestions, MultiselectQuestion } from './Renderers';
-import { TreeQuestions, type HelpLink } from './TreeQuestions';
+import { ComparativeQuestion, ForeachQuestions, LikertQuestions } from './Renderers';
+import type { HelpLink } from './TreeQuestions';
+import { TurnAnswers } from './TurnAnswers';
 
 export type Update = (fn: (answers: Answers) => Answers) => void;
 
@@ -77,13 +77,6 @@ function TurnLevelStep(props: InnerProps) {
   // Checkbox questions whose "None of these" the worker confirmed, per turn (see seen.ts).
   const [confirmedNone, setConfirmedNone] = useState<Record<number, ReadonlySet<string>>>({});
   const noneSet = (index: number): ReadonlySet<string> => confirmedNone[index] ?? new Set<string>();
-  const withNone = (index: number, key: string, confirmed: boolean): ReadonlySet<string> => {
-    const next = new Set(noneSet(index));
-    if (confirmed) next.add(key);
-    else next.delete(key);
-    return next;
-  };
-
   const isComplete = useCallback(
     (index: number, values: Record<string, unknown>) =>
       isValueComplete(bucket, values[String(index)], turnContext(dialogue, index, bucket, values)),
@@ -94,20 +87,6 @@ function TurnLevelStep(props: InnerProps) {
     const firstOpen = targets.find((i) => !isComplete(i, bucketAnswers));
     return firstOpen ?? targets[0] ?? null;
   });
-
-  // Opening a tree turn records it as seen: its checkbox questions get `{}` ("none of these").
-  // Multiselect turns are all shown at once and start as `[]` ("none apply").
-  useEffect(() => {
-    if (accordion) {
-      if (current === null) return;
-      const ctx = turnContext(dialogue, current, bucket, latest.current);
-      setTarget(String(current), (old) => (old === undefined ? normalizeTree(bucket.options, {}, ctx) : (old as BucketValue)));
-    } else if (bucket.config === 'multiselect') {
-      for (const index of targets) {
-        setTarget(String(index), (old) => (old === undefined ? [] : (old as BucketValue)));
-      }
-    }
-  }, [accordion, current, bucket, dialogue, targets, setTarget]);
 
   // Focus handling when moving between target turns.
   const groupRefs = useRef(new Map<number, HTMLDivElement>());
@@ -163,7 +142,6 @@ function TurnLevelStep(props: InnerProps) {
   const renderAnswers = (turn: Turn) => {
     const index = turn.index;
     const ctx = turnContext(dialogue, index, bucket, bucketAnswers);
-    const show = showTurn(turn.speaker);
     const key = String(index);
     const value = bucketAnswers[key];
     const n = turnNumber(index);
@@ -190,83 +168,27 @@ function TurnLevelStep(props: InnerProps) {
       );
     }
 
-    let body: React.ReactNode = null;
-    if (accordion) {
-      const next = nextTarget(index);
-      body = (
-        <>
-          <TreeQuestions
-            spec={bucket.options}
-            value={value as TreeValue | undefined}
-            turn={ctx}
-            show={show}
-            help={bucket.config === 'nondetails_nonhelp_button_flow' ? null : help}
-            noneOfThese={{
-              isConfirmed: (path, q) => noneSet(index).has(questionKey(path, q)),
-              onChange: (path, q, confirmed) => {
-                const none = withNone(index, questionKey(path, q), confirmed);
-                setConfirmedNone((c) => ({ ...c, [index]: none }));
-                if (!confirmed) return;
-                const after = clearCheckbox(bucket.options, value as TreeValue | undefined, path, q, ctx);
-                setTarget(key, (old) => clearCheckbox(bucket.options, old as TreeValue | undefined, path, q, ctx));
-                maybeAdvance(index, value, after, noneSet(index), none);
-              },
-            }}
-            onRadio={(path: TreePath, q, a) => {
-              const after = chooseRadio(bucket.options, value as TreeValue | undefined, path, q, a, ctx);
-              setTarget(key, (old) => chooseRadio(bucket.options, old as TreeValue | undefined, path, q, a, ctx));
-              maybeAdvance(index, value, after, noneSet(index), noneSet(index));
-            }}
-            onCheckbox={(path: TreePath, q, a, checked) => {
-              // A tick is an answer: any "None of these" of that question no longer holds.
-              if (checked && noneSet(index).has(questionKey(path, q))) {
-                const none = withNone(index, questionKey(path, q), false);
-                setConfirmedNone((c) => ({ ...c, [index]: none }));
-              }
-              setTarget(key, (old) => toggleCheckbox(bucket.options, old as TreeValue | undefined, path, q, a, checked, ctx));
-            }}
-          />
-          {next !== null && (
-            <div className="turn-nav">
-              <button type="button" className="btn btn-small" onClick={() => openTurn(next, true)}>
-                Go to turn {turnNumber(next)}
-              </button>
-            </div>
-          )}
-        </>
-      );
-    } else if (bucket.config === 'multiselect') {
-      body = (
-        <MultiselectQuestion
-          bucket={bucket}
-          speaker={turn.speaker}
-          value={value as string[] | undefined}
-          onChange={(v) => setTarget(key, () => v)}
-          show={show}
-        />
-      );
-    } else if (bucket.config === 'likert-5-turn') {
-      body = (
-        <LikertQuestions
-          bucket={bucket}
-          value={value as Record<string, number> | undefined}
-          onChange={(v) => setTarget(key, () => v)}
-          show={show}
-        />
-      );
-    } else if (bucket.config === 'foreach-5-select') {
-      body = (
-        <ForeachQuestions
-          bucket={bucket}
-          value={value as Record<string, number> | undefined}
-          onChange={(v) => setTarget(key, () => v)}
-          show={show}
-        />
-      );
-    }
+    const next = accordion ? nextTarget(index) : null;
     return (
       <div {...groupProps} className="answers">
-        {body}
+        <TurnAnswers
+          bucket={bucket}
+          turn={ctx}
+          value={value}
+          show={showTurn(turn.speaker)}
+          help={help}
+          setValue={(fn) => setTarget(key, fn)}
+          none={noneSet(index)}
+          setNone={(none) => setConfirmedNone((c) => ({ ...c, [index]: none }))}
+          onTreeClick={(before, after, noneBefore, noneAfter) => maybeAdvance(index, before, after, noneBefore, noneAfter)}
+        />
+        {next !== null && (
+          <div className="turn-nav">
+            <button type="button" className="btn btn-small" onClick={() => openTurn(next, true)}>
+              Go to turn {turnNumber(next)}
+            </button>
+          </div>
+        )}
       </div>
     );
   };
