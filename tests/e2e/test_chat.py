@@ -58,8 +58,12 @@ def _data_dir(server) -> str:
     return next(a for a in server.run.process.args if a.startswith("data_dir=")).split("=", 1)[1]
 
 
+NO_ANNOTATIONS = ("mephisto.blueprint.do_interactive_online_annotations=''",
+                  "mephisto.blueprint.do_interactive_offline_annotations=[]")
+
+
 def test_paired_chat_to_the_end_streams_replies_and_stores_every_message(serve, worker):
-    server = serve("demo_chat")
+    server = serve("demo_chat", *NO_ANNOTATIONS)
     page = worker.page
     streamed: list[str] = []
     page.on("response", lambda r: "/events" in r.url and streamed.append(r.url))
@@ -112,7 +116,7 @@ def test_paired_chat_to_the_end_streams_replies_and_stores_every_message(serve, 
 
 def test_single_chat_on_a_phone_survives_a_reload(serve, new_worker):
     server = serve("demo_chat", "mephisto.blueprint.conversations_needed_string=chatter:2",
-                   "mephisto.blueprint.num_bots=1")
+                   "mephisto.blueprint.num_bots=1", *NO_ANNOTATIONS)
     worker = new_worker(viewport=(375, 740), mobile=True)
     page = worker.page
     page.goto(server.link("worker_2", "1"))
@@ -134,3 +138,101 @@ def test_single_chat_on_a_phone_survives_a_reload(serve, new_worker):
     page.get_by_role("button", name="End chat").click()
     expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
     assert not worker.errors, worker.errors
+
+
+def _rate_latest(page: Page, partner: str, clicked: dict[int, int], rating: int) -> None:
+    """Label the partner's latest message (the only one with questions) with `rating`."""
+    group = page.get_by_role("group", name=re.compile(f"Your rating of {partner}'s message"))
+    expect(group).to_have_count(1)
+    index = int(group.get_attribute("data-message-index"))
+    expect(group).to_have_accessible_name(f"Your rating of {partner}'s message {index + 1}")
+    group.get_by_role("radio", name=str(rating), exact=True).click()
+    clicked[index] = rating
+
+
+def _offline_steps(page: Page, seen: list[tuple[str, str]], chosen: dict[str, object]) -> None:
+    """Answer every offline step shown after a chat: the 3rd point of each 1-5 scale, the
+    first option of a comparison; `seen` gets (context line, heading) per step in order."""
+    while True:
+        heading = page.get_by_role("main").get_by_role("heading", level=2)
+        expect(heading).to_be_visible()
+        context = page.get_by_role("main").get_by_role("paragraph").first.inner_text()
+        seen.append((context, heading.inner_text()))
+        comparison = page.get_by_role("region", name="Comparison question")
+        if comparison.count():
+            option = comparison.get_by_role("radio").first
+            option.click()
+            chosen[heading.inner_text()] = option.get_attribute("value") or "first"
+        else:
+            region = page.get_by_role("region", name="Questions about the dialogue")
+            for group in region.get_by_role("group").all():
+                group.get_by_role("radio", name="3", exact=True).click()
+        footer = page.get_by_role("contentinfo")
+        last = footer.get_by_role("button", name=re.compile("^(Next|Continue|Submit)$")).last
+        name = last.inner_text()
+        expect(last).to_be_enabled()
+        last.click()
+        if name != "Next":
+            return
+
+
+def test_paired_chat_with_online_labels_offline_ratings_and_a_comparison(serve, worker):
+    server = serve("demo_chat")
+    page = worker.page
+    page.goto(server.link("worker_3", "1"))
+    clicked: dict[str, dict[int, int]] = {}
+    seen: list[tuple[str, str]] = []
+    chosen: dict[str, object] = {}
+    for number, partner in ((1, "Partner A"), (2, "Partner B")):
+        expect(page.get_by_role("heading", name=re.compile(f"Chat {number} of 2"))).to_be_visible()
+        labels = clicked.setdefault(partner, {})
+        box = page.get_by_role("textbox", name="Your message")
+        send = page.get_by_role("button", name="Send")
+        for n, text in enumerate(["I love cooking pizza", "Do you like music?", "Bye now"]):
+            _wait_for_reply(page)
+            box.fill(text)
+            expect(send).to_be_disabled()  # the partner's message is not rated yet
+            expect(page.get_by_text("Still to do before you go on:")).to_be_visible()
+            _rate_latest(page, partner, labels, n % 5 + 1)
+            box.press("Enter")
+            expect(_log(page, partner).get_by_text(text, exact=True)).to_be_visible()
+        _wait_for_reply(page)
+        _rate_latest(page, partner, labels, 5)
+        page.get_by_role("button", name="End chat").click()
+        _offline_steps(page, seen, chosen)
+        if number == 1:
+            expect(page.get_by_text("Chat 1 of 2 is done.")).to_be_visible()
+            page.get_by_role("button", name="Start the next chat").click()
+    expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
+    assert not worker.errors, worker.errors
+
+    out = Path(_data_dir(server)) / "submissions.jsonl"
+    exported = subprocess.run(
+        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "demo_chat",
+         "--format", "submissions", "--output", str(out), "--data-dir", _data_dir(server)],
+        cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert exported.returncode == 0, exported.stderr
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    dialogues = {d["key"]: d for d in record["dialogues"]}
+    answers = record["answers"]
+    bots = record["layout"]["bots"]
+    # online labels: every bot message, as clicked, stored with the conversation's bot
+    for position, partner in enumerate(("Partner A", "Partner B")):
+        key = f"c{position}"
+        assert dialogues[key]["source_fields"]["bot"] == bots[position]
+        stored = {int(i): v["Quality"] for i, v in answers[key]["turn_quality"].items()}
+        assert stored == clicked[partner]
+        assert answers[key]["overall_quality"]["dialogue"] == {"Overall": 3}
+    # the bucket order shown is the order recorded (others first, then the comparison)
+    recorded = [*record["layout"]["offline"][0], *record["layout"]["offline"][1]]
+    shown = [name.replace("_", " ").capitalize() for name in recorded]  # as the page titles
+    assert [heading for _, heading in seen] == shown, seen
+    assert recorded[-1] == "preference"
+    # the sides: the page named which partner was on the left, and the export agrees
+    comparison_context = seen[-1][0]
+    left = record["layout"]["left"]["c0_c1"]
+    earlier_left = comparison_context.index("Partner A") < comparison_context.index("Partner B")
+    assert (left == "turns") == earlier_left
+    choice = answers["c0_c1"]["preference"]["dialogue"]
+    assert choice["side"] == "left" and choice["dialogue"] == left
+    assert dialogues["c0_c1"]["source_fields"] == {"bot": bots[0], "bot2": bots[1]}
