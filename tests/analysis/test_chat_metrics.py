@@ -1,0 +1,156 @@
+"""`analyze` on a dialogue-collection task: automatic metrics per bot over the collected chats
+in the database (texts and stored latencies known), checked against figures computed here by
+hand; chat submissions carry no annotation answers."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+from datetime import datetime, timedelta
+
+import pytest
+
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import (
+    Assignment,
+    Conversation,
+    Message,
+    Submission,
+    Task,
+    TaskRun,
+    Unit,
+    Worker,
+)
+
+START = datetime(2026, 1, 1, 12, 0, 0)
+# per chat: (bot, status, messages); a message: (role, text, seconds after the one before,
+# first_piece_ms, latency_ms); the first is the server's opener for the worker
+CHATS = [
+    ("bot_a", "ended", [
+        ("worker", "Hi!", 0, None, None),
+        ("bot", "hello there how are you", 1.5, 300, 1500),
+        ("worker", "fine thanks", 4.0, None, None),
+        ("bot", "good to hear that", 2.0, 250, 2000),
+        ("worker", "what do you like", 6.5, None, None),
+        ("bot", "i like music and books and films", 3.0, None, 3000),
+    ]),
+    ("bot_b", "ended", [
+        ("worker", "Hi!", 0, None, None),
+        ("bot", "hey", 0.5, 100, 500),
+        ("worker", "hello bot", 3.0, None, None),
+        ("bot", "hey hey hey", 0.75, 120, 750),
+    ]),
+    ("bot_a", "ended", [
+        ("worker", "Hi!", 0, None, None),
+        ("bot", "good morning", 1.0, 400, 1000),
+        ("worker", "morning", 2.5, None, None),
+        ("bot", "how is the weather", 4.0, 500, 4000),
+    ]),
+    ("bot_b", "active", [  # not ended: not collected, so not scored
+        ("worker", "Hi!", 0, None, None),
+        ("bot", "this chat never ended", 9.0, 9000, 9000),
+    ]),
+]
+
+
+def _store(url: str) -> None:
+    db = Database(url)
+    db.migrate()
+    with db.session() as session:
+        task = Task(name="chat", blueprint="dialogue_collection")
+        session.add(task)
+        session.flush()
+        run = TaskRun(task_id=task.id, config={})
+        session.add(run)
+        session.flush()
+        for number, (bot, status, messages) in enumerate(CHATS):
+            worker = Worker(provider="local", provider_worker_id=f"p{number}",
+                            pseudonym=f"W{number}")
+            assignment = Assignment(task_id=task.id, key=f"a{number}", data={"bots": [bot]})
+            session.add_all([worker, assignment])
+            session.flush()
+            unit = Unit(public_id=f"u{number}", assignment_id=assignment.id,
+                        task_run_id=run.id, worker_id=worker.id, pool="chat_test",
+                        status="completed" if status == "ended" else "assigned",
+                        layout={"bots": [bot]})
+            session.add(unit)
+            session.flush()
+            conversation = Conversation(unit_id=unit.id, worker_id=worker.id, attempt=0,
+                                        position=0, bot=bot, status=status, started_at=START)
+            session.add(conversation)
+            session.flush()
+            sent = START + timedelta(hours=number)
+            for index, (role, text, after, first_piece, latency) in enumerate(messages):
+                sent += timedelta(seconds=after)
+                session.add(Message(conversation_id=conversation.id, index=index, role=role,
+                                    text=text, sent_at=sent, opener=index == 0,
+                                    bot=bot if role == "bot" else None,
+                                    first_piece_ms=first_piece, latency_ms=latency))
+            if status == "ended":
+                session.add(Submission(unit_id=unit.id, worker_id=worker.id,
+                                       task_run_id=run.id, answers={},
+                                       timings={"server": {"duration_seconds": 60.0}}))
+    db.dispose()
+
+
+def _expected(bot: str) -> dict[str, tuple[float, int]]:
+    """metric -> (value, n), computed by hand from CHATS."""
+    chats = [messages for b, status, messages in CHATS if b == bot and status == "ended"]
+    replies = [m for messages in chats for m in messages if m[0] == "bot"]
+    tokens = [word for m in replies for word in m[1].split()]
+    latency = [m[4] / 1000 for m in replies]
+    first = [m[3] / 1000 for m in replies if m[3] is not None]
+    # the worker's own messages (not the opener), from the bot message before each
+    response = [m[2] for messages in chats for m in messages[1:] if m[0] == "worker"]
+    return {
+        "bot_turns_per_dialogue": (len(replies) / len(chats), len(chats)),
+        "richness.avg_turn_length": (len(tokens) / len(replies), len(replies)),
+        "richness.distinct_1": (len(set(tokens)) / len(tokens), len(replies)),
+        "latency.p50": (statistics.median(latency), len(replies)),
+        "latency.mean": (statistics.mean(latency), len(replies)),
+        "first_piece_latency.p50": (statistics.median(first), len(first)),
+        "worker_response_time.p50": (statistics.median(response), len(response)),
+        "worker_response_time.mean": (statistics.mean(response), len(response)),
+    }
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("chat")
+    url = f"sqlite:///{folder / 'cep.sqlite3'}"
+    _store(url)
+    out, report = folder / "results.json", folder / "report.html"
+    result = subprocess.run(
+        [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "chat",
+         "--database-url", url, "--resamples", "10", "--json", str(out), "--output",
+         str(report)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(out.read_text()), report.read_text()
+
+
+@pytest.mark.parametrize("bot", ["bot_a", "bot_b"])
+def test_automatic_metrics_per_bot(analysed, bot):
+    results, _ = analysed
+    rows = {r["metric"]: r for r in results["automatic_metrics"] if r["bot"] == bot}
+    chats = sum(b == bot and status == "ended" for b, status, _ in CHATS)
+    for metric, (value, n) in _expected(bot).items():
+        assert rows[metric]["value"] == pytest.approx(value), metric
+        assert rows[metric]["n"] == n, metric
+        assert rows[metric]["n_dialogues"] == chats
+    assert {"richness.msttr", "latency.p90", "first_piece_latency.mean"} <= set(rows)
+
+
+def test_chat_task_without_answers(analysed):
+    results, html = analysed
+    assert results["signature"]["submissions"] == 3 and results["signature"]["answer_rows"] == 0
+    assert results["signature"]["chat_dialogues"] == 3
+    assert len(results["signature"]["chat_logs_sha256"]) == 64
+    assert {"richness", "latency"} <= set(results["signature"]["metric_signatures"])
+    assert results["behaviour_rates"] == [] and results["ranking"] == []
+    assert results["quality"]["units"] == 3 and results["quality"]["units_by_pool"] == {
+        "chat_test": 3}
+    assert any("no references" in note for note in results["notes"])
+    assert "Automatic metrics over collected chats" in html
+    assert "BLEU and chrF are not computed" in html and "bot_a (2 chats)" in html
