@@ -16,7 +16,7 @@ from collection_and_annotations.analysis.load import Tables
 from collection_and_annotations.blueprints.base import GOLD_POOL, QUALITY_POOLS, SCREENING_POOL
 
 EXCLUSION_RULE = (
-    "left out: every submission flagged for review, and every submission of a worker who "
+    "every submission flagged for review is left out, and every submission of a worker who "
     "failed a screening unit or failed more than {max_failed_golds} gold unit(s) "
     "(quality_passed false); screening and gold units never count in the main figures"
 )

@@ -24,7 +24,8 @@ def _fmt(value: Any, digits: int = 3) -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
-        return "nan" if value != value else f"{value:.{digits}f}"
+        # + 0.0: a negative zero (an entropy of one type) shows as 0
+        return "nan" if value != value else f"{value + 0.0:.{digits}f}"
     return str(value)
 
 
@@ -86,8 +87,8 @@ def _quality(results: dict[str, Any]) -> list[str]:
     if without["units_left_out"]:
         left_out = "; ".join(f"{w}: {why}" for w, why in without["workers_left_out"].items())
         comparison = [
-            f"<p>{escape(without['rule'])}. Left out: {without['units_left_out']} units"
-            f"{escape(' (' + left_out + ')') if left_out else ''}.</p>",
+            f"<p>Rule: {escape(without['rule'])}. Left out: {without['units_left_out']} "
+            f"submissions{escape(' (' + left_out + ')') if left_out else ''}.</p>",
             _table(["bot", "figure", "everyone [CI]", "n", "without flagged [CI]", "n"],
                    _with_and_without(results))]
     else:
@@ -141,8 +142,8 @@ def render_report(results: dict[str, Any], title: str = "Evaluation results") ->
     pooled = [r for r in ranking if r["dimension"] == "all"]
     summary = [
         ["submissions", sig["submissions"]], ["answer rows", sig["answer_rows"]],
-        ["bots", ", ".join(sorted({r["bot"] for r in rates + likert} |
-                                  {r["bot"] for r in ranking})) or "–"],
+        ["bots", ", ".join(sorted({r["bot"] for r in rates + likert + ranking} |
+                                  {r["bot"] for r in results["automatic_metrics"]})) or "–"],
         ["workers", results["quality"]["workers"]],
         ["best ranked", f"{pooled[0]['bot']} ({_interval(pooled[0], 'score', 2)})"
          if pooled else "–"],

@@ -153,7 +153,9 @@ def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Setti
     if logs is None and any(u["kind"] == CHAT_KIND for u in tables.units.values()):
         chat_notes = [CHAT_NOTE]
     return {
-        **{key: main[key] for key in MAIN_SECTIONS[:3]},
+        "behaviour_rates": main["behaviour_rates"],
+        "likert": main["likert"],
+        "comparisons": main["comparisons"],
         "position_bias": position_bias(tables, settings.confidence),
         "ranking": main["ranking"],
         "agreement": alpha,

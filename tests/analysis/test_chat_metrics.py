@@ -12,6 +12,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from collection_and_annotations.analysis.behaviours import load_behaviours
+from collection_and_annotations.analysis.load import Tables, add_records
+from collection_and_annotations.analysis.results import CHAT_NOTE, Settings, compute_results
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Assignment,
@@ -154,3 +157,15 @@ def test_chat_task_without_answers(analysed):
     assert any("no references" in note for note in results["notes"])
     assert "Automatic metrics over collected chats" in html
     assert "BLEU and chrF are not computed" in html and "bot_a (2 chats)" in html
+
+
+def test_chat_records_from_a_file_say_the_metrics_need_the_database():
+    record = {"task": "chat", "task_kind": "dialogue_collection", "run_id": 1, "unit_id": "u1",
+              "worker": "W1", "timings": {"server": {"duration_seconds": 60.0}},
+              "layout": {"bots": ["bot_a"]}, "dialogues": [{"position": 0, "bot": "bot_a"}],
+              "answers": {}, "pool": "chat_test", "quality_mistakes": None,
+              "quality_passed": None, "flagged_for_review": False}
+    tables = add_records(Tables(), [(record, {})])
+    results = compute_results(tables, load_behaviours(), Settings(tasks=[], resamples=10))
+    assert results["automatic_metrics"] == [] and CHAT_NOTE in results["notes"]
+    assert results["signature"]["chat_logs_sha256"] is None
