@@ -117,9 +117,7 @@ def add_records(tables: Tables, records: Records, by: str = "bot") -> Tables:
         tables.digest.update(json.dumps(record, sort_keys=True, ensure_ascii=False).encode())
         for name, bucket in definitions.items():
             tables.buckets.setdefault(name, bucket)
-        # a chat unit's dialogues have no key and carry their bot's nickname themselves
-        fields = {d.get("key"): (d.get("source_fields") or {}) if "key" in d else d
-                  for d in record.get("dialogues", [])}
+        fields = {d["key"]: d.get("source_fields") or {} for d in record.get("dialogues", [])}
         worker, unit = record.get("worker"), record.get("unit_id")
         server = (record.get("timings") or {}).get("server") or {}
         pool = record.get("pool") or MAIN_POOL  # exports made before pools were recorded

@@ -1,6 +1,6 @@
 """`analyze` on a dialogue-collection task: automatic metrics per bot over the collected chats
 in the database (texts and stored latencies known), checked against figures computed here by
-hand; chat submissions carry no annotation answers."""
+hand; the chat submissions carry no annotation answers."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ import sys
 from datetime import datetime, timedelta
 
 import pytest
+from sqlalchemy import insert, select
 
 from collection_and_annotations.analysis.behaviours import load_behaviours
 from collection_and_annotations.analysis.load import Tables, add_records
 from collection_and_annotations.analysis.results import CHAT_NOTE, Settings, compute_results
+from collection_and_annotations.blueprints.dialogue_collection.annotations import chat_submission
+from collection_and_annotations.engine.chat import transcripts
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Assignment,
@@ -26,6 +29,8 @@ from collection_and_annotations.storage.models import (
     Unit,
     Worker,
 )
+
+from .synthetic import BUCKETS
 
 START = datetime(2026, 1, 1, 12, 0, 0)
 # per chat: (bot, status, messages); a message: (role, text, seconds after the one before,
@@ -58,14 +63,19 @@ CHATS = [
 ]
 
 
-def _store(url: str) -> None:
+# offline labels of the bots' turns (odd indices), per chat, for the annotated variant
+LABELS = {0: {"1": ["redundant"], "3": [], "5": ["redundant"]}, 1: {"1": [], "3": []}}
+
+
+def _store(url: str, annotated: bool = False) -> None:
     db = Database(url)
     db.migrate()
     with db.session() as session:
         task = Task(name="chat", blueprint="dialogue_collection")
         session.add(task)
         session.flush()
-        run = TaskRun(task_id=task.id, config={})
+        run = TaskRun(task_id=task.id, config={"buckets": {
+            "consistency_label": BUCKETS["consistency_label"]}})
         session.add(run)
         session.flush()
         for number, (bot, status, messages) in enumerate(CHATS):
@@ -91,10 +101,17 @@ def _store(url: str) -> None:
                                     text=text, sent_at=sent, opener=index == 0,
                                     bot=bot if role == "bot" else None,
                                     first_piece_ms=first_piece, latency_ms=latency))
-            if status == "ended":
-                session.add(Submission(unit_id=unit.id, worker_id=worker.id,
-                                       task_run_id=run.id, answers={},
-                                       timings={"server": {"duration_seconds": 60.0}}))
+    with db.transaction() as connection:  # submissions stored as the chat kind stores them
+        ended = connection.execute(select(Unit.id, Unit.worker_id, Unit.task_run_id)
+                                   .where(Unit.status == "completed").order_by(Unit.id)).all()
+        for number, (unit_id, worker_id, run_id) in enumerate(ended):
+            labels = LABELS.get(number) if annotated else None
+            answers = chat_submission("chat", transcripts(connection, unit_id, 0), {},
+                                      {"c0": {"consistency_label": labels}} if labels else {},
+                                      None)
+            connection.execute(insert(Submission).values(
+                unit_id=unit_id, worker_id=worker_id, task_run_id=run_id, answers=answers,
+                timings={"server": {"duration_seconds": 60.0}}))
     db.dispose()
 
 
@@ -119,11 +136,9 @@ def _expected(bot: str) -> dict[str, tuple[float, int]]:
     }
 
 
-@pytest.fixture(scope="module")
-def analysed(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("chat")
+def _analyze(folder, annotated=False):
     url = f"sqlite:///{folder / 'cep.sqlite3'}"
-    _store(url)
+    _store(url, annotated)
     out, report = folder / "results.json", folder / "report.html"
     result = subprocess.run(
         [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "chat",
@@ -131,6 +146,11 @@ def analysed(tmp_path_factory):
          str(report)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return json.loads(out.read_text()), report.read_text()
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    return _analyze(tmp_path_factory.mktemp("chat"))
 
 
 @pytest.mark.parametrize("bot", ["bot_a", "bot_b"])
@@ -159,10 +179,22 @@ def test_chat_task_without_answers(analysed):
     assert "BLEU and chrF are not computed" in html and "bot_a (2 chats)" in html
 
 
+def test_chat_annotations_join_the_main_figures(tmp_path):
+    results, _ = _analyze(tmp_path, annotated=True)
+    rates = {r["bot"]: r for r in results["behaviour_rates"] if r["label"] == "redundant"}
+    assert (rates["bot_a"]["n_turns"], rates["bot_a"]["rate"]) == (3, pytest.approx(2 / 3))
+    assert (rates["bot_b"]["n_turns"], rates["bot_b"]["rate"]) == (2, 0.0)
+    assert {r["bot"] for r in results["automatic_metrics"]} == {"bot_a", "bot_b"}
+
+
 def test_chat_records_from_a_file_say_the_metrics_need_the_database():
     record = {"task": "chat", "task_kind": "dialogue_collection", "run_id": 1, "unit_id": "u1",
               "worker": "W1", "timings": {"server": {"duration_seconds": 60.0}},
-              "layout": {"bots": ["bot_a"]}, "dialogues": [{"position": 0, "bot": "bot_a"}],
+              "layout": {"bots": ["bot_a"]},
+              "dialogues": [{"key": "c0", "dialogue_id": "chat_c1", "group_id": "chat_c1",
+                             "conversation_id": 1, "speakers": ["user", "system"],
+                             "position": 1, "tasks": [], "left": None,
+                             "source_fields": {"bot": "bot_a"}}],
               "answers": {}, "pool": "chat_test", "quality_mistakes": None,
               "quality_passed": None, "flagged_for_review": False}
     tables = add_records(Tables(), [(record, {})])
