@@ -62,7 +62,7 @@ def agreement(tables: Tables, behaviours: list[Behaviour], resamples: int,
             rows.append(_row(bucket, label, "nominal", items, workers,
                              table[:, j].astype(int), [0, 1], resamples, rng, confidence))
     ratings: dict[tuple[str, str], list[tuple[str, str, int]]] = defaultdict(list)
-    for bucket, dimension, _level, _bot, _cluster, item, worker, rating in tables.ratings:
+    for bucket, dimension, _level, _bot, _cluster, item, worker, rating, _ in tables.ratings:
         if 1 <= rating <= 5:
             ratings[(bucket, dimension)].append((item, worker, rating))
     for (bucket, dimension), answers in sorted(ratings.items()):
@@ -70,7 +70,7 @@ def agreement(tables: Tables, behaviours: list[Behaviour], resamples: int,
                          [a[1] for a in answers], np.array([a[2] - 1 for a in answers]),
                          [1, 2, 3, 4, 5], resamples, rng, confidence))
     choices: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
-    for bucket, item, worker, _bot, _bot2, chosen, _left in tables.comparisons:
+    for bucket, item, worker, _bot, _bot2, chosen, _left, _ in tables.comparisons:
         choices[bucket].append((item, worker, CHOICES.index(chosen) if chosen in CHOICES else 2))
     for bucket, answers in sorted(choices.items()):
         rows.append(_row(bucket, "chosen dialogue", "nominal", [a[0] for a in answers],

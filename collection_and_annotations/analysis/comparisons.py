@@ -20,7 +20,7 @@ def _outcomes(tables: Tables) -> list[tuple[str, str, str, float, str | None, st
     """(bucket, bot of turns, bot of turns2, 1/0/0.5 for turns winning, chosen, left); a
     comparison of a bot with itself is left out."""
     rows = []
-    for bucket, _item, _worker, bot, bot2, chosen, left in tables.comparisons:
+    for bucket, _item, _worker, bot, bot2, chosen, left, _ in tables.comparisons:
         if bot == bot2:
             continue
         outcome = {"turns": 1.0, "turns2": 0.0}.get(chosen, 0.5)
@@ -58,7 +58,7 @@ def position_bias(tables: Tables, confidence: float) -> list[dict[str, Any]]:
     """Share of decisive answers that chose the dialogue shown on the left, where the side was
     recorded (null `left`: answers stored before sides were randomised)."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for bucket, _item, _worker, _bot, _bot2, chosen, left in tables.comparisons:
+    for bucket, _item, _worker, _bot, _bot2, chosen, left, _ in tables.comparisons:
         if left is None or chosen is None:
             continue
         counts[bucket][0] += chosen == left

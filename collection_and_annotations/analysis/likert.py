@@ -17,7 +17,7 @@ SCALE = (1, 2, 3, 4, 5)
 def likert_summaries(tables: Tables, resamples: int, rng: np.random.Generator,
                      confidence: float) -> list[dict[str, Any]]:
     groups: dict[tuple, tuple[list, list]] = defaultdict(lambda: ([], []))
-    for bucket, dimension, level, bot, cluster, _item, _worker, rating in tables.ratings:
+    for bucket, dimension, level, bot, cluster, _item, _worker, rating, _ in tables.ratings:
         clusters, ratings = groups[(bucket, dimension, level, bot)]
         clusters.append(cluster)
         ratings.append(rating)

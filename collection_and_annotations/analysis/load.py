@@ -4,7 +4,9 @@ Records are whole submissions as `export.submissions.whole_submissions` yields t
 database) or as `export --format submissions` wrote them (a file, read with the bucket
 definitions), so an analysis reproduces without the database. Rows come from
 `answered_items`, the export's own reading of a submission. Other sources (chat annotations,
-once they exist) join by calling the `Tables.add_*` methods with the same fields.
+once they exist) join by calling the `Tables.add_*` methods with the same fields. Every row
+keeps its unit, so `Tables.without` can leave out units (flagged work, disqualified workers);
+screening and gold units add no rows, only their scores in `Tables.units`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from collection_and_annotations.blueprints.base import MAIN_POOL, QUALITY_POOLS
 from collection_and_annotations.blueprints.static_annotation.buckets import TREE_CONFIGS
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.export.submissions import answered_items, whole_submissions
@@ -37,6 +40,7 @@ class AnnotatedTurn:
     cluster: str  # the dialogue (turns of one dialogue are correlated)
     item: str  # the turn, the same for every annotator (agreement)
     worker: str
+    unit: str
     values: set[str] = field(default_factory=set)  # multiselect values chosen
     answers: set[tuple[str, str]] = field(default_factory=set)  # (question, answer) chosen
 
@@ -45,31 +49,44 @@ class AnnotatedTurn:
 class Tables:
     turns: dict[str, dict[tuple, AnnotatedTurn]] = field(default_factory=dict)  # bucket -> ...
     ratings: list[tuple] = field(default_factory=list)
-    # (bucket, dimension, level, bot, cluster, item, worker, rating)
+    # (bucket, dimension, level, bot, cluster, item, worker, rating, unit)
     comparisons: list[tuple] = field(default_factory=list)
-    # (bucket, item, worker, bot of turns, bot of turns2, chosen, left)
-    units: dict[str, dict[str, Any]] = field(default_factory=dict)  # unit_id -> worker, seconds
+    # (bucket, item, worker, bot of turns, bot of turns2, chosen, left, unit)
+    units: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # unit_id -> worker, task, kind, pool, seconds, flagged, passed, mistakes
     buckets: dict[str, dict[str, Any]] = field(default_factory=dict)
     records: int = 0
     rows: int = 0
     digest: Any = field(default_factory=hashlib.sha256)
 
     def add_turn_answer(self, bucket: str, key: tuple, bot: str, cluster: str, item: str,
-                        worker: str, values: Iterable[str] = (),
+                        worker: str, unit: str, values: Iterable[str] = (),
                         answers: Iterable[tuple[str, str]] = ()) -> None:
         turn = self.turns.setdefault(bucket, {}).get(key)
         if turn is None:
-            turn = self.turns[bucket][key] = AnnotatedTurn(bot, cluster, item, worker)
+            turn = self.turns[bucket][key] = AnnotatedTurn(bot, cluster, item, worker, unit)
         turn.values.update(values)
         turn.answers.update(answers)
 
     def add_rating(self, bucket: str, dimension: str, level: str, bot: str, cluster: str,
-                   item: str, worker: str, rating: int) -> None:
-        self.ratings.append((bucket, dimension, level, bot, cluster, item, worker, rating))
+                   item: str, worker: str, rating: int, unit: str) -> None:
+        self.ratings.append((bucket, dimension, level, bot, cluster, item, worker, rating,
+                             unit))
 
     def add_comparison(self, bucket: str, item: str, worker: str, bot: str, bot2: str,
-                       chosen: str | None, left: str | None) -> None:
-        self.comparisons.append((bucket, item, worker, bot, bot2, chosen, left))
+                       chosen: str | None, left: str | None, unit: str) -> None:
+        self.comparisons.append((bucket, item, worker, bot, bot2, chosen, left, unit))
+
+    def without(self, units: set[str]) -> Tables:
+        """The same study with the rows of `units` left out (the unit records stay, so quality
+        figures still describe everyone)."""
+        return Tables(
+            turns={bucket: {k: t for k, t in rows.items() if t.unit not in units}
+                   for bucket, rows in self.turns.items()},
+            ratings=[r for r in self.ratings if r[-1] not in units],
+            comparisons=[c for c in self.comparisons if c[-1] not in units],
+            units=self.units, buckets=self.buckets, records=self.records, rows=self.rows,
+            digest=self.digest)
 
     @property
     def data_sha256(self) -> str:
@@ -103,8 +120,14 @@ def add_records(tables: Tables, records: Records, by: str = "bot") -> Tables:
         fields = {d["key"]: d.get("source_fields") or {} for d in record.get("dialogues", [])}
         worker, unit = record.get("worker"), record.get("unit_id")
         server = (record.get("timings") or {}).get("server") or {}
-        tables.units[unit] = {"worker": worker, "task": record.get("task"),
-                              "seconds": server.get("duration_seconds")}
+        pool = record.get("pool") or MAIN_POOL  # exports made before pools were recorded
+        tables.units[unit] = {
+            "worker": worker, "task": record.get("task"), "kind": record.get("task_kind"),
+            "pool": pool, "seconds": server.get("duration_seconds"),
+            "flagged": bool(record.get("flagged_for_review")),
+            "passed": record.get("quality_passed"), "mistakes": record.get("quality_mistakes")}
+        if pool in QUALITY_POOLS:  # training and gold dialogues are not the study's data
+            continue
         for row in answered_items(record, definitions):
             tables.rows += 1
             bucket_name = row["bucket"]
@@ -116,7 +139,7 @@ def add_records(tables: Tables, records: Records, by: str = "bot") -> Tables:
             answer = row["answer"]
             if config == "comparative":
                 tables.add_comparison(bucket_name, cluster, worker, _bot(source, by),
-                                      _bot(source, f"{by}2"), row["chosen"], row["left"])
+                                      _bot(source, f"{by}2"), row["chosen"], row["left"], unit)
                 continue
             if turn is not None and row["speaker"] not in BOT_SPEAKERS:
                 continue
@@ -128,18 +151,19 @@ def add_records(tables: Tables, records: Records, by: str = "bot") -> Tables:
                     question = row["question"]
                     tables.add_rating(bucket_name, names.get(question, question),
                                       LIKERT_CONFIGS[config], _bot(source, by), cluster, item,
-                                      worker, answer)
+                                      worker, answer, unit)
                 continue
             if turn is None:
                 continue
             key = (unit, row["dialogue_key"], turn)
             if config == "multiselect":
                 tables.add_turn_answer(bucket_name, key, _bot(source, by), cluster, item,
-                                       worker, values=answer if isinstance(answer, list) else ())
+                                       worker, unit,
+                                       values=answer if isinstance(answer, list) else ())
             elif config in TREE_CONFIGS:
                 chosen = answer if isinstance(answer, list) else [answer]
                 tables.add_turn_answer(
-                    bucket_name, key, _bot(source, by), cluster, item, worker,
+                    bucket_name, key, _bot(source, by), cluster, item, worker, unit,
                     answers=[(row["question"], a) for a in chosen if isinstance(a, str)])
     return tables
 
@@ -150,8 +174,8 @@ def database_records(database_url: str, tasks: list[str]) -> Iterator[tuple[dict
     db = Database(database_url)
     try:
         for task in tasks:
-            # training and gold dialogues are not the study's data
-            yield from whole_submissions(db, task, exclude_quality=True)
+            # screening and gold units come too: their scores are the quality figures
+            yield from whole_submissions(db, task)
     finally:
         db.dispose()
 

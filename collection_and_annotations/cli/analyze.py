@@ -10,6 +10,7 @@ import click
 from tqdm import tqdm
 
 from collection_and_annotations.analysis.behaviours import BehaviourFileError, load_behaviours
+from collection_and_annotations.analysis.chat_logs import ChatLog, database_chat_logs
 from collection_and_annotations.analysis.load import (
     Tables,
     add_records,
@@ -45,11 +46,14 @@ from collection_and_annotations.export.writers import json_safe
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--confidence", default=0.95, show_default=True,
               type=click.FloatRange(0, 1, min_open=True, max_open=True))
+@click.option("--max-failed-golds", default=0, show_default=True, type=click.IntRange(0),
+              help="failed gold units a worker may have before the results without flagged "
+                   "workers leave all their work out (the task's max_incorrect_golds)")
 @database_options
 def analyze(tasks: tuple[str, ...], by: str, output: Path | None, json_path: Path | None,
             from_file: Path | None, buckets: Path | None, behaviours: Path | None,
-            resamples: int, seed: int, confidence: float, data_dir: str,
-            database_url: str | None) -> None:
+            resamples: int, seed: int, confidence: float, max_failed_golds: int,
+            data_dir: str, database_url: str | None) -> None:
     """Results of a task's answers: results.json and a self-contained HTML report."""
     if output is None and json_path is None:
         raise click.UsageError("nothing to write: pass --output and/or --json")
@@ -59,10 +63,13 @@ def analyze(tasks: tuple[str, ...], by: str, output: Path | None, json_path: Pat
                 raise click.UsageError("--from needs --buckets (the annotation_buckets.json)")
             records = file_records(from_file, read_buckets(buckets), list(tasks) or None)
             source = f"file {from_file.name}"
+            logs: list[ChatLog] | None = None
         else:
             if not tasks:
                 raise click.UsageError("pass --task (or --from an export file)")
-            records = database_records(stored_database_url(data_dir, database_url), list(tasks))
+            url = stored_database_url(data_dir, database_url)
+            records = database_records(url, list(tasks))
+            logs = database_chat_logs(url, list(tasks))
             source = "database"
         mapping = load_behaviours(behaviours)
         with tqdm(records, desc="reading submissions", unit=" submissions", disable=None,
@@ -71,16 +78,18 @@ def analyze(tasks: tuple[str, ...], by: str, output: Path | None, json_path: Pat
     except (UnknownTask, BehaviourFileError, UserError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     settings = Settings(tasks=sorted(tasks), by=by, seed=seed, resamples=resamples,
-                        confidence=confidence, source=source)
-    with tqdm(total=5, desc="analysing", disable=None, leave=False) as bar:
+                        confidence=confidence, source=source, max_failed_golds=max_failed_golds)
+    with tqdm(total=6, desc="analysing", disable=None, leave=False) as bar:
         def step(name: str) -> None:
             bar.set_postfix_str(name)
             bar.update(1)
 
-        results = json_safe(compute_results(tables, mapping, settings, step))
+        results = json_safe(compute_results(tables, mapping, settings, step, logs))
     if json_path:
         json_path.write_text(json.dumps(results, indent=1, ensure_ascii=False,
                                          allow_nan=False) + "\n", encoding="utf-8")
     if output:
         output.write_text(render_report(results), encoding="utf-8")
-    click.echo(f"analysed {tables.records} submissions ({tables.rows} answer rows)", err=True)
+    chats = f", {len(logs)} collected chats" if logs else ""
+    click.echo(f"analysed {tables.records} submissions ({tables.rows} answer rows{chats})",
+               err=True)
