@@ -134,6 +134,7 @@ class Connection:
 class Results:
     def __init__(self) -> None:
         self.overheads: list[float] = []
+        self.posts: list[float] = []  # the message request's round trip
         self.errors: list[str] = []
         self.chats = 0
 
@@ -163,6 +164,7 @@ async def worker(n: int, port: int, args: argparse.Namespace, results: Results,
                 token)
             if status != 202:
                 raise RuntimeError(f"message: {status} {body}")
+            results.posts.append(time.monotonic() - sent)
             await _until(events, "piece")
             results.overheads.append(time.monotonic() - sent - args.bot_delay)
             await _until(events, "message", role="bot")
@@ -299,6 +301,9 @@ def main() -> int:
         print(f"overhead per bot turn (ms): p50 {percentile(overheads, 0.5):.1f}, p99 "
               f"{percentile(overheads, 0.99):.1f}, max {max(overheads):.1f} "
               f"(n={len(overheads)}, mean {statistics.fmean(overheads):.1f})")
+        posts = [1000 * p for p in results.posts]
+        print(f"  of which the message request (stored, 202): p50 {percentile(posts, 0.5):.1f}, "
+              f"p99 {percentile(posts, 0.99):.1f}")
     print(f"server memory: {idle_rss:.0f} MB idle, {figures['server_peak_rss_mb']:.0f} MB peak; "
           f"server CPU {figures['server_cpu_s']:.1f} s over {figures['elapsed_s']:.1f} s; "
           f"client loop lag p99 {figures['client_lag_p99_ms']:.1f} ms")

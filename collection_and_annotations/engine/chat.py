@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, Row, insert, select, update
+from sqlalchemy import Connection, DateTime, Row, bindparam, insert, select, update
 
 from collection_and_annotations.bots.base import Turn
 from collection_and_annotations.engine.allocation import release_units, return_unit
@@ -55,6 +55,35 @@ class Annotations(Protocol):
     def plan(self, layout: Mapping[str, Any], transcripts: Mapping[int, list[list[str]]],
              ended: set[int]) -> dict[str, Any]:
         """The `annotations` of the chat object."""
+
+
+# The statements of every chat step, built once: building a statement per call cost more CPU
+# than the database work (as for the worker API's hot path, hot_sql.py).
+_CONVERSATIONS = (select(Conversation)
+                  .where(Conversation.unit_id == bindparam("unit_id"),
+                         Conversation.attempt == bindparam("attempt"))
+                  .order_by(Conversation.position))
+_CURRENT = _CONVERSATIONS.order_by(None).order_by(Conversation.position.desc()).limit(1)
+_SHOWN_MESSAGES = (select(Message.conversation_id, Message.index, Message.role, Message.text,
+                          Message.sent_at, Message.labels)
+                   .where(Message.conversation_id.in_(bindparam("ids", expanding=True)))
+                   .order_by(Message.conversation_id, Message.index))
+_HISTORY = (select(Message.role, Message.text)
+            .where(Message.conversation_id == bindparam("conversation_id"))
+            .order_by(Message.index))
+_ADD_MESSAGE = insert(Message)
+_BY_CLIENT_ID = select(Message.index, Message.sent_at).where(
+    Message.conversation_id == bindparam("conversation_id"),
+    Message.client_message_id == bindparam("client_id"))
+_LABELS = select(Message.labels).where(Message.conversation_id == bindparam("conversation_id"),
+                                       Message.index == bindparam("index"))
+_WAITING = select(Conversation.status, Conversation.awaiting).where(
+    Conversation.id == bindparam("conversation_id"))
+_WORKER_SPOKE = (update(Conversation).where(Conversation.id == bindparam("conversation_id"))
+                 .values(awaiting=BOT, turns_done=Conversation.turns_done + 1,
+                         respond_by=None, error=None))
+_BOT_SPOKE = (update(Conversation).where(Conversation.id == bindparam("conversation_id"))
+              .values(awaiting=WORKER, respond_by=bindparam("respond_by", type_=DateTime())))
 
 
 @dataclass(frozen=True)
@@ -110,19 +139,12 @@ def chat_state(
     `live_text` gives the text so far of a reply this process is generating (other
     processes' replies show from their next piece)."""
     bots = layout["bots"]
-    conversations = connection.execute(
-        select(Conversation).where(Conversation.unit_id == unit_id,
-                                   Conversation.attempt == attempt)
-        .order_by(Conversation.position)).all()
+    conversations = connection.execute(_CONVERSATIONS,
+                                       {"unit_id": unit_id, "attempt": attempt}).all()
     by_position = {c.position: c for c in conversations}
     messages: dict[int, list[dict[str, Any]]] = {c.id: [] for c in conversations}
     if conversations:
-        for m in connection.execute(
-            select(Message.conversation_id, Message.index, Message.role, Message.text,
-                   Message.sent_at, Message.labels)
-            .where(Message.conversation_id.in_(list(messages)))
-            .order_by(Message.conversation_id, Message.index)
-        ):
+        for m in connection.execute(_SHOWN_MESSAGES, {"ids": list(messages)}):
             shown_message = {"index": m.index, "role": m.role, "text": m.text,
                              "sent_at": iso_utc(m.sent_at)}
             if rules.annotations is not None and m.role == "bot":
@@ -231,23 +253,22 @@ def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> Ro
 
 def _current(connection: Connection, unit: Row) -> Row | None:
     """The conversation the worker is in (None before the first starts, or when all ended)."""
-    return connection.execute(
-        select(Conversation).where(Conversation.unit_id == unit.id,
-                                   Conversation.attempt == unit.times_expired)
-        .order_by(Conversation.position.desc()).limit(1)).first()
+    return connection.execute(_CURRENT, {"unit_id": unit.id,
+                                         "attempt": unit.times_expired}).first()
 
 
 def _history(connection: Connection, conversation_id: int) -> tuple[Turn, ...]:
     return tuple(Turn(role, text) for role, text in connection.execute(
-        select(Message.role, Message.text).where(Message.conversation_id == conversation_id)
-        .order_by(Message.index)))
+        _HISTORY, {"conversation_id": conversation_id}))
 
 
 def _add_message(connection: Connection, conversation_id: int, index: int, role: str,
                  text: str, now: datetime, **extra: Any) -> None:
-    connection.execute(insert(Message).values(
-        conversation_id=conversation_id, index=index, role=role, text=text, sent_at=now,
-        **extra))
+    connection.execute(_ADD_MESSAGE, {
+        "conversation_id": conversation_id, "index": index, "role": role, "text": text,
+        "sent_at": now, "bot": None, "settings": None, "first_piece_ms": None,
+        "latency_ms": None, "client_message_id": None, "opener": False, "labels": None,
+        **extra})
 
 
 def start(db: Database, public_id: str, worker_id: int, rules: ChatRules
@@ -295,10 +316,8 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
         unit = _assigned_unit(connection, public_id, worker_id)
         conversation = _current(connection, unit)
         if client_id is not None and conversation is not None:
-            repeated = connection.execute(
-                select(Message.index, Message.sent_at).where(
-                    Message.conversation_id == conversation.id,
-                    Message.client_message_id == client_id)).first()
+            repeated = connection.execute(_BY_CLIENT_ID, {
+                "conversation_id": conversation.id, "client_id": client_id}).first()
             if repeated is not None:
                 return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, None
         if conversation is None or conversation.status != "active":
@@ -314,9 +333,7 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
         index = len(history)
         _add_message(connection, conversation.id, index, "worker", text, now,
                      client_message_id=client_id)
-        connection.execute(update(Conversation).where(Conversation.id == conversation.id)
-                           .values(awaiting=BOT, turns_done=Conversation.turns_done + 1,
-                                   respond_by=None, error=None))
+        connection.execute(_WORKER_SPOKE, {"conversation_id": conversation.id})
         job = ReplyJob(unit.id, conversation.id, unit.times_expired, conversation.position,
                        conversation.bot, full_layout(unit.data, unit.layout), index + 1,
                        (*history, Turn("worker", text)), now)
@@ -354,8 +371,7 @@ def _label_last_reply(connection: Connection, conversation_id: int, history: tup
     index = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "bot"), None)
     if index is None:
         return
-    stored = connection.scalar(select(Message.labels).where(
-        Message.conversation_id == conversation_id, Message.index == index))
+    stored = connection.scalar(_LABELS, {"conversation_id": conversation_id, "index": index})
     if stored is not None:
         return  # labelled before (a stored label is final)
     if label is None and not annotations.online_required:
@@ -394,9 +410,7 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
 def _job_conversation(connection: Connection, job: ReplyJob) -> Row | None:
     """The job's conversation if it still waits for this reply (the unit row locked first)."""
     connection.execute(hot(connection).lock_unit_by_id, {"unit_id": job.unit_id})
-    return connection.execute(
-        select(Conversation.status, Conversation.awaiting, Conversation.turns_done)
-        .where(Conversation.id == job.conversation_id)).first()
+    return connection.execute(_WAITING, {"conversation_id": job.conversation_id}).first()
 
 
 def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, Any],
@@ -413,9 +427,9 @@ def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, 
         _add_message(connection, job.conversation_id, job.index, "bot", text, now,
                      bot=job.bot, settings=bot_settings, first_piece_ms=first_piece_ms,
                      latency_ms=latency_ms)
-        connection.execute(update(Conversation).where(Conversation.id == job.conversation_id)
-                           .values(awaiting=WORKER,
-                                   respond_by=now + timedelta(seconds=rules.max_resp_time)))
+        connection.execute(_BOT_SPOKE, {
+            "conversation_id": job.conversation_id,
+            "respond_by": now + timedelta(seconds=rules.max_resp_time)})
         return {"position": job.position, "index": job.index, "role": "bot", "text": text,
                 "sent_at": iso_utc(now)}
 

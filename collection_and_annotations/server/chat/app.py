@@ -31,6 +31,7 @@ DB_THREADS = 4
 T = TypeVar("T")
 _HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
 _STALE = sse("stale", {})
+_END = b""  # put in a stream's queue: the stream ends
 _BOT = b'"role":"bot"'
 TIMED_OUT = ("The time for this chat ran out and it went back to the pool; your messages are "
              "saved. Please open your task link again for new work.")
@@ -46,7 +47,6 @@ class ChatApp:
         self.executor = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="chat-db")
         self.runner: ChatRunner | None = None
         self._starting: asyncio.Lock | None = None
-        self._stop: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
@@ -55,6 +55,7 @@ class ChatApp:
     async def _runner(self) -> ChatRunner:
         """Bots and the relay are made in the process and loop that serve (after any fork)."""
         if self.runner is None:
+            self._loop = asyncio.get_running_loop()
             self._starting = self._starting or asyncio.Lock()
             async with self._starting:
                 if self.runner is None:
@@ -170,12 +171,13 @@ class ChatApp:
             await send({"type": "http.response.start", "status": 200, "headers": [
                 (b"content-type", b"text/event-stream; charset=utf-8"),
                 (b"cache-control", b"no-store"), (b"x-accel-buffering", b"no"), *_HEADERS]})
-            gone = asyncio.ensure_future(_disconnected(receive))
-            stop = asyncio.ensure_future(self._stopping().wait())
+            # The client leaving and the server stopping end the stream through its queue, so
+            # waiting for the next event is one `queue.get` (a piece costs no extra task).
+            gone = asyncio.ensure_future(_disconnected(receive, queue))
             due = _due(state)
             try:
                 encoded: bytes | None = sse("state", state)
-                while not gone.done() and not stop.done():
+                while encoded != _END:
                     if encoded == _STALE or (encoded is None and due and utcnow() >= due):
                         try:  # another process changed it, or a deadline passed: re-read
                             _, state = await self.in_thread(*read)
@@ -191,40 +193,30 @@ class ChatApp:
                         elif encoded.startswith(b"event: message") and _BOT in encoded:
                             due = utcnow() + timedelta(seconds=self.rules.max_resp_time)
                         await _send_chunk(send, encoded)
-                    encoded = await _next_event(queue, (gone, stop), _wait_seconds(due))
+                    encoded = await _next_event(queue, _wait_seconds(due))
             finally:
                 gone.cancel()
-                stop.cancel()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    def _stopping(self) -> asyncio.Event:
-        if self._stop is None:
-            self._stop = asyncio.Event()
-            self._loop = asyncio.get_running_loop()
-        return self._stop
 
     def stop_streams(self) -> None:
         """From any thread: end the open event streams (the server is stopping; pages
         reconnect to whichever server comes next)."""
-        if self._stop is not None and self._loop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self.bus.end_all, _END)
 
 
 async def _send_chunk(send: Send, chunk: bytes) -> None:
     await send({"type": "http.response.body", "body": chunk, "more_body": True})
 
 
-async def _next_event(queue: asyncio.Queue[bytes], ends: tuple[asyncio.Future[Any], ...],
-                      timeout: float) -> bytes | None:
-    """The next event for the stream; a ping after `timeout` seconds of silence; None when
-    the stream ends or a deadline is due."""
-    waiting = asyncio.ensure_future(queue.get())
-    done, _ = await asyncio.wait({waiting, *ends}, timeout=timeout,
-                                 return_when=asyncio.FIRST_COMPLETED)
-    if waiting in done:
-        return waiting.result()
-    waiting.cancel()
-    return None if done or timeout < PING_SECONDS else b": ping\n\n"
+async def _next_event(queue: asyncio.Queue[bytes], timeout: float) -> bytes | None:
+    """The next event for the stream; a ping after `timeout` seconds of silence; None when a
+    deadline is due."""
+    try:
+        async with asyncio.timeout(timeout):
+            return await queue.get()
+    except TimeoutError:
+        return None if timeout < PING_SECONDS else b": ping\n\n"
 
 
 def _due(state: dict[str, Any]) -> datetime | None:
@@ -242,9 +234,10 @@ def _wait_seconds(due: datetime | None) -> float:
     return max(0.5, min(PING_SECONDS - 0.001, (due - utcnow()).total_seconds() + 2.0))
 
 
-async def _disconnected(receive: Receive) -> None:
+async def _disconnected(receive: Receive, queue: asyncio.Queue[bytes]) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+    queue.put_nowait(_END)
 
 
 async def _json(send: Send, status: int, body: dict[str, Any]) -> None:

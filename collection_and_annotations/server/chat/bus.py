@@ -47,8 +47,12 @@ class ChatBus:
                 if not watchers:
                     del self._watchers[unit_id]
 
-    def watching(self, unit_id: int) -> bool:
-        return unit_id in self._watchers
+    def end_all(self, marker: bytes) -> None:
+        """Put `marker` in every watcher's queue (the streams end on it)."""
+        for watchers in self._watchers.values():
+            for queue in watchers:
+                with contextlib.suppress(asyncio.QueueFull):
+                    queue.put_nowait(marker)
 
     def publish(self, unit_id: int, event: str, data: dict[str, Any]) -> None:
         """Deliver to this process's watchers now, and to the other processes' (if any)."""
