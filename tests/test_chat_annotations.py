@@ -116,7 +116,9 @@ def test_online_labels_offline_answers_and_the_export(paired):
     left = layout["left"]["c0_c1"]
     assert dialogues["c0_c1"]["left"] == left
     choice = record["answers"]["c0_c1"]["preference"]["dialogue"]
-    assert choice == {"option": "Dialogue 1 (left)", "side": "left", "dialogue": left}
+    preferred = bots[0] if left == "turns" else bots[1]  # the left one was chosen
+    assert choice == {"option": "Dialogue 1 (left)", "side": "left", "dialogue": left,
+                      "bot": preferred}
     assert dialogues["c0"]["tasks"] == ["turn_quality", *layout["offline"][0]]
 
     rows = list(answered_items(record, definitions))

@@ -197,10 +197,19 @@ def _offline_lists(value: Any) -> list[list[str]]:
 
 def stored_answers(answers: Any, layout: Mapping[str, Any], buckets: Mapping[str, Bucket]) -> Any:
     """Offline answers with each comparison's choice completed like a static one's (which
-    conversation, `turns` or `turns2`, the chosen side showed)."""
+    conversation, `turns` or `turns2`, the chosen side showed) and with the bot it preferred
+    (`layout` as `full_layout` gives it)."""
     shown = [ShownDialogue(0, {"key": key}, [], left)
              for key, left in layout.get("left", {}).items()]
-    return with_choices(answers, shown, buckets)
+    stored = with_choices(answers, shown, buckets)
+    for key in layout.get("left", {}):
+        later = int(key.rsplit("_c", 1)[1])
+        bots = {SIDES[0]: layout["bots"][later - 1], SIDES[1]: layout["bots"][later]}
+        for targets in stored.get(key, {}).values():
+            for value in targets.values():
+                if isinstance(value, dict) and "dialogue" in value:
+                    value["bot"] = bots.get(value["dialogue"])
+    return stored
 
 
 def chat_submission(task_name: str, chats: list[Transcript], layout: Mapping[str, Any],
