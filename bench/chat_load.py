@@ -36,6 +36,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from procstats import cpu_seconds, loop_lag, rss_mb  # noqa: E402
 from sqlalchemy import create_engine, func, select  # noqa: E402
 
 from collection_and_annotations.storage.models import Conversation, Message, Unit  # noqa: E402
@@ -193,25 +194,6 @@ async def _until(events, wanted: str, role: str | None = None) -> dict:
         if event == wanted and (role is None or data.get("role") == role):
             return data
     raise RuntimeError(f"the stream ended before a '{wanted}' event")
-
-
-async def loop_lag(stop: asyncio.Event, lags: list[float]) -> None:
-    while not stop.is_set():
-        before = time.monotonic()
-        await asyncio.sleep(0.05)
-        lags.append(time.monotonic() - before - 0.05)
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def drive(port: int, args: argparse.Namespace, server_pid: int) -> tuple[Results, dict]:

@@ -52,8 +52,9 @@ import sys
 import time
 import zlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from procstats import cpu_seconds, loop_lag, rss_mb
 
 PIECES = 20
 PIECE_GAP = 0.05
@@ -341,25 +342,6 @@ async def one_turn(client: SseClient | WsClient, text: str, args: argparse.Names
             run.overheads.append(time.monotonic() - sent - args.bot_delay)
         run.pushes.append(time.time() - data["sent"])
         run.events += 1
-
-
-async def loop_lag(stop: asyncio.Event, lags: list[float]) -> None:
-    while not stop.is_set():
-        before = time.monotonic()
-        await asyncio.sleep(0.05)
-        lags.append(time.monotonic() - before - 0.05)
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def sample_peak(pid: int, stop: asyncio.Event, run: Run) -> None:

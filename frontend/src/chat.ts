@@ -150,6 +150,20 @@ function confirmed(outgoing: OutgoingMessage[], position: number, m: ChatMessage
   return here.find((o) => o.index === m.index) ?? here.find((o) => o.index === null && o.text === m.text);
 }
 
+/** The reply `index` in progress with `text` appended (unless that message is already in). */
+function extendReply(chat: ChatState, position: number, index: number, text: string): ChatState {
+  return mapConversation(chat, position, (c) =>
+    c.messages.some((m) => m.index === index)
+      ? c
+      : {
+          ...c,
+          error: null,
+          respond_by: null,
+          reply: { index, text: (c.reply?.index === index ? c.reply.text : '') + text },
+        },
+  );
+}
+
 function applyEvent(session: ChatSession, event: ChatEvent): ChatSession {
   const { chat, outgoing } = session;
   switch (event.type) {
@@ -161,33 +175,9 @@ function applyEvent(session: ChatSession, event: ChatEvent): ChatSession {
       return { chat: next, outgoing: match ? outgoing.filter((o) => o !== match) : outgoing };
     }
     case 'typing':
-      return {
-        ...session,
-        chat: mapConversation(chat, event.position, (c) =>
-          c.messages.some((m) => m.index === event.index)
-            ? c
-            : {
-                ...c,
-                error: null,
-                respond_by: null,
-                reply: { index: event.index, text: c.reply?.index === event.index ? c.reply.text : '' },
-              },
-        ),
-      };
+      return { ...session, chat: extendReply(chat, event.position, event.index, '') };
     case 'piece':
-      return {
-        ...session,
-        chat: mapConversation(chat, event.position, (c) =>
-          c.messages.some((m) => m.index === event.index)
-            ? c
-            : {
-                ...c,
-                error: null,
-                respond_by: null,
-                reply: { index: event.index, text: (c.reply?.index === event.index ? c.reply.text : '') + event.text },
-              },
-        ),
-      };
+      return { ...session, chat: extendReply(chat, event.position, event.index, event.text) };
     case 'error':
       return {
         ...session,
