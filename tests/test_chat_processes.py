@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -121,7 +122,9 @@ def test_the_relay_carries_events_between_processes_in_order(postgres_url):
             await here.relay.aclose()
             await there.relay.aclose()
 
-    received = asyncio.run(scenario())
+    # a loop of its own, in a thread: another test's browser may hold this thread's loop
+    with ThreadPoolExecutor(1) as thread:
+        received = thread.submit(asyncio.run, scenario()).result(timeout=30)
     assert received[:20] == [sse("piece", {"index": 1, "text": f"p{n}"}) for n in range(20)]
     assert received[20] == sse("stale", {})  # too big to relay: the stream re-reads the state
 
