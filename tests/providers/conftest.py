@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from .fake_prolific import FakeProlific
 from helpers import dialogue, write_task
 
 from collection_and_annotations.server.app import create_app
 from collection_and_annotations.server.auth import requester_token
+
+from .fake_prolific import FakeProlific
 
 
 @pytest.fixture

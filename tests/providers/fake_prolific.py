@@ -13,7 +13,6 @@ from typing import Any
 from flask import Flask, abort, jsonify, request
 from werkzeug.serving import make_server
 
-
 SLOW_SECONDS = 1.5
 
 

@@ -69,7 +69,7 @@ def test_mturk_reject_failure_is_recorded(task_for, stubbed):
 def test_external_link_and_hmac_code(task_for):
     task = task_for("mephisto.provider._provider_type=external",
                     "mephisto.provider.worker_id_param=PID",
-                    "mephisto.provider.completion_url=https://crowd.example/done?c={code}")
+                    "mephisto.provider.completion_url='https://crowd.example/done?c={code}'")
     provider = task.served.provider
     assert provider.url_template().endswith("/api/enter?PID=WORKER_ID&assignment_id=SESSION_ID")
     entered = task.client.get("/api/enter?PID=alice&assignment_id=v1")
