@@ -202,8 +202,7 @@ def test_defaults_follow_mephisto(tmp_path):
 
 
 @pytest.mark.parametrize(("group", "name", "key"), [
-    ("provider", "mturk", "_provider_type"), ("provider", "mturk_sandbox", "_provider_type"),
-    ("provider", "prolific", "_provider_type"), ("provider", "inhouse", "_provider_type"),
+    ("provider", "inhouse", "_provider_type"),
     ("architect", "heroku", "_architect_type"), ("architect", "ec2", "_architect_type"),
 ])
 def test_other_providers_and_architects_are_refused(tmp_path, group, name, key):
@@ -218,3 +217,14 @@ def test_other_providers_and_architects_are_refused(tmp_path, group, name, key):
                                               "supported yet"):
         check_services_supported(cfg.config)
     check_services_supported(demo.config)
+
+
+@pytest.mark.parametrize("name", ["mturk", "mturk_sandbox", "prolific", "external"])
+def test_built_providers_are_accepted(tmp_path, name):
+    from collection_and_annotations.config.checks import check_services_supported
+
+    demo = load_run_config("demo")
+    conf = tmp_path / "other.yaml"
+    conf.write_text(demo.path.read_text().replace("/mephisto/provider: local",
+                                                  f"/mephisto/provider: {name}"))
+    check_services_supported(load_run_config(str(conf)).config)

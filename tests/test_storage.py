@@ -21,7 +21,7 @@ def test_migrations_build_the_models_schema(database_url):
         version = connection.scalar(text("select version_num from alembic_version"))
     db.dispose()
     assert diff == []
-    assert version == "0005"
+    assert version == "0006"
 
 
 def test_sqlite_default_is_wal_under_data_dir(tmp_path):

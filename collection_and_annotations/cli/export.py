@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import click
 
 from collection_and_annotations.cli.database_options import database_options, stored_database_url
 from collection_and_annotations.export.dialogues import units_file, write_dialogues
+from collection_and_annotations.export.identities import identities
 from collection_and_annotations.export.submissions import (
     UnknownTask,
     whole_submissions,
@@ -20,10 +22,11 @@ from collection_and_annotations.storage.database import Database
 @click.command()
 @click.option("--task", "task_name", required=True, help="task_name of the conf")
 @click.option("--format", "fmt",
-              type=click.Choice(["jsonl", "csv", "submissions", "dialogues"]),
+              type=click.Choice(["jsonl", "csv", "submissions", "dialogues", "identities"]),
               default="jsonl", show_default=True,
               help="jsonl/csv: one row per answered item; submissions: JSONL of whole "
-                   "submissions; dialogues: collected chats as task data JSONL (with --output)")
+                   "submissions; dialogues: collected chats as task data JSONL (with --output); "
+                   "identities: pseudonym -> provider worker id, JSONL (for paying)")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="file to write (default: standard output)")
 @database_options
@@ -44,6 +47,11 @@ def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
     db = Database(stored_database_url(data_dir, database_url))
     out = output.open("w", encoding="utf-8", newline="") if output else sys.stdout
     try:
+        if fmt == "identities":
+            rows = identities(db, task_name)
+            out.writelines(json.dumps(row) + "\n" for row in rows)
+            click.echo(f"exported {len(rows)} workers", err=True)
+            return
         kind = {"jsonl": "items-jsonl", "csv": "items-csv"}.get(fmt, fmt)
         records = whole_submissions(db, task_name, exclude_quality=exclude_quality)
         count = write_export(records, kind, out)

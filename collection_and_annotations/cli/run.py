@@ -19,6 +19,7 @@ from collection_and_annotations.config import load_run_config
 from collection_and_annotations.config.checks import check_services_supported
 from collection_and_annotations.engine.allocation import Limits, expire_overdue
 from collection_and_annotations.engine.chat import expire_idle_chats, mark_interrupted_replies
+from collection_and_annotations.engine.provider_sync import ProviderSync
 from collection_and_annotations.engine.runs import (
     Progress,
     end_run,
@@ -107,6 +108,7 @@ def open_task(
                   **blueprint.describe()}
     public_url = f"http://{public_host(architect.hostname)}:{architect.port}"
     server = f"{socket.gethostname()} pid {os.getpid()}, {public_url}"
+    provider = provider_cls.create(cfg, secret, public_url)  # refuses a missing token first
     started = start_run(db, task_cfg.task_name, blueprint, run_config, blueprint.plan(),
                         server, cfg.mephisto.blueprint.random_seed)
     for line in started.changes.summary():
@@ -117,13 +119,16 @@ def open_task(
     if interrupted:
         print(f"{interrupted} chat(s) were waiting for a bot reply when the last server "
               "stopped; their workers are offered to ask again")
-    provider = provider_cls.create(cfg, secret, public_url)
+    for line in provider.start(db, task_cfg.task_name,
+                               Progress.of(unit_counts(db, task_id)).total):
+        print(line)
     return ServedTask(
         db=db, blueprint=blueprint, task_name=task_cfg.task_name, task_id=task_id, run_id=run_id,
         title=task_cfg.task_title or task_cfg.task_name, description_html=task_cfg.task_description,
         limits=Limits(task_cfg.allowed_concurrent, task_cfg.maximum_units_per_worker,
                       task_cfg.max_num_concurrent_units, task_cfg.assignment_duration_in_seconds),
         provider=provider, secret=secret, blocked_workers=blocked,
+        return_rejected_units=task_cfg.return_rejected_units,
     )
 
 
@@ -150,12 +155,15 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     # `kill` (SIGTERM) stops as cleanly as Ctrl-C: server processes ended, run closed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     _announce(served)
+    sync = ProviderSync(served.db, served.provider, served.task_id)
+    sync.start()
     status = "stopped"
     try:
         status = _monitor(served, cfg.monitoring_log_rate)
     except KeyboardInterrupt:
         print("\nstopping: completed work is saved; run the same conf again to continue")
     finally:
+        sync.stop()
         http.stop()
         end_run(served.db, served.run_id, status)
         served.db.dispose()
@@ -174,7 +182,7 @@ def _announce(served: ServedTask) -> None:
     print(f"requester API: {provider.public_url}/api/requester/progress")
     print(f"  token: {token}  (send as 'Authorization: Bearer <token>')")
     print(f"  submissions: {provider.public_url}/api/requester/submissions?format=csv")
-    if provider.require_signature:
+    if getattr(provider, "require_signature", True):
         print(f"  more signed links: {provider.public_url}/api/requester/links?worker_id=W&n=3")
     print("press Ctrl-C to stop", flush=True)
 

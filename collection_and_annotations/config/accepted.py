@@ -59,8 +59,9 @@ UNUSED_KEYS: dict[str, str] = {
        for key in ("instance_type", "subdomain", "profile_name", "_deploy_type")},
     "mephisto.provider.requester_name": f"{_PROVIDER}: no requester account is needed",
     "mephisto.provider.ui_base_url": f"{_PROVIDER}; links use mephisto.architect.hostname",
-    **{f"mephisto.provider.prolific_{key}": f"{_PROVIDER}; prolific is not supported"
-       for key in ("external_study_url", "id_option", "estimated_completion_time_in_minutes",
+    **{f"mephisto.provider.prolific_{key}": f"{_PROVIDER}; the prolific provider does not "
+       "use it (docs/providers.md)"
+       for key in ("external_study_url", "id_option",
                    "eligibility_requirements", "workspace_name", "project_name",
                    "allow_list_group_name", "block_list_group_name")},
     "mephisto.database._database_type": "the database is set with database_url (SQLite "

@@ -9,7 +9,7 @@ from omegaconf import DictConfig, OmegaConf
 from collection_and_annotations.errors import NotSupportedYet
 
 SUPPORTED_ARCHITECTS = ("local",)
-SUPPORTED_PROVIDERS = ("mock", "local")
+SUPPORTED_PROVIDERS = ("mock", "local", "prolific", "mturk", "mturk_sandbox", "external")
 TEN_YEARS = 10 * 365 * 24 * 3600
 
 
@@ -60,6 +60,6 @@ def check_services_supported(cfg: DictConfig) -> None:
     provider = cfg.mephisto.provider._provider_type
     if provider not in SUPPORTED_PROVIDERS:
         raise NotSupportedYet(
-            f"mephisto.provider._provider_type={provider!r} is not supported yet: workers come "
-            "through local links; set mephisto.provider._provider_type=mock (or local) and hand "
-            "the links out yourself")
+            f"mephisto.provider._provider_type={provider!r} is not supported yet: use "
+            f"{', '.join(SUPPORTED_PROVIDERS)} (external: any platform that opens a link with "
+            "the worker's id in it, docs/providers.md)")

@@ -20,7 +20,7 @@ from collection_and_annotations import PACKAGE_DIR
 
 # Mephisto 1.x's kinds: all compose; config/checks.py says which are served.
 ARCHITECT_TYPES = ("local", "mock", "heroku", "ec2")
-PROVIDER_TYPES = ("mock", "local", "mturk", "mturk_sandbox", "prolific", "inhouse")
+PROVIDER_TYPES = ("mock", "local", "mturk", "mturk_sandbox", "prolific", "external", "inhouse")
 
 
 @dataclass
@@ -117,6 +117,8 @@ class TaskConfig:
     post_install_script: str | None = None
     force_rebuild: bool | None = None
     resume_incomplete_run: bool | None = None
+    # a rejected unit's work goes back to the pool as a new unit (docs/providers.md)
+    return_rejected_units: bool = False
 
 
 @dataclass
@@ -144,12 +146,22 @@ class ArchitectConfig:
 @dataclass
 class ProviderConfig:
     _provider_type: str = "mock"
+    # external: the URL parameters naming the worker and the visit (docs/providers.md)
+    worker_id_param: str = "worker_id"
+    session_id_param: str = "assignment_id"
+    # external, prolific: the code a worker takes back; unset: external derives one per
+    # worker (HMAC), prolific one per task
+    completion_code: str | None = None
+    # external: where the worker goes on submit, `{code}` and `{worker_id}` filled in
+    completion_url: str | None = None
+    # mturk: days a HIT stays listed
+    mturk_hit_lifetime_days: int = 7
     # accepted, not used: Mephisto's requester accounts, inhouse and prolific providers
     requester_name: str | None = None
     ui_base_url: str | None = None
     prolific_external_study_url: str | None = None
     prolific_id_option: str | None = None
-    prolific_estimated_completion_time_in_minutes: int | None = None
+    prolific_estimated_completion_time_in_minutes: int = 10
     prolific_eligibility_requirements: list[Any] | None = None
     prolific_workspace_name: str | None = None
     prolific_project_name: str | None = None

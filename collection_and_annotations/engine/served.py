@@ -23,3 +23,4 @@ class ServedTask:
     provider: Provider
     secret: str
     blocked_workers: frozenset[str] = field(default_factory=frozenset)
+    return_rejected_units: bool = False  # a rejected unit's work goes back to the pool

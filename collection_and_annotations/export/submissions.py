@@ -18,6 +18,7 @@ from collection_and_annotations.blueprints.static_annotation.export_rows import 
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Assignment,
+    ReviewDecision,
     Submission,
     Task,
     TaskRun,
@@ -56,12 +57,13 @@ def whole_submissions(
     stored_dialogues = getattr(reader, "exported_answers", None)
     query = (
         select(Submission, Unit.public_id, Unit.layout, Worker.pseudonym, Assignment.data,
-               Unit.pool, UnitScore.mistakes, UnitScore.passed, TaskRun.id)
+               Unit.pool, UnitScore.mistakes, UnitScore.passed, ReviewDecision, TaskRun.id)
         .join(Unit, Submission.unit_id == Unit.id)
         .join(Assignment, Unit.assignment_id == Assignment.id)
         .join(Worker, Submission.worker_id == Worker.id)
         .join(TaskRun, Submission.task_run_id == TaskRun.id)
         .outerjoin(UnitScore, UnitScore.unit_id == Unit.id)
+        .outerjoin(ReviewDecision, ReviewDecision.unit_id == Unit.id)
         .where(Assignment.task_id == task.id)
         .order_by(Submission.id)
         .limit(page_size)
@@ -84,7 +86,7 @@ def whole_submissions(
                     definitions[run_id] = config.get("buckets", {})
         if not rows:
             return
-        for (submission, unit_id, layout, pseudonym, data, pool, mistakes, passed,
+        for (submission, unit_id, layout, pseudonym, data, pool, mistakes, passed, decision,
              run_id) in rows:
             if stored_dialogues is not None:
                 dialogues, answers = stored_dialogues(submission.answers)
@@ -103,6 +105,9 @@ def whole_submissions(
                 "dialogues": dialogues,
                 "answers": answers,
                 **quality_fields(pool, mistakes, passed, submission.flagged_for_review),
+                "review": None if decision is None else {
+                    "decision": decision.decision, "reason": decision.reason,
+                    "sync_state": decision.sync_state},
             }
             yield record, definitions[run_id]
         after = rows[-1][0].id

@@ -1,7 +1,7 @@
 """Providers: where workers come from and how their identity is vouched for (`providers.base`).
 
 `mephisto.provider._provider_type` names one; `mock` (the original confs' name for local runs)
-means `local`.
+means `local`, and `mturk_sandbox` is the `mturk` module on the sandbox endpoint.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from collection_and_annotations.plugins import Registry
 
 PROVIDERS = Registry("collection_and_annotations.providers", "provider",
-                     "mephisto.provider._provider_type", aliases={"mock": "local"})
+                     "mephisto.provider._provider_type",
+                     aliases={"mock": "local", "mturk_sandbox": "mturk"})
 register_provider = PROVIDERS.register
 provider_class = PROVIDERS.get

@@ -1,15 +1,22 @@
 """What the server needs from a provider (where workers come from): one module per provider.
 
-A provider vouches for a worker's identity on the claim request, gives the completion code a
-worker takes back to the platform, and carries out the requester's review actions there.
+A provider vouches for a worker's identity on the claim request, tells the worker how to
+finish on its platform (a code, a redirect, a form to post), and carries out the requester's
+review actions there. The decisions themselves are rows (`engine/review.py`); a provider only
+sends them, and `engine/provider_sync.py` retries what failed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from omegaconf import DictConfig
+
+if TYPE_CHECKING:
+    from collection_and_annotations.storage.database import Database
+
+DECISIONS = ("approve", "reject", "soft_reject")
 
 
 @dataclass(frozen=True)
@@ -21,6 +28,33 @@ class Identity:
     session_id: str
 
 
+@dataclass(frozen=True)
+class Visit:
+    """Who did a unit, in the provider's names: what review actions and completion need."""
+
+    unit_id: str
+    worker_id: str
+    session_id: str
+
+
+@dataclass(frozen=True)
+class Completion:
+    """How a worker finishes on the platform: a code to enter, a page to go to, or a form
+    the page posts (MTurk's externalSubmit)."""
+
+    code: str | None = None
+    redirect_url: str | None = None
+    external_submit: dict[str, Any] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"completion_code": self.code}
+        if self.redirect_url:
+            body["redirect_url"] = self.redirect_url
+        if self.external_submit:
+            body["external_submit"] = self.external_submit
+        return body
+
+
 class IdentityRefused(Exception):
     """The claim does not prove who the worker is; the message is shown to them, `status` is
     the HTTP status."""
@@ -30,13 +64,29 @@ class IdentityRefused(Exception):
         self.status = status
 
 
+class ProviderError(Exception):
+    """A platform call failed. `maybe_done`: the request may have reached the platform (a
+    timeout after sending), so a call that is not idempotent must not be repeated."""
+
+    def __init__(self, message: str, maybe_done: bool = False):
+        super().__init__(message)
+        self.maybe_done = maybe_done
+
+
 class Provider(Protocol):
     name: str
-    completion_code: str | None
+    public_url: str
+    # whether the completion differs per worker (then `completion` needs the visit)
+    completion_varies: bool
+    # whether bonuses are paid through the platform (else they are only recorded)
+    pays: bool
 
     @classmethod
     def create(cls, cfg: DictConfig, secret: str, public_url: str) -> Provider:
         """The provider a run conf asks for; `public_url` is where this server is reached."""
+
+    def start(self, db: Database, task_name: str, units: int) -> list[str]:
+        """Prepare the platform for a run (a draft study, HITs); lines to print."""
 
     def identify(self, claim: dict[str, Any]) -> Identity:
         """The worker of a claim request body; raise IdentityRefused when it is not vouched
@@ -45,8 +95,58 @@ class Provider(Protocol):
     def link(self, worker_id: str, session_id: str) -> str:
         """A link that brings this worker to this server (for in-house workers)."""
 
-    def approve(self, unit_public_id: str) -> None:
-        """Tell the platform the unit's work is accepted (pay)."""
+    def completion(self, visit: Visit | None) -> Completion:
+        """What the worker gets on submit (`visit` is None unless `completion_varies`)."""
 
-    def reject(self, unit_public_id: str, reason: str) -> None:
-        """Tell the platform the unit's work is rejected, with the reason."""
+    def check_decision(self, decision: str, reason: str, category: str | None) -> str | None:
+        """What the platform would refuse in a decision (checked before it is recorded)."""
+
+    def review(self, visit: Visit, decision: str, reason: str, category: str | None) -> bool:
+        """Send a decision to the platform; False when there is nothing to send. Raises
+        ProviderError."""
+
+    def bonus_setup(self, visit: Visit, amount_cents: int, reason: str) -> str | None:
+        """First step of a bonus; returns the platform's reference of it (None: one step)."""
+
+    def bonus_pay(self, visit: Visit, ref: str | None, amount_cents: int, reason: str) -> None:
+        """Pay a bonus set up before; never called twice for one bonus."""
+
+    def block(self, worker_id: str, reason: str) -> bool:
+        """Block a worker on the platform too; False when it has no such thing."""
+
+    def entry(self, args: dict[str, str]) -> str:
+        """Where a worker arriving from the platform (its URL parameters) is sent: the page,
+        with a link this server signed. Raises IdentityRefused."""
+
+    def listed_sessions(self) -> set[tuple[str, str]] | None:
+        """(worker id, session id) of every visit the platform lists for this run, to verify
+        identities taken from URL parameters; None when the platform vouched at claim."""
+
+
+class NoPlatform:
+    """Review actions for providers with no platform to tell (local and external links):
+    decisions and bonuses are recorded here only, and paid by the requester by hand."""
+
+    completion_varies = False
+    pays = False
+
+    def start(self, db: Database, task_name: str, units: int) -> list[str]:
+        return []
+
+    def check_decision(self, decision: str, reason: str, category: str | None) -> str | None:
+        return None
+
+    def review(self, visit: Visit, decision: str, reason: str, category: str | None) -> bool:
+        return False
+
+    def bonus_setup(self, visit: Visit, amount_cents: int, reason: str) -> str | None:
+        return None
+
+    def bonus_pay(self, visit: Visit, ref: str | None, amount_cents: int, reason: str) -> None:
+        return None
+
+    def block(self, worker_id: str, reason: str) -> bool:
+        return False
+
+    def listed_sessions(self) -> set[tuple[str, str]] | None:
+        return None

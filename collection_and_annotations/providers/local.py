@@ -16,7 +16,13 @@ from urllib.parse import urlencode
 from omegaconf import DictConfig
 
 from collection_and_annotations.providers import register_provider
-from collection_and_annotations.providers.base import Identity, IdentityRefused
+from collection_and_annotations.providers.base import (
+    Completion,
+    Identity,
+    IdentityRefused,
+    NoPlatform,
+    Visit,
+)
 
 MAX_ID_LENGTH = 200
 
@@ -36,12 +42,11 @@ def link_signature(secret: str, worker_id: str, assignment_id: str) -> str:
 
 
 @register_provider("local")
-class LocalProvider:
+class LocalProvider(NoPlatform):
     """Links on this server; review actions have no platform to tell (they are recorded in
     the database by the caller)."""
 
     name = "local"
-    completion_code: str | None = None
 
     def __init__(self, secret: str, public_url: str, require_signature: bool):
         self.secret = secret
@@ -80,8 +85,5 @@ class LocalProvider:
                                   "the requester for your link")
         return Identity(worker, assignment)
 
-    def approve(self, unit_public_id: str) -> None:
-        return None
-
-    def reject(self, unit_public_id: str, reason: str) -> None:
-        return None
+    def completion(self, visit: Visit | None) -> Completion:
+        return Completion()

@@ -10,7 +10,10 @@ from werkzeug.exceptions import HTTPException
 
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
-from collection_and_annotations.server import requester_quals  # noqa: F401 (its routes)
+from collection_and_annotations.server import (
+    requester_quals,  # noqa: F401 (its routes)
+    requester_review,  # noqa: F401 (its routes)
+)
 from collection_and_annotations.server.requester_api import requester_api
 from collection_and_annotations.server.security import HostCheck, harden
 from collection_and_annotations.server.static_files import IMMUTABLE, REVALIDATE, StaticFiles

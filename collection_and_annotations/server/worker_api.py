@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, current_app, jsonify, redirect, request
+from sqlalchemy import select
 
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit
 from collection_and_annotations.engine.served import ServedTask
@@ -15,9 +16,10 @@ from collection_and_annotations.engine.work import (
     submit,
     unit_view,
 )
-from collection_and_annotations.providers.base import IdentityRefused
+from collection_and_annotations.providers.base import Completion, IdentityRefused, Visit
 from collection_and_annotations.server.auth import bearer, worker_from_token, worker_token
 from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
+from collection_and_annotations.storage.models import Unit, Worker
 
 worker_api = Blueprint("worker_api", __name__, url_prefix="/api")
 
@@ -50,6 +52,17 @@ def _worker_id() -> int:
     return worker_id
 
 
+def _completion(served: ServedTask, unit_id: str) -> Completion:
+    """The provider's completion for this unit (its visit is read only when it matters)."""
+    if not served.provider.completion_varies:
+        return served.provider.completion(None)
+    with served.db.snapshot() as connection:
+        worker, visit = connection.execute(
+            select(Worker.provider_worker_id, Unit.provider_session)
+            .join(Worker, Worker.id == Unit.worker_id).where(Unit.public_id == unit_id)).one()
+    return served.provider.completion(Visit(unit_id, worker, visit or ""))
+
+
 @worker_api.errorhandler(WorkRefused)
 def _refused(exc: WorkRefused):
     return _error(str(exc), exc.status, exc.problems)
@@ -72,14 +85,26 @@ def claim():
     })
 
 
+@worker_api.get("/enter")
+def enter():
+    """Where a crowd platform sends its workers (its URL parameters name them): on to the page
+    with a link this server signed. An MTurk preview gets a page that says so."""
+    entry = getattr(_served().provider, "entry", None)
+    if entry is None:
+        return _error("this task is not served through a crowd platform", 404)
+    try:
+        return redirect(entry(request.args.to_dict()), 302)
+    except IdentityRefused as exc:
+        return _error(str(exc), exc.status)
+
+
 @worker_api.get("/units/<unit_id>")
 def get_unit(unit_id: str):
     served = _served()
     view = unit_view(served.db, served.blueprint, unit_id, _worker_id())
     view["task"] = {"title": served.title, "description_html": served.description_html}
-    view["completion_code"] = (
-        served.provider.completion_code if view["status"] != "assigned" else None
-    )
+    done = view["status"] != "assigned"
+    view.update(_completion(served, unit_id).as_json() if done else {"completion_code": None})
     return jsonify(view)
 
 
@@ -104,8 +129,7 @@ def post_submit(unit_id: str):
     status = submit(served.db, served.blueprint, unit_id, worker_id, body["answers"],
                     body.get("timings", {}), str(client_id)[:64] if client_id else None,
                     outcome)
-    return jsonify({"status": status, "completion_code": served.provider.completion_code,
-                    **outcome})
+    return jsonify({"status": status, **_completion(served, unit_id).as_json(), **outcome})
 
 
 @worker_api.post("/units/<unit_id>/dialogues/<dialogue_key>/check")

@@ -103,9 +103,10 @@ class Worker(Base):
 
 class Unit(Base):
     """One worker's slot on an assignment. Status: launched (free) -> assigned -> completed ->
-    accepted | rejected | soft_rejected; expired when no longer needed; retired when its data
-    left the task. `pool` is what the task kind routes workers by (main work, screening,
-    gold); `layout` is the unit's own presentation order, fixed when the unit is created."""
+    accepted | rejected | soft_rejected, or returned (rejected, and its work went back to the
+    pool as a new unit); expired when no longer needed; retired when its data left the task.
+    `pool` is what the task kind routes workers by (main work, screening, gold); `layout` is
+    the unit's own presentation order, fixed when the unit is created."""
 
     __tablename__ = "units"
     __table_args__ = (
@@ -129,6 +130,8 @@ class Unit(Base):
     times_expired: Mapped[int] = mapped_column(default=0)
     pool: Mapped[str] = mapped_column(String(16), default="main")
     layout: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    # whether the provider's platform lists this visit (Prolific's sync); None: not checked
+    provider_verified: Mapped[bool | None]
 
 
 class WorkerGroup(Base):
@@ -246,3 +249,46 @@ class UnitScore(Base):
     mistakes: Mapped[int | None]
     passed: Mapped[bool | None]
     scored_at: Mapped[datetime | None]
+
+
+class ReviewDecision(Base):
+    """The requester's decision on a unit, and how far it got on the provider's platform.
+    `sync_state`: pending -> sending -> done (the platform took it) | failed (retried at
+    `next_attempt_at`, with `last_error`) | not_sent (nothing to tell: local links, or a
+    soft reject on Prolific). One per unit, so a retried request cannot decide twice."""
+
+    __tablename__ = "review_decisions"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), unique=True)
+    decision: Mapped[str] = mapped_column(String(16))  # approve | reject | soft_reject
+    reason: Mapped[str] = mapped_column(Text, default="")
+    rejection_category: Mapped[str | None] = mapped_column(String(32))  # Prolific's
+    decided_at: Mapped[datetime] = mapped_column(default=utcnow)
+    sync_state: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    next_attempt_at: Mapped[datetime | None]
+    synced_at: Mapped[datetime | None]
+
+
+class Bonus(Base):
+    """A bonus for a unit's worker. Paying is two platform calls on Prolific (set up, then
+    pay) and the second is not idempotent, so each step's outcome is written before the next:
+    pending -> set_up (`provider_ref` kept) -> paying -> paid; failed (retried) | uncertain
+    (the pay request may have reached the platform: never retried, checked by hand) |
+    not_sent (no platform pays: local links). `dedupe_key` makes a retried request one bonus."""
+
+    __tablename__ = "bonuses"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), index=True)
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), index=True)
+    amount_cents: Mapped[int]
+    reason: Mapped[str] = mapped_column(Text, default="")
+    dedupe_key: Mapped[str] = mapped_column(String(64), unique=True)
+    state: Mapped[str] = mapped_column(String(16), default="pending")
+    provider_ref: Mapped[str | None] = mapped_column(String(200))
+    attempts: Mapped[int] = mapped_column(default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    next_attempt_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    paid_at: Mapped[datetime | None]

@@ -1,0 +1,191 @@
+"""Bring recorded decisions and bonuses to the provider's platform, each once.
+
+A row is taken with a conditional UPDATE (its state and due time as read), so two senders
+(the launcher's background loop and a request) never both send it. A failure is written with
+its error and retried with back-off; nothing is dropped. A bonus's pay call is not idempotent
+on Prolific, so `paying` is committed before it is made and a pay whose outcome is unknown
+(the request may have arrived) becomes `uncertain` and is never repeated on its own.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from datetime import timedelta
+
+from sqlalchemy import select, update
+
+from collection_and_annotations.providers.base import Provider, ProviderError, Visit
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import (
+    Assignment,
+    Bonus,
+    ReviewDecision,
+    Submission,
+    Unit,
+    Worker,
+    utcnow,
+)
+
+LEASE = timedelta(minutes=5)  # a row being sent; a sender that died frees it after this
+MAX_BACKOFF_SECONDS = 3600
+BATCH = 20
+
+
+def backoff(attempts: int) -> timedelta:
+    return timedelta(seconds=min(MAX_BACKOFF_SECONDS, 5 * 2 ** max(0, attempts - 1)))
+
+
+def _visit(db: Database, unit_id: int) -> tuple[Visit, bool | None]:
+    with db.read() as session:
+        public_id, worker, visit_id, verified = session.execute(
+            select(Unit.public_id, Worker.provider_worker_id, Unit.provider_session,
+                   Unit.provider_verified).join(Worker, Worker.id == Unit.worker_id)
+            .where(Unit.id == unit_id)).one()
+    return Visit(public_id, worker, visit_id or ""), verified
+
+
+def _take(db: Database, model: type, row_id: int, states: tuple[str, ...]) -> bool:
+    """Lease a due row in one of `states`; False when someone else has it or it is not due."""
+    now = utcnow()
+    with db.session() as session:
+        taken = session.execute(
+            update(model).where(model.id == row_id, model.next_attempt_at <= now,
+                                model.__table__.c[_state(model)].in_(states))
+            .values(attempts=model.attempts + 1, next_attempt_at=now + LEASE)
+            .execution_options(synchronize_session=False))
+    return taken.rowcount == 1
+
+
+def _state(model: type) -> str:
+    return "sync_state" if model is ReviewDecision else "state"
+
+
+def _write(db: Database, model: type, row_id: int, **values: object) -> None:
+    with db.session() as session:
+        session.execute(update(model).where(model.id == row_id).values(**values)
+                        .execution_options(synchronize_session=False))
+
+
+def send_review(db: Database, provider: Provider, row_id: int) -> None:
+    if not _take(db, ReviewDecision, row_id, ("pending", "failed", "sending")):
+        return
+    with db.read() as session:
+        row = session.get(ReviewDecision, row_id)
+    visit, verified = _visit(db, row.unit_id)
+    if verified is False and row.decision != "reject":
+        _write(db, ReviewDecision, row_id, sync_state="not_sent", next_attempt_at=None,
+               last_error="the platform does not list this worker's visit (forged identity)")
+        return
+    try:
+        sent = provider.review(visit, row.decision, row.reason, row.rejection_category)
+    except ProviderError as exc:
+        _write(db, ReviewDecision, row_id, sync_state="failed", last_error=str(exc),
+               next_attempt_at=utcnow() + backoff(row.attempts))
+        return
+    _write(db, ReviewDecision, row_id, sync_state="done" if sent else "not_sent",
+           synced_at=utcnow(), last_error=None, next_attempt_at=None)
+
+
+def send_bonus(db: Database, provider: Provider, row_id: int) -> None:
+    if not _take(db, Bonus, row_id, ("pending", "failed", "set_up")):
+        return
+    with db.read() as session:
+        row = session.get(Bonus, row_id)
+    visit, _ = _visit(db, row.unit_id)
+    ref = row.provider_ref
+    if row.state != "set_up":
+        try:
+            ref = provider.bonus_setup(visit, row.amount_cents, row.reason)
+        except ProviderError as exc:
+            _write(db, Bonus, row_id, state="failed", last_error=str(exc),
+                   next_attempt_at=utcnow() + backoff(row.attempts))
+            return
+    _write(db, Bonus, row_id, state="paying", provider_ref=ref)  # committed before paying
+    try:
+        provider.bonus_pay(visit, ref, row.amount_cents, row.reason)
+    except ProviderError as exc:
+        if exc.maybe_done:
+            _write(db, Bonus, row_id, state="uncertain", last_error=str(exc),
+                   next_attempt_at=None)
+        else:
+            _write(db, Bonus, row_id, state="set_up", last_error=str(exc),
+                   next_attempt_at=utcnow() + backoff(row.attempts))
+        return
+    _write(db, Bonus, row_id, state="paid", paid_at=utcnow(), last_error=None,
+           next_attempt_at=None)
+
+
+def verify_visits(db: Database, provider: Provider, task_id: int) -> int:
+    """Check completed units against the visits the platform lists (Prolific); a unit it does
+    not list is marked unverified and its submission flagged for review. Returns how many."""
+    listed = provider.listed_sessions()
+    if listed is None:
+        return 0
+    with db.read() as session:
+        units = session.execute(
+            select(Unit.id, Worker.provider_worker_id, Unit.provider_session)
+            .join(Worker, Worker.id == Unit.worker_id).join(Assignment)
+            .join(Submission, Submission.unit_id == Unit.id)
+            .where(Assignment.task_id == task_id, Unit.provider_verified.is_not(True))).all()
+    forged = [u for u, worker, visit in units if (worker, visit) not in listed]
+    verified = [u for u, worker, visit in units if (worker, visit) in listed]
+    with db.session() as session:
+        if verified:
+            session.execute(update(Unit).where(Unit.id.in_(verified))
+                            .values(provider_verified=True))
+        if forged:
+            session.execute(update(Unit).where(Unit.id.in_(forged))
+                            .values(provider_verified=False))
+            session.execute(update(Submission).where(Submission.unit_id.in_(forged))
+                            .values(flagged_for_review=True))
+    return len(forged)
+
+
+def sync_due(db: Database, provider: Provider, task_id: int) -> None:
+    """One pass: decisions, then bonuses, that are due (oldest first)."""
+    now = utcnow()
+    in_task = select(Unit.id).join(Assignment).where(Assignment.task_id == task_id)
+    with db.read() as session:
+        reviews = session.scalars(
+            select(ReviewDecision.id).where(
+                ReviewDecision.unit_id.in_(in_task), ReviewDecision.next_attempt_at <= now,
+                ReviewDecision.sync_state.in_(("pending", "failed", "sending")))
+            .order_by(ReviewDecision.id).limit(BATCH)).all()
+        bonuses = session.scalars(
+            select(Bonus.id).where(
+                Bonus.unit_id.in_(in_task), Bonus.next_attempt_at <= now,
+                Bonus.state.in_(("pending", "failed", "set_up")))
+            .order_by(Bonus.id).limit(BATCH)).all()
+    for row_id in reviews:
+        send_review(db, provider, row_id)
+    for row_id in bonuses:
+        send_bonus(db, provider, row_id)
+
+
+class ProviderSync(threading.Thread):
+    """The launcher's background sender: platform calls take seconds, so they run here and
+    not in the once-a-second monitor (whose heartbeat must not wait for them)."""
+
+    def __init__(self, db: Database, provider: Provider, task_id: int,
+                 every: float = 2.0, verify_every: float = 60.0):
+        super().__init__(name="provider-sync", daemon=True)
+        self.db, self.provider, self.task_id = db, provider, task_id
+        self.every, self.verify_every = every, verify_every
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        since_verify = self.verify_every
+        while not self.stopped.wait(self.every):
+            try:
+                since_verify += self.every
+                if since_verify >= self.verify_every:
+                    verify_visits(self.db, self.provider, self.task_id)
+                    since_verify = 0.0
+                sync_due(self.db, self.provider, self.task_id)
+            except Exception as exc:  # reported, retried at the next pass; never stops serving
+                print(f"warning: provider sync failed ({type(exc).__name__}: {exc}); "
+                      "retrying", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        self.stopped.set()

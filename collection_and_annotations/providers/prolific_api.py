@@ -1,0 +1,73 @@
+"""The few Prolific REST calls the provider makes (Prolific's public API v1, with httpx).
+
+Errors become ProviderError; `maybe_done` tells the caller whether the request may have
+reached Prolific (a timeout or a dropped connection after sending) or surely did not take
+effect (no connection, or Prolific answered with an error).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+
+from collection_and_annotations.errors import UserError
+from collection_and_annotations.providers.base import ProviderError
+
+DEFAULT_URL = "https://api.prolific.com/api/v1/"
+TIMEOUT_SECONDS = 15.0
+
+
+class ProlificApi:
+    def __init__(self, base_url: str, token: str, timeout: float = TIMEOUT_SECONDS):
+        self.client = httpx.Client(base_url=base_url.rstrip("/") + "/", timeout=timeout,
+                                   headers={"Authorization": f"Token {token}"})
+
+    @classmethod
+    def from_environment(cls) -> ProlificApi:
+        """`PROLIFIC_TOKEN` and `PROLIFIC_URL`, the names Prolific's own CLI reads."""
+        token = os.environ.get("PROLIFIC_TOKEN", "")
+        if not token:
+            raise UserError("the prolific provider needs an API token: set PROLIFIC_TOKEN "
+                            "(Prolific: Settings > API tokens)")
+        return cls(os.environ.get("PROLIFIC_URL") or DEFAULT_URL, token)
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        try:
+            response = self.client.request(method, path, json=body)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise ProviderError(f"cannot reach Prolific ({exc})") from None
+        except httpx.TransportError as exc:
+            raise ProviderError(f"no answer from Prolific ({type(exc).__name__})",
+                                maybe_done=True) from None
+        if response.status_code >= 400:
+            raise ProviderError(f"Prolific answered {response.status_code} to {method} "
+                                f"{path}: {response.text[:300]}")
+        return response.json() if response.content else None
+
+    def create_study(self, payload: dict[str, Any]) -> str:
+        return self.call("POST", "studies/", payload)["id"]
+
+    def publish(self, study_id: str) -> None:
+        self.call("POST", f"studies/{study_id}/transition/", {"action": "PUBLISH"})
+
+    def submissions(self, study_id: str) -> list[dict[str, Any]]:
+        """Every submission of the study, following the pages."""
+        found: list[dict[str, Any]] = []
+        path: str | None = f"studies/{study_id}/submissions/"
+        while path:
+            page = self.call("GET", path)
+            found += page.get("results", [])
+            path = ((page.get("_links") or {}).get("next") or {}).get("href")
+        return found
+
+    def transition(self, submission_id: str, body: dict[str, Any]) -> None:
+        self.call("POST", f"submissions/{submission_id}/transition/", body)
+
+    def set_up_bonus(self, study_id: str, participant_id: str, amount: str) -> str:
+        body = {"study_id": study_id, "csv_bonuses": f"{participant_id},{amount}\n"}
+        return self.call("POST", "submissions/bonus-payments/", body)["id"]
+
+    def pay_bonus(self, bonus_id: str) -> None:
+        self.call("POST", f"bulk-bonus-payments/{bonus_id}/pay/")

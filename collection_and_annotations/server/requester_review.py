@@ -1,0 +1,120 @@
+"""Requester API for review and payment (docs/providers.md): decisions, bonuses, blocks by
+pseudonym, and the pseudonym -> provider worker id mapping.
+
+A decision or bonus is recorded first, then sent to the provider's platform at once; a
+failed send stays recorded with its error and the launcher's background sync retries it.
+Routes join the `requester_api` blueprint and so its bearer-token check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Response, abort, jsonify, request
+from sqlalchemy import select
+
+from collection_and_annotations.engine import review
+from collection_and_annotations.engine.provider_sync import send_bonus, send_review
+from collection_and_annotations.export.identities import identities
+from collection_and_annotations.providers.base import ProviderError
+from collection_and_annotations.quality import qualifications
+from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
+from collection_and_annotations.server.requester_api import _served, requester_api
+from collection_and_annotations.storage.models import Bonus, ReviewDecision, Worker
+
+
+def _body() -> dict[str, Any]:
+    if not request.is_json:
+        abort(400, "send the request body as JSON (Content-Type: application/json)")
+    try:
+        return parse_json_object(request.get_data(cache=False))
+    except InvalidJson as exc:
+        abort(exc.status, str(exc))
+
+
+@requester_api.errorhandler(review.ReviewRefused)
+def _refused(exc: review.ReviewRefused) -> tuple[Response, int]:
+    return jsonify({"error": str(exc)}), exc.status
+
+
+@requester_api.post("/units/<unit_id>/review")
+def review_unit(unit_id: str) -> Response:
+    """`{"decision": "approve"|"reject"|"soft_reject", "reason": "...",
+    "rejection_category": "..." (Prolific's, for a reject)}`."""
+    served, body = _served(), _body()
+    row_id, _ = review.decide(served.db, served.provider, served.task_id, served.run_id,
+                              unit_id, body.get("decision"), body.get("reason", ""),
+                              body.get("rejection_category"), served.return_rejected_units)
+    send_review(served.db, served.provider, row_id)
+    with served.db.read() as session:
+        row = session.get(ReviewDecision, row_id)
+        return jsonify({"unit_id": unit_id, **review.decision_json(row)})
+
+
+@requester_api.post("/units/<unit_id>/bonus")
+def bonus_unit(unit_id: str) -> Response:
+    """`{"amount": 0.5, "reason": "..."}` (amount in the currency's units)."""
+    served, body = _served(), _body()
+    row_id, _ = review.add_bonus(served.db, served.provider, served.task_id, unit_id,
+                                 body.get("amount"), body.get("reason"))
+    send_bonus(served.db, served.provider, row_id)
+    with served.db.read() as session:
+        row = session.get(Bonus, row_id)
+        return jsonify({"unit_id": unit_id, **review.bonus_json(row)})
+
+
+def _worker(pseudonym: str) -> tuple[str, str]:
+    with _served().db.read() as session:
+        found = session.execute(select(Worker.provider, Worker.provider_worker_id)
+                                .where(Worker.pseudonym == pseudonym)).first()
+    if found is None:
+        abort(404, f"no worker with pseudonym '{pseudonym}'")
+    return found[0], found[1]
+
+
+def _block_name() -> str:
+    served = _served()
+    with served.db.snapshot() as connection:
+        name = qualifications.task_block_name(connection, served.task_name)
+    return name or qualifications.block_name(served.task_name, None)
+
+
+@requester_api.post("/workers/<pseudonym>/block")
+def block_worker(pseudonym: str) -> Response:
+    """Blocked here at once (the claim refuses them); on platforms with blocks (MTurk) too."""
+    served = _served()
+    provider, worker = _worker(pseudonym)
+    reason = request.get_json(silent=True) or {}
+    name = _block_name()
+    with served.db.transaction() as connection:
+        qualifications.change(connection, provider, worker, name, 1)
+    platform = "not_sent"
+    if provider == served.provider.name:
+        try:
+            platform = "done" if served.provider.block(worker, str(reason.get("reason", ""))) \
+                else "not_sent"
+        except ProviderError as exc:
+            platform = f"failed: {exc}"
+    return jsonify({"worker": pseudonym, "blocked": True, "qualification": name,
+                    "platform": platform})
+
+
+@requester_api.post("/workers/<pseudonym>/unblock")
+def unblock_worker(pseudonym: str) -> Response:
+    served = _served()
+    provider, worker = _worker(pseudonym)
+    name = _block_name()
+    with served.db.transaction() as connection:
+        try:
+            qualifications.change(connection, provider, worker, name, None)
+        except qualifications.NotChanged as exc:
+            abort(404, str(exc))
+    return jsonify({"worker": pseudonym, "blocked": False, "qualification": name})
+
+
+@requester_api.get("/workers/identities")
+def worker_identities() -> Response:
+    """Pseudonym -> provider worker id, for payment; exports keep pseudonyms only."""
+    served = _served()
+    return jsonify({"task": served.task_name,
+                    "workers": identities(served.db, served.task_name)})

@@ -1,0 +1,157 @@
+"""Prolific against a fake Prolific API on 127.0.0.1: the draft study, identity from the study
+URL, the completion redirect, review and bonus calls made once, and forged identities."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from collection_and_annotations.engine.provider_sync import sync_due, verify_visits
+from collection_and_annotations.storage.models import Bonus, ReviewDecision, Submission, Unit
+
+PROLIFIC = "mephisto.provider._provider_type=prolific"
+LONG = "The answers ignore the instructions: every dialogue got the same rating in under " \
+       "two seconds, which no careful reading allows."
+
+
+def _task(task_for, fake, *overrides):
+    task = task_for(PROLIFIC, "mephisto.provider.completion_code=C0DE1234", *overrides)
+    task.served.provider.api.client.timeout = httpx.Timeout(0.5)
+    return task
+
+
+def _visit(task, fake, pid, session, listed=True):
+    if listed:
+        fake.submissions["study1"].append({"id": session, "participant_id": pid,
+                                           "status": "ACTIVE"})
+    return task.submit({"PROLIFIC_PID": pid, "STUDY_ID": "study1", "SESSION_ID": session})
+
+
+def test_draft_study_payload_field_by_field(task_for, fake_prolific, open_conf):
+    task = _task(task_for, fake_prolific)
+    (method, path, body), = fake_prolific.calls
+    assert (method, path) == ("POST", "studies/")
+    public = task.served.provider.public_url
+    assert body == {
+        "name": "Test task", "internal_name": "t", "description": "Rate dialogues",
+        "external_study_url": f"{public}/api/enter?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}"
+                              "&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
+        "prolific_id_option": "url_parameters",
+        "completion_codes": [{"code": "C0DE1234", "code_type": "COMPLETED",
+                              "actions": [{"action": "MANUALLY_REVIEW"}]}],
+        "total_available_places": 3, "estimated_completion_time": 10, "reward": 150}
+    assert fake_prolific.studies["study1"]["status"] == "UNPUBLISHED"  # nobody published it
+
+
+def test_entry_link_claim_and_completion_redirect(task_for, fake_prolific):
+    task = _task(task_for, fake_prolific)
+    entered = task.client.get("/api/enter?PROLIFIC_PID=p1&STUDY_ID=study1&SESSION_ID=s1")
+    assert entered.status_code == 302 and "worker_id=p1" in entered.location
+    assert "assignment_id=s1" in entered.location and "sig=" in entered.location
+    other = task.client.get("/api/enter?PROLIFIC_PID=p1&STUDY_ID=elsewhere&SESSION_ID=s1")
+    assert other.status_code == 403
+    _, submitted = _visit(task, fake_prolific, "p1", "s1")
+    assert submitted["completion_code"] == "C0DE1234"
+    assert submitted["redirect_url"] == (
+        "https://app.prolific.com/submissions/complete?cc=C0DE1234")
+
+
+def test_approve_sent_once_after_a_failure(task_for, fake_prolific):
+    task = _task(task_for, fake_prolific)
+    unit_id, _ = _visit(task, fake_prolific, "p1", "s1")
+    fake_prolific.fail["transition"] = ["http"]
+    first = task.post(f"units/{unit_id}/review", {"decision": "approve", "reason": ""})
+    assert first.status_code == 200
+    assert first.get_json()["sync_state"] == "failed" and "503" in first.get_json()["last_error"]
+    again = task.post(f"units/{unit_id}/review", {"decision": "approve", "reason": ""})
+    assert again.get_json()["sync_state"] == "failed"  # retried request: no second decision
+    with task.served.db.session() as session:  # the back-off has passed
+        session.query(ReviewDecision).update({"next_attempt_at": ReviewDecision.decided_at})
+    sync_due(task.served.db, task.served.provider, task.served.task_id)
+    sync_due(task.served.db, task.served.provider, task.served.task_id)
+    transitions = [b for m, p, b in fake_prolific.calls if p == "submissions/s1/transition/"]
+    assert transitions == [{"action": "APPROVE"}, {"action": "APPROVE"}]  # failed, then done
+    done = task.post(f"units/{unit_id}/review", {"decision": "approve", "reason": ""})
+    assert done.get_json()["sync_state"] == "done" and done.get_json()["attempts"] == 2
+
+
+def test_reject_needs_a_long_message_and_a_category(task_for, fake_prolific):
+    task = _task(task_for, fake_prolific)
+    unit_id, _ = _visit(task, fake_prolific, "p1", "s1")
+    short = task.post(f"units/{unit_id}/review", {"decision": "reject", "reason": "bad",
+                                                  "rejection_category": "LOW_EFFORT"})
+    assert short.status_code == 422 and "at least 100 characters" in short.get_json()["error"]
+    nocat = task.post(f"units/{unit_id}/review", {"decision": "reject", "reason": LONG})
+    assert nocat.status_code == 422 and "rejection_category" in nocat.get_json()["error"]
+    assert fake_prolific.count("POST", "submissions/") == 0
+    done = task.post(f"units/{unit_id}/review", {"decision": "reject", "reason": LONG,
+                                                 "rejection_category": "LOW_EFFORT"})
+    assert done.get_json()["sync_state"] == "done"
+    assert fake_prolific.calls[-1][2] == {"action": "REJECT", "message": LONG,
+                                          "rejection_category": "LOW_EFFORT"}
+
+
+def test_soft_reject_sends_nothing(task_for, fake_prolific):
+    task = _task(task_for, fake_prolific)
+    unit_id, _ = _visit(task, fake_prolific, "p1", "s1")
+    reply = task.post(f"units/{unit_id}/review", {"decision": "soft_reject", "reason": "meh"})
+    assert reply.get_json()["sync_state"] == "not_sent"
+    assert fake_prolific.count("POST", "submissions/") == 0
+
+
+def _due_now(task):
+    with task.served.db.session() as session:
+        session.query(Bonus).update({"next_attempt_at": Bonus.created_at})
+
+
+@pytest.mark.parametrize("failing", ["bonus-setup", "pay"])
+def test_bonus_paid_once_when_a_call_fails_first(task_for, fake_prolific, failing):
+    task = _task(task_for, fake_prolific)
+    unit_id, _ = _visit(task, fake_prolific, "p1", "s1")
+    fake_prolific.fail[failing] = ["http"]
+    body = {"amount": 0.5, "reason": "careful work"}
+    first = task.post(f"units/{unit_id}/bonus", body).get_json()
+    assert first["state"] == ("failed" if failing == "bonus-setup" else "set_up")
+    assert task.post(f"units/{unit_id}/bonus", body).get_json()["bonus_id"] == first["bonus_id"]
+    _due_now(task)
+    sync_due(task.served.db, task.served.provider, task.served.task_id)
+    sync_due(task.served.db, task.served.provider, task.served.task_id)
+    assert task.post(f"units/{unit_id}/bonus", body).get_json()["state"] == "paid"
+    assert len(fake_prolific.paid) == 1
+    setups = [b for m, p, b in fake_prolific.calls if p == "submissions/bonus-payments/"]
+    assert setups[-1] == {"study_id": "study1", "csv_bonuses": "p1,0.50\n"}
+    # a pay that failed with an answer is retried with the same bonus id, never a new set-up
+    assert len(setups) == (2 if failing == "bonus-setup" else 1)
+
+
+def test_pay_with_unknown_outcome_is_never_repeated(task_for, fake_prolific):
+    task = _task(task_for, fake_prolific)
+    unit_id, _ = _visit(task, fake_prolific, "p1", "s1")
+    fake_prolific.fail["pay"] = ["slow"]  # Prolific pays, the answer comes too late
+    reply = task.post(f"units/{unit_id}/bonus", {"amount": 1, "reason": "great"}).get_json()
+    assert reply["state"] == "uncertain"
+    _due_now(task)
+    sync_due(task.served.db, task.served.provider, task.served.task_id)
+    time.sleep(1.5)  # the fake finishes the slow call
+    assert fake_prolific.paid == ["bonus1"] and fake_prolific.count("POST", "bulk-bonus") == 1
+
+
+def test_forged_pid_is_flagged_and_never_paid(task_for, fake_prolific):
+    task = _task(task_for, fake_prolific)
+    real, _ = _visit(task, fake_prolific, "p1", "s1")
+    forged, _ = _visit(task, fake_prolific, "p2", "s-forged", listed=False)
+    assert verify_visits(task.served.db, task.served.provider, task.served.task_id) == 1
+    with task.served.db.read() as session:
+        rows = dict(session.execute(select(Unit.public_id, Unit.provider_verified)).all())
+        flagged = dict(session.execute(select(Unit.public_id, Submission.flagged_for_review)
+                                       .join(Submission, Submission.unit_id == Unit.id)).all())
+    assert rows[real] is True and rows[forged] is False
+    assert flagged == {real: False, forged: True}
+    refused = task.post(f"units/{forged}/review", {"decision": "approve", "reason": ""})
+    assert refused.status_code == 409 and "flagged" in refused.get_json()["error"]
+    bonus = task.post(f"units/{forged}/bonus", {"amount": 1, "reason": "x"})
+    assert bonus.status_code == 409
+    assert fake_prolific.count("POST", "submissions/") == 0
