@@ -72,6 +72,9 @@ _HISTORY = (select(Message.role, Message.text)
             .where(Message.conversation_id == bindparam("conversation_id"))
             .order_by(Message.index))
 _ADD_MESSAGE = insert(Message)
+_UNIT_LAYOUT = (select(Unit.layout, Assignment.data)
+                .join(Assignment, Assignment.id == Unit.assignment_id)
+                .where(Unit.id == bindparam("unit_id")))
 _BY_CLIENT_ID = select(Message.index, Message.sent_at).where(
     Message.conversation_id == bindparam("conversation_id"),
     Message.client_message_id == bindparam("client_id"))
@@ -106,7 +109,7 @@ class ReplyJob:
     attempt: int
     position: int
     bot: str
-    layout: dict[str, Any]  # the unit's layout (its bots in order, annotation orders)
+    layout: dict[str, Any] | None  # the unit's full layout, if the step had read it
     index: int  # the index the bot's message will have
     history: tuple[Turn, ...]
     asked_at: datetime  # when the worker's message was stored
@@ -238,14 +241,23 @@ def job_state(db: Database, job: ReplyJob, rules: ChatRules,
               live_text: Callable[[int], str | None]) -> dict[str, Any]:
     """The `chat` object of a bot turn's unit, as the worker who chatted sees it."""
     with db.snapshot() as connection:
-        return chat_state(connection, job.unit_id, job.attempt, job.layout, rules, live_text)
+        layout = job.layout
+        if layout is None:
+            row = connection.execute(_UNIT_LAYOUT, {"unit_id": job.unit_id}).one()
+            layout = full_layout(row.data, row.layout)
+        return chat_state(connection, job.unit_id, job.attempt, layout, rules, live_text)
 
 
 # -- the worker's steps ----------------------------------------------------------------------
 
-def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
-    unit = owned_unit(connection.execute(hot(connection).lock_unit_with_data,
-                                         {"public_id": public_id}).first(), worker_id)
+def _assigned_unit(connection: Connection, public_id: str, worker_id: int,
+                   with_data: bool = False) -> Row:
+    """The worker's unit, locked; with its data and layout only when asked (they cost a join
+    and two JSON decodes, and a message needs neither)."""
+    statements = hot(connection)
+    unit = owned_unit(connection.execute(
+        statements.lock_unit_with_data if with_data else statements.lock_unit,
+        {"public_id": public_id}).first(), worker_id)
     if unit.status != "assigned":
         raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
     return unit
@@ -277,7 +289,7 @@ def start(db: Database, public_id: str, worker_id: int, rules: ChatRules
     mode the worker's opener is stored and the bot answers first. Returns the unit's id and
     the bot turn to run, if any."""
     with db.transaction() as connection:
-        unit = _assigned_unit(connection, public_id, worker_id)
+        unit = _assigned_unit(connection, public_id, worker_id, with_data=True)
         layout = full_layout(unit.data, unit.layout)
         bots = layout["bots"]
         current = _current(connection, unit)
@@ -335,7 +347,7 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
                      client_message_id=client_id)
         connection.execute(_WORKER_SPOKE, {"conversation_id": conversation.id})
         job = ReplyJob(unit.id, conversation.id, unit.times_expired, conversation.position,
-                       conversation.bot, full_layout(unit.data, unit.layout), index + 1,
+                       conversation.bot, None, index + 1,
                        (*history, Turn("worker", text)), now)
         return {"index": index, "sent_at": iso_utc(now)}, job
 
@@ -401,7 +413,7 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
                            .values(awaiting=BOT, error=None))
         history = _history(connection, conversation.id)
         return ReplyJob(unit.id, conversation.id, unit.times_expired, conversation.position,
-                        conversation.bot, full_layout(unit.data, unit.layout),
+                        conversation.bot, None,
                         len(history), history, utcnow())
 
 
