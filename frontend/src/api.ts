@@ -108,6 +108,8 @@ export interface SubmitResult {
   completion_code: string | null;
   /** Screening units only: whether the worker passed the training. */
   screening?: ScreeningOutcome;
+  /** Crowd platforms: where the worker goes next (e.g. Prolific's completion page). */
+  redirect_url?: string | null;
 }
 
 /** Check one training dialogue of a screening unit: the server scores it and names the mistakes. */

@@ -12,6 +12,7 @@ import { Countdown, useCountdown } from './Countdown';
 import { SaveIndicator, SaveProblem } from './SaveIndicator';
 import { CheckFeedback, ScreeningIntro } from './Screening';
 import { TrustedHtml } from './TrustedHtml';
+import { followCompletion } from '../platform';
 
 interface Props {
   unit: Unit;
@@ -135,6 +136,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
       );
       setSubmitted(true);
       onCompleted(result?.completion_code ?? null, result?.screening);
+      followCompletion(result);
     } catch (e) {
       if (e instanceof ApiError) setSubmitError({ message: e.message, problems: e.problems });
       else setSubmitError({ message: e instanceof Error ? e.message : String(e), problems: [] });

@@ -29,6 +29,7 @@ import type { SubmitError } from './AnnotationSteps';
 import { ChatConversation, type Labelling } from './ChatConversation';
 import { Countdown, useSecondsUntil } from './Countdown';
 import { OfflineAnnotation } from './OfflineAnnotation';
+import { followCompletion } from '../platform';
 
 interface Props {
   unit: Unit;
@@ -243,6 +244,7 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
         submitId.current,
       );
       onCompleted(result?.completion_code ?? null);
+      followCompletion(result);
     } catch (e) {
       const problems = e instanceof ApiError ? e.problems : [];
       setSubmitError({ message: messageOf(e), problems });
