@@ -222,8 +222,10 @@ CASES = {
                                  ("assignment_duration_in_seconds", -1, _DURATION))},
     "unknown-hostname": _cli("mephisto.architect.hostname=no.such.host.invalid", expected=(
         "cannot resolve hostname 'no.such.host.invalid'")),
-    "provider-mturk": _cli("mephisto.provider._provider_type=mturk", expected=(
-        "mephisto.provider._provider_type='mturk' is not supported yet")),
+    "provider-prolific-no-token": _cli("mephisto.provider._provider_type=prolific", expected=(
+        "the prolific provider needs an API token: set PROLIFIC_TOKEN")),
+    "provider-mturk-no-credentials": _cli("mephisto.provider._provider_type=mturk", expected=(
+        "the mturk provider needs AWS credentials")),
     "architect-heroku": _cli("mephisto.architect._architect_type=heroku", expected=(
         "mephisto.architect._architect_type='heroku' is not supported yet")),
 }

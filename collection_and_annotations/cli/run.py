@@ -30,6 +30,7 @@ from collection_and_annotations.engine.runs import (
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.providers import provider_class
+from collection_and_annotations.providers.base import ProviderError
 from collection_and_annotations.quality.blocklist import check_blocklists, load_blocklist
 from collection_and_annotations.quality.stats import Outcomes, task_outcomes
 from collection_and_annotations.server.app import check_frontend_built
@@ -73,6 +74,9 @@ def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     """Every check that needs no writes, in the order a user fixes them."""
     blueprint = build_blueprint(cfg)
     check_services_supported(cfg)
+    check_provider = getattr(provider_class(cfg.mephisto.provider._provider_type), "check", None)
+    if check_provider is not None:
+        check_provider(cfg)  # credentials, before anything is written
     check_bots = getattr(blueprint, "check_bots", None)
     if check_bots is not None:
         for warning in check_bots():
@@ -108,7 +112,7 @@ def open_task(
                   **blueprint.describe()}
     public_url = f"http://{public_host(architect.hostname)}:{architect.port}"
     server = f"{socket.gethostname()} pid {os.getpid()}, {public_url}"
-    provider = provider_cls.create(cfg, secret, public_url)  # refuses a missing token first
+    provider = provider_cls.create(cfg, secret, public_url)
     started = start_run(db, task_cfg.task_name, blueprint, run_config, blueprint.plan(),
                         server, cfg.mephisto.blueprint.random_seed)
     for line in started.changes.summary():
@@ -119,8 +123,14 @@ def open_task(
     if interrupted:
         print(f"{interrupted} chat(s) were waiting for a bot reply when the last server "
               "stopped; their workers are offered to ask again")
-    for line in provider.start(db, task_cfg.task_name,
-                               Progress.of(unit_counts(db, task_id)).total):
+    try:
+        started_lines = provider.start(db, task_cfg.task_name,
+                                       Progress.of(unit_counts(db, task_id)).total)
+    except ProviderError as exc:
+        end_run(db, run_id, "stopped")
+        raise UserError(f"{provider.name}: {exc}; the run was stopped, start it again once "
+                        "the platform is reachable") from None
+    for line in started_lines:
         print(line)
     return ServedTask(
         db=db, blueprint=blueprint, task_name=task_cfg.task_name, task_id=task_id, run_id=run_id,

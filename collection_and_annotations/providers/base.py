@@ -81,6 +81,8 @@ class Provider(Protocol):
     # whether bonuses are paid through the platform (else they are only recorded)
     pays: bool
 
+    # optional: `check(cfg)`, a classmethod run before anything is written (credentials)
+
     @classmethod
     def create(cls, cfg: DictConfig, secret: str, public_url: str) -> Provider:
         """The provider a run conf asks for; `public_url` is where this server is reached."""

@@ -81,6 +81,17 @@ class MTurkProvider:
         self.hit_id: str | None = None
 
     @classmethod
+    def check(cls, cfg: DictConfig) -> None:
+        """Before anything is written: boto3 and AWS credentials are there."""
+        mturk_client(cfg.mephisto.provider._provider_type == "mturk_sandbox")  # boto3 is there
+        import boto3
+
+        if boto3.Session().get_credentials() is None:
+            raise UserError("the mturk provider needs AWS credentials: set AWS_ACCESS_KEY_ID "
+                            "and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, ~/.aws/credentials) "
+                            "for the requester account")
+
+    @classmethod
     def create(cls, cfg: DictConfig, secret: str, public_url: str,
                client: Any = None) -> MTurkProvider:
         sandbox = cfg.mephisto.provider._provider_type == "mturk_sandbox"

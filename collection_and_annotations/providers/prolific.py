@@ -54,6 +54,11 @@ class ProlificProvider:
         self.study_id: str | None = None
 
     @classmethod
+    def check(cls, cfg: DictConfig) -> None:
+        """Before anything is written: the API token is set."""
+        ProlificApi.from_environment()
+
+    @classmethod
     def create(cls, cfg: DictConfig, secret: str, public_url: str) -> ProlificProvider:
         task, conf = cfg.mephisto.task, cfg.mephisto.provider
         study = {"title": task.task_title or task.task_name, "description":
