@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat_conf
 from sqlalchemy import select
@@ -181,8 +183,6 @@ def test_a_worker_who_does_not_answer_in_time_loses_the_unit_and_the_stream_says
             stream.next("state")
             server.client.post(f"/api/chat/{unit}/start", json={}, headers=auth(token))
             stream.next("message")
-            import time
-
             time.sleep(1.2)
             with server.db.session() as session:
                 assert expire_idle_chats(session, server.served.run_id) == 1
