@@ -63,11 +63,14 @@ class ScriptedBot:
         pass
 
 
-def write_chat_conf(folder: Path, needed: str, bots: list[str], *, num_bots: int = 1,
+def write_chat_conf(folder: Path, needed: str, bots: list[str] | str, *, num_bots: int = 1,
                     num_turns: int = 2, max_resp_time: int = 600, extra: str = "") -> Path:
+    """A chat conf in `folder`; `bots` are nicknames of scripted bots (given to ChatServer), or
+    the text of a model_opts.yaml for a server started with welcome.py."""
     folder.mkdir(parents=True, exist_ok=True)
     opts = folder / "model_opts.yaml"
-    opts.write_text("".join(f"{bot}: --model {bot}\n" for bot in bots))
+    opts.write_text(bots if isinstance(bots, str)
+                    else "".join(f"{bot}: --model {bot}\n" for bot in bots))
     conf = folder / "chat.yaml"
     conf.write_text(
         "#@package _global_\n"

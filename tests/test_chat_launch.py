@@ -6,27 +6,15 @@ import signal
 import subprocess
 import sys
 
+from chat_helpers import write_chat_conf
 from helpers import REPO, Running, free_port
-
-
-def _conf(folder, opts: str, needed: str):
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "model_opts.yaml").write_text(opts)
-    conf = folder / "chat.yaml"
-    conf.write_text(
-        "#@package _global_\n"
-        "defaults:\n  - /mephisto/blueprint: dialogue_collection\n"
-        "mephisto:\n  architect:\n    hostname: 127.0.0.1\n"
-        f"  blueprint:\n    model_opt_path: {folder / 'model_opts.yaml'}\n"
-        f"    conversations_needed_string: \"{needed}\"\n"
-        "  task:\n    task_name: chat\n")
-    return conf
 
 
 def test_an_endpoint_that_is_down_at_launch_is_a_warning_not_a_refusal(tmp_path):
     down = free_port()  # nothing listens there
-    conf = _conf(tmp_path, f"remote: {{type: openai, base_url: 'http://127.0.0.1:{down}/v1', "
-                           "model: m, timeout: 2}\n", "remote:2")
+    opts = (f"remote: {{type: openai, base_url: 'http://127.0.0.1:{down}/v1', model: m, "
+            "timeout: 2}\n")
+    conf = write_chat_conf(tmp_path, "remote:2", opts)
     server = Running(tmp_path, free_port(), str(conf), "mephisto.architect.hostname=127.0.0.1")
     try:
         server.wait_for("press Ctrl-C to stop", timeout=60)
@@ -38,7 +26,7 @@ def test_an_endpoint_that_is_down_at_launch_is_a_warning_not_a_refusal(tmp_path)
 
 
 def test_an_unknown_nickname_fails_before_anything_is_written(tmp_path):
-    conf = _conf(tmp_path, "parrot: {type: demo, name: parrot}\n", "parrot:2,parot:1")
+    conf = write_chat_conf(tmp_path, "parrot:2,parot:1", "parrot: {type: demo, name: parrot}\n")
     done = subprocess.run(
         [sys.executable, str(REPO / "welcome.py"), f"conf={conf}",
          f"data_dir={tmp_path / 'data'}", f"mephisto.architect.port={free_port()}"],

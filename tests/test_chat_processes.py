@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from chat_helpers import EventStream, auth
+from chat_helpers import EventStream, auth, write_chat_conf
 from helpers import Running, free_port
 from sqlalchemy import create_engine, func, select
 
@@ -22,19 +22,9 @@ from collection_and_annotations.storage.models import Conversation, Message, Uni
 
 
 def _conf(folder: Path, needed: str, think: float = 0.0, turns: int = 2) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "model_opts.yaml").write_text(
-        f"parrot: {{type: demo, name: parrot, delay: 0.01, think: {think}}}\n")
-    conf = folder / "chat.yaml"
-    conf.write_text(
-        "#@package _global_\n"
-        "defaults:\n  - /mephisto/blueprint: dialogue_collection\n"
-        "mephisto:\n  architect:\n    hostname: 127.0.0.1\n"
-        f"  blueprint:\n    model_opt_path: {folder / 'model_opts.yaml'}\n"
-        f"    conversations_needed_string: \"{needed}\"\n    num_turns: {turns}\n"
-        "  task:\n    task_name: chat\n    allowed_concurrent: 1\n"
-        "    assignment_duration_in_seconds: 600\n")
-    return conf
+    return write_chat_conf(
+        folder, needed, f"parrot: {{type: demo, name: parrot, delay: 0.01, think: {think}}}\n",
+        num_turns=turns)
 
 
 def _post(base: str, path: str, token: str, body: dict) -> httpx.Response:
@@ -111,10 +101,10 @@ def test_the_relay_carries_events_between_processes_in_order(postgres_url):
         await here.relay.start()
         await there.relay.start()
         try:
-            with there.watch(7) as far, here.watch(7) as near:
+            with there.watch("u_7") as far, here.watch("u_7") as near:
                 for n in range(20):
-                    here.publish(7, "piece", {"index": 1, "text": f"p{n}"})
-                here.publish(7, "state", {"big": "x" * 9000})  # over NOTIFY's limit
+                    here.publish("u_7", "piece", {"index": 1, "text": f"p{n}"})
+                here.publish("u_7", "state", {"big": "x" * 9000})  # over NOTIFY's limit
                 received = [await asyncio.wait_for(far.get(), 5) for _ in range(21)]
                 assert near.qsize() == 21  # the publisher's own watchers, once each
                 return received

@@ -1,8 +1,8 @@
 """Collected chats with their message times, read from the database for the automatic metrics.
 
-The dialogues are those `export.dialogues.collected_dialogues` yields (chats the worker ended
-in a submitted unit, the bot being the conversation's stored nickname); each message gets the
-time it was stored and, for a bot message, its stored latencies."""
+The chats are those `export.dialogues.collected_conversations` reads (the ones the worker
+ended in a submitted unit, the bot being the conversation's stored nickname); each message
+keeps the time it was stored and, for a bot message, its stored latencies."""
 
 from __future__ import annotations
 
@@ -11,17 +11,13 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from itertools import islice
 
-from sqlalchemy import select
-
-from collection_and_annotations.export.dialogues import collected_dialogues
+from collection_and_annotations.engine.chat import SPEAKERS, dialogue_id
+from collection_and_annotations.export.dialogues import collected_conversations
 from collection_and_annotations.export.submissions import find_task
 from collection_and_annotations.storage.database import Database
-from collection_and_annotations.storage.models import Conversation, Message, Unit
 
 CHAT_KIND = "dialogue_collection"
-PAGE_SIZE = 500
 
 
 @dataclass(frozen=True)
@@ -42,33 +38,12 @@ class ChatLog:
     messages: list[LoggedMessage]
 
 
-def _times(db: Database, units: list[str]) -> dict[tuple[str, int], list[tuple]]:
-    """(unit, position) -> (sent_at, opener, first_piece_ms, latency_ms) per message, in order,
-    of the conversations of the units' current attempt (the ones collected_dialogues yields)."""
-    query = (
-        select(Unit.public_id, Conversation.position, Message.sent_at, Message.opener,
-               Message.first_piece_ms, Message.latency_ms)
-        .join(Conversation, Conversation.id == Message.conversation_id)
-        .join(Unit, Unit.id == Conversation.unit_id)
-        .where(Unit.public_id.in_(units), Conversation.attempt == Unit.times_expired)
-        .order_by(Conversation.id, Message.index))
-    times: dict[tuple[str, int], list[tuple]] = {}
-    with db.read() as session:
-        for unit, position, *row in session.execute(query):
-            times.setdefault((unit, position), []).append(tuple(row))
-    return times
-
-
 def task_chat_logs(db: Database, task_name: str) -> Iterator[ChatLog]:
-    """The collected chats of one dialogue-collection task, a page of units at a time."""
-    dialogues = collected_dialogues(db, task_name, [])
-    while page := list(islice(dialogues, PAGE_SIZE)):
-        times = _times(db, sorted({d["unit_id"] for d in page}))
-        for dialogue in page:
-            stored = times[(dialogue["unit_id"], dialogue["position"])]
-            messages = [LoggedMessage(speaker, text, *row)
-                        for (speaker, text), row in zip(dialogue["turns"], stored, strict=True)]
-            yield ChatLog(task_name, dialogue["dialogue_id"], dialogue["bot"], messages)
+    """The collected chats of one dialogue-collection task, with their message times."""
+    for (conversation, _unit, _worker), messages in collected_conversations(db, task_name):
+        yield ChatLog(task_name, dialogue_id(task_name, conversation.id), conversation.bot, [
+            LoggedMessage(SPEAKERS[m.role], m.text, m.sent_at, m.opener, m.first_piece_ms,
+                          m.latency_ms) for m in messages])
 
 
 def database_chat_logs(database_url: str, tasks: list[str]) -> list[ChatLog]:

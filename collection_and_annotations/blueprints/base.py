@@ -83,6 +83,7 @@ class SubmittedUnit:
     layout: dict[str, Any] | None
     answers: Any
     attempt: int = 0  # the unit's times_expired: which worker's try this is
+    stored: Any = None  # what is being stored (`after_submit` sees it; None before)
 
 
 class SubmitRefused(Exception):

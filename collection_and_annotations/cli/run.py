@@ -118,11 +118,6 @@ def open_task(
     for line in started.changes.summary():
         print(line)
     task_id, run_id = started.task_id, started.run_id
-    with db.session() as session:
-        interrupted = mark_interrupted_replies(session, task_id)
-    if interrupted:
-        print(f"{interrupted} chat(s) were waiting for a bot reply when the last server "
-              "stopped; their workers are offered to ask again")
     try:
         started_lines = provider.start(db, task_cfg.task_name,
                                        Progress.of(unit_counts(db, task_id)).total)
@@ -132,7 +127,7 @@ def open_task(
                         "the platform is reachable") from None
     for line in started_lines:
         print(line)
-    return ServedTask(
+    served = ServedTask(
         db=db, blueprint=blueprint, task_name=task_cfg.task_name, task_id=task_id, run_id=run_id,
         title=task_cfg.task_title or task_cfg.task_name, description_html=task_cfg.task_description,
         limits=Limits(task_cfg.allowed_concurrent, task_cfg.maximum_units_per_worker,
@@ -140,6 +135,13 @@ def open_task(
         provider=provider, secret=secret, blocked_workers=blocked,
         return_rejected_units=task_cfg.return_rejected_units,
     )
+    if served.chats:
+        with db.session() as session:
+            interrupted = mark_interrupted_replies(session, task_id)
+        if interrupted:
+            print(f"{interrupted} chat(s) were waiting for a bot reply when the last server "
+                  "stopped; their workers are offered to ask again")
+    return served
 
 
 def _load(cfg: DictConfig, conf_path: str) -> ServedTask:
@@ -165,15 +167,19 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     # `kill` (SIGTERM) stops as cleanly as Ctrl-C: server processes ended, run closed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     _announce(served)
-    sync = ProviderSync(served.db, served.provider, served.task_id)
-    sync.start()
+    # Only a platform that pays has calls to retry; local links record decisions at once.
+    sync = ProviderSync(served.db, served.provider, served.task_id) if served.provider.pays \
+        else None
+    if sync is not None:
+        sync.start()
     status = "stopped"
     try:
         status = _monitor(served, cfg.monitoring_log_rate)
     except KeyboardInterrupt:
         print("\nstopping: completed work is saved; run the same conf again to continue")
     finally:
-        sync.stop()
+        if sync is not None:
+            sync.stop()
         http.stop()
         end_run(served.db, served.run_id, status)
         served.db.dispose()
@@ -210,7 +216,8 @@ def _tick(served: ServedTask) -> tuple[Progress, Outcomes]:
     count progress and screening/gold outcomes (two aggregate queries)."""
     with served.db.session() as session:
         heartbeat(session, served.run_id)
-        expire_idle_chats(session, served.run_id)
+        if served.chats:
+            expire_idle_chats(session, served.run_id)
         expire_overdue(session, served.run_id)
     progress = Progress.of(unit_counts(served.db, served.task_id))
     with served.db.read() as session:

@@ -105,6 +105,7 @@ class ReplyJob:
     """A bot turn to work on: the whole conversation so far, and where the reply goes."""
 
     unit_id: int
+    public_id: str  # the unit as the page and the event bus name it
     conversation_id: int
     attempt: int
     position: int
@@ -113,6 +114,11 @@ class ReplyJob:
     index: int  # the index the bot's message will have
     history: tuple[Turn, ...]
     asked_at: datetime  # when the worker's message was stored
+
+
+def dialogue_id(task_name: str, *conversation_ids: int) -> str:
+    """A collected conversation's dialogue id (or a comparison's, of two): never the bot."""
+    return task_name + "".join(f"_c{i}" for i in conversation_ids)
 
 
 def partner_names(count: int) -> list[str]:
@@ -134,6 +140,42 @@ def full_layout(data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str
 
 # -- reading ---------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Transcript:
+    """A conversation with its messages (index, role, text, sent_at, labels), as the page
+    and the submission read it."""
+
+    conversation: Row
+    messages: list[Row]
+
+    @property
+    def conversation_id(self) -> int:
+        return self.conversation.id
+
+    @property
+    def position(self) -> int:
+        return self.conversation.position
+
+    @property
+    def bot(self) -> str:
+        return self.conversation.bot
+
+    @property
+    def status(self) -> str:
+        return self.conversation.status
+
+
+def transcripts(connection: Connection, unit_id: int, attempt: int) -> list[Transcript]:
+    """The unit's conversations of this attempt, in order, with their messages."""
+    conversations = connection.execute(_CONVERSATIONS,
+                                       {"unit_id": unit_id, "attempt": attempt}).all()
+    messages: dict[int, list[Row]] = {c.id: [] for c in conversations}
+    if conversations:
+        for row in connection.execute(_SHOWN_MESSAGES, {"ids": list(messages)}):
+            messages[row.conversation_id].append(row)
+    return [Transcript(c, messages[c.id]) for c in conversations]
+
+
 def chat_state(
     connection: Connection, unit_id: int, attempt: int, layout: dict[str, Any],
     rules: ChatRules, live_text: Callable[[int], str | None] = lambda _id: None,
@@ -141,40 +183,27 @@ def chat_state(
     """The `chat` object of docs/chat-api.md (`layout` as `full_layout` gives it).
     `live_text` gives the text so far of a reply this process is generating (other
     processes' replies show from their next piece)."""
-    bots = layout["bots"]
-    conversations = connection.execute(_CONVERSATIONS,
-                                       {"unit_id": unit_id, "attempt": attempt}).all()
-    by_position = {c.position: c for c in conversations}
-    messages: dict[int, list[dict[str, Any]]] = {c.id: [] for c in conversations}
-    if conversations:
-        for m in connection.execute(_SHOWN_MESSAGES, {"ids": list(messages)}):
-            shown_message = {"index": m.index, "role": m.role, "text": m.text,
-                             "sent_at": iso_utc(m.sent_at)}
-            if rules.annotations is not None and m.role == "bot":
-                shown_message["labels"] = m.labels
-            messages[m.conversation_id].append(shown_message)
-    names = partner_names(len(bots))
+    by_position = {t.position: t for t in transcripts(connection, unit_id, attempt)}
     shown = []
-    for position, name in enumerate(names):
-        conversation = by_position.get(position)
-        if conversation is None:
+    for position, name in enumerate(partner_names(len(layout["bots"]))):
+        chat = by_position.get(position)
+        if chat is None:
             shown.append({"position": position, "partner": name, "status": "pending",
                           "turns_done": 0, "can_end": False, "respond_by": None,
                           "reply": None, "error": None, "messages": []})
             continue
-        listed = messages[conversation.id]
+        conversation = chat.conversation
+        listed = [_shown_message(m, rules) for m in chat.messages]
         active = conversation.status == "active"
-        replying = active and conversation.awaiting == BOT
+        awaits_worker = active and conversation.awaiting == WORKER
         shown.append({
             "position": position, "partner": name, "status": conversation.status,
             "turns_done": conversation.turns_done,
-            "can_end": active and conversation.awaiting == WORKER
-            and conversation.turns_done >= rules.num_turns,
+            "can_end": awaits_worker and conversation.turns_done >= rules.num_turns,
             "respond_by": (iso_utc(conversation.respond_by)
-                           if active and conversation.awaiting == WORKER
-                           and conversation.respond_by else None),
+                           if awaits_worker and conversation.respond_by else None),
             "reply": ({"index": len(listed), "text": live_text(conversation.id) or ""}
-                      if replying else None),
+                      if active and conversation.awaiting == BOT else None),
             "error": conversation.error if active or conversation.status == "failed" else None,
             "messages": listed,
         })
@@ -188,53 +217,31 @@ def chat_state(
         "conversations": shown,
     }
     if rules.annotations is not None:
-        transcripts = {c["position"]: [[SPEAKERS[m["role"]], m["text"]] for m in c["messages"]]
-                       for c in shown}
+        turns = {position: [[SPEAKERS[m.role], m.text] for m in chat.messages]
+                 for position, chat in by_position.items()}
         state["annotations"] = rules.annotations.plan(
-            layout, transcripts, {c["position"] for c in shown if c["status"] == "ended"})
+            layout, turns, {c["position"] for c in shown if c["status"] == "ended"})
     return state
 
 
-@dataclass(frozen=True)
-class Transcript:
-    """A conversation as its submission stores it."""
-
-    conversation_id: int
-    position: int
-    bot: str
-    status: str
-    messages: list[Row]  # index, role, text, labels
-
-
-def transcripts(connection: Connection, unit_id: int, attempt: int) -> list[Transcript]:
-    """The unit's conversations of this attempt, in order, with their messages."""
-    conversations = connection.execute(
-        select(Conversation.id, Conversation.position, Conversation.bot, Conversation.status)
-        .where(Conversation.unit_id == unit_id, Conversation.attempt == attempt)
-        .order_by(Conversation.position)).all()
-    messages: dict[int, list[Row]] = {c.id: [] for c in conversations}
-    if conversations:
-        for row in connection.execute(
-            select(Message.conversation_id, Message.index, Message.role, Message.text,
-                   Message.labels)
-            .where(Message.conversation_id.in_(list(messages)))
-            .order_by(Message.conversation_id, Message.index)
-        ):
-            messages[row.conversation_id].append(row)
-    return [Transcript(c.id, c.position, c.bot, c.status, messages[c.id])
-            for c in conversations]
+def _shown_message(message: Row, rules: ChatRules) -> dict[str, Any]:
+    shown = {"index": message.index, "role": message.role, "text": message.text,
+             "sent_at": iso_utc(message.sent_at)}
+    if rules.annotations is not None and message.role == "bot":
+        shown["labels"] = message.labels
+    return shown
 
 
 def read_chat(db: Database, public_id: str, worker_id: int, rules: ChatRules,
-              live_text: Callable[[int], str | None]) -> tuple[int, dict[str, Any]]:
-    """The unit's id and the `chat` object, for a worker's unit that is still theirs."""
+              live_text: Callable[[int], str | None]) -> dict[str, Any]:
+    """The `chat` object of a worker's unit that is still theirs."""
     with db.snapshot() as connection:
         unit = owned_unit(connection.execute(hot(connection).unit_view, {
             "public_id": public_id, "worker_id": worker_id}).first(), worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
-        return unit.id, chat_state(connection, unit.id, unit.times_expired,
-                                   full_layout(unit.data, unit.layout), rules, live_text)
+        return chat_state(connection, unit.id, unit.times_expired,
+                          full_layout(unit.data, unit.layout), rules, live_text)
 
 
 def job_state(db: Database, job: ReplyJob, rules: ChatRules,
@@ -283,34 +290,41 @@ def _add_message(connection: Connection, conversation_id: int, index: int, role:
         **extra})
 
 
-def start(db: Database, public_id: str, worker_id: int, rules: ChatRules
-          ) -> tuple[int, ReplyJob | None]:
+def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
+          live_text: Callable[[int], str | None]) -> tuple[ReplyJob | None, dict[str, Any]]:
     """Begin the current conversation if it has not begun (idempotent); with the `hi` start
-    mode the worker's opener is stored and the bot answers first. Returns the unit's id and
-    the bot turn to run, if any."""
+    mode the worker's opener is stored and the bot answers first. Returns the bot turn to
+    run, if any, and the `chat` object after the step."""
     with db.transaction() as connection:
         unit = _assigned_unit(connection, public_id, worker_id, with_data=True)
         layout = full_layout(unit.data, unit.layout)
-        bots = layout["bots"]
-        current = _current(connection, unit)
-        if current is not None and current.status != "ended":
-            return unit.id, None
-        position = 0 if current is None else current.position + 1
-        if position >= len(bots):
-            return unit.id, None  # every chat is done: the page submits
-        now = utcnow()
-        opens = rules.start_mode == "hi"
-        conversation_id = connection.execute(insert(Conversation).values(
-            unit_id=unit.id, worker_id=worker_id, attempt=unit.times_expired,
-            position=position, bot=bots[position], status="active",
-            awaiting=BOT if opens else WORKER, turns_done=0, started_at=now,
-            respond_by=None if opens else now + timedelta(seconds=rules.max_resp_time),
-        ).returning(Conversation.id)).scalar_one()
-        if not opens:
-            return unit.id, None
-        _add_message(connection, conversation_id, 0, "worker", OPENER, now, opener=True)
-        return unit.id, ReplyJob(unit.id, conversation_id, unit.times_expired, position,
-                                 bots[position], layout, 1, (Turn("worker", OPENER),), now)
+        job = _begin(connection, unit, public_id, worker_id, layout, rules)
+        return job, chat_state(connection, unit.id, unit.times_expired, layout, rules,
+                               live_text)
+
+
+def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
+           layout: dict[str, Any], rules: ChatRules) -> ReplyJob | None:
+    bots = layout["bots"]
+    current = _current(connection, unit)
+    if current is not None and current.status != "ended":
+        return None
+    position = 0 if current is None else current.position + 1
+    if position >= len(bots):
+        return None  # every chat is done: the page submits
+    now = utcnow()
+    opens = rules.start_mode == "hi"
+    conversation_id = connection.execute(insert(Conversation).values(
+        unit_id=unit.id, worker_id=worker_id, attempt=unit.times_expired,
+        position=position, bot=bots[position], status="active",
+        awaiting=BOT if opens else WORKER, turns_done=0, started_at=now,
+        respond_by=None if opens else now + timedelta(seconds=rules.max_resp_time),
+    ).returning(Conversation.id)).scalar_one()
+    if not opens:
+        return None
+    _add_message(connection, conversation_id, 0, "worker", OPENER, now, opener=True)
+    return ReplyJob(unit.id, public_id, conversation_id, unit.times_expired, position,
+                    bots[position], layout, 1, (Turn("worker", OPENER),), now)
 
 
 def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
@@ -346,18 +360,19 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
         _add_message(connection, conversation.id, index, "worker", text, now,
                      client_message_id=client_id)
         connection.execute(_WORKER_SPOKE, {"conversation_id": conversation.id})
-        job = ReplyJob(unit.id, conversation.id, unit.times_expired, conversation.position,
-                       conversation.bot, None, index + 1,
+        job = ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
+                       conversation.position, conversation.bot, None, index + 1,
                        (*history, Turn("worker", text)), now)
         return {"index": index, "sent_at": iso_utc(now)}, job
 
 
 def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
-        label: Any = None) -> tuple[int, int]:
+        live_text: Callable[[int], str | None], label: Any = None
+        ) -> tuple[int, dict[str, Any]]:
     """End the current conversation (only once it has its turns; `label` is the online
-    annotation of the bot's last message); returns the unit's and the conversation's ids."""
+    annotation of the bot's last message); returns its id and the `chat` object after."""
     with db.transaction() as connection:
-        unit = _assigned_unit(connection, public_id, worker_id)
+        unit = _assigned_unit(connection, public_id, worker_id, with_data=True)
         conversation = _current(connection, unit)
         if conversation is None or conversation.status != "active":
             raise WorkRefused("no chat is open to end", 409)
@@ -368,7 +383,9 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
                           label, rules)
         connection.execute(update(Conversation).where(Conversation.id == conversation.id)
                            .values(status="ended", ended_at=utcnow(), respond_by=None))
-        return unit.id, conversation.id
+        return conversation.id, chat_state(connection, unit.id, unit.times_expired,
+                                           full_layout(unit.data, unit.layout), rules,
+                                           live_text)
 
 
 def _label_last_reply(connection: Connection, conversation_id: int, history: tuple[Turn, ...],
@@ -412,8 +429,8 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
         connection.execute(update(Conversation).where(Conversation.id == conversation.id)
                            .values(awaiting=BOT, error=None))
         history = _history(connection, conversation.id)
-        return ReplyJob(unit.id, conversation.id, unit.times_expired, conversation.position,
-                        conversation.bot, None,
+        return ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
+                        conversation.position, conversation.bot, None,
                         len(history), history, utcnow())
 
 

@@ -24,3 +24,9 @@ class ServedTask:
     secret: str
     blocked_workers: frozenset[str] = field(default_factory=frozenset)
     return_rejected_units: bool = False  # a rejected unit's work goes back to the pool
+
+    @property
+    def chats(self) -> bool:
+        """Whether workers chat with bots in this task (its kind makes bots): the chat routes,
+        the idle-chat sweep and the start-up repair of interrupted replies are for these."""
+        return getattr(self.blueprint, "make_bots", None) is not None

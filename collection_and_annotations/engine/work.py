@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Connection, Row
@@ -145,7 +146,7 @@ def _store_submission(
         after_submit = getattr(blueprint, "after_submit", None)
         if after_submit is not None:
             try:
-                outcome = after_submit(connection, submitted)
+                outcome = after_submit(connection, replace(submitted, stored=stored_answers))
             except SubmitRefused as exc:
                 raise WorkRefused(str(exc), exc.status, exc.problems) from None
             if outcome:

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Row, select
 
+from collection_and_annotations.engine.chat import SPEAKERS, dialogue_id
 from collection_and_annotations.engine.runs import DONE_STATUSES
 from collection_and_annotations.export.submissions import find_task
 from collection_and_annotations.storage.database import Database
@@ -24,14 +25,13 @@ from collection_and_annotations.storage.models import (
 )
 
 PAGE_SIZE = 500
-SPEAKERS = {"worker": "user", "bot": "system"}
 
 
-def collected_dialogues(db: Database, task_name: str, annotation_tasks: list[str],
-                        page_size: int = PAGE_SIZE) -> Iterator[dict[str, Any]]:
-    """Task data dialogues: the worker speaks as `user`, the bot as `system`; the bot's
-    nickname is in `bot`, never in `dialogue_id`; `origin_worker_id` is the worker's
-    pseudonym (so the author never annotates their own chat)."""
+def collected_conversations(
+    db: Database, task_name: str, page_size: int = PAGE_SIZE
+) -> Iterator[tuple[Row, list[Row]]]:
+    """Each conversation the worker ended in a submitted unit (with its unit's public id and
+    the worker's pseudonym), and its messages in order, read a page at a time."""
     task = find_task(db, task_name)
     query = (
         select(Conversation, Unit.public_id, Worker.pseudonym)
@@ -46,25 +46,37 @@ def collected_dialogues(db: Database, task_name: str, annotation_tasks: list[str
     while True:
         with db.read() as session:
             rows = session.execute(query.where(Conversation.id > after)).all()
-            turns: dict[int, list[list[str]]] = {row[0].id: [] for row in rows}
-            for conversation_id, role, text in session.execute(
-                select(Message.conversation_id, Message.role, Message.text)
-                .where(Message.conversation_id.in_(list(turns)))
+            messages: dict[int, list[Row]] = {row[0].id: [] for row in rows}
+            for message in session.execute(
+                select(Message.conversation_id, Message.role, Message.text, Message.sent_at,
+                       Message.opener, Message.first_piece_ms, Message.latency_ms)
+                .where(Message.conversation_id.in_(list(messages)))
                 .order_by(Message.conversation_id, Message.index)
             ):
-                turns[conversation_id].append([SPEAKERS[role], text])
+                messages[message.conversation_id].append(message)
         if not rows:
             return
-        for conversation, unit_id, pseudonym in rows:
-            dialogue_id = f"{task_name}_c{conversation.id}"
-            yield {
-                "dialogue_id": dialogue_id, "group_id": dialogue_id,
-                "annotation_tasks": annotation_tasks, "turns": turns[conversation.id],
-                "origin_worker_id": pseudonym, "bot": conversation.bot,
-                "unit_id": unit_id, "position": conversation.position,
-                "collected_at": iso_utc(conversation.started_at),
-            }
+        for row in rows:
+            yield row, messages[row[0].id]
         after = rows[-1][0].id
+
+
+def collected_dialogues(db: Database, task_name: str, annotation_tasks: list[str],
+                        page_size: int = PAGE_SIZE) -> Iterator[dict[str, Any]]:
+    """Task data dialogues: the worker speaks as `user`, the bot as `system`; the bot's
+    nickname is in `bot`, never in `dialogue_id`; `origin_worker_id` is the worker's
+    pseudonym (so the author never annotates their own chat)."""
+    for (conversation, unit_id, pseudonym), messages in collected_conversations(
+            db, task_name, page_size):
+        own_id = dialogue_id(task_name, conversation.id)
+        yield {
+            "dialogue_id": own_id, "group_id": own_id,
+            "annotation_tasks": annotation_tasks,
+            "turns": [[SPEAKERS[m.role], m.text] for m in messages],
+            "origin_worker_id": pseudonym, "bot": conversation.bot,
+            "unit_id": unit_id, "position": conversation.position,
+            "collected_at": iso_utc(conversation.started_at),
+        }
 
 
 def write_dialogues(db: Database, task_name: str, output: Path, annotation_tasks: list[str],

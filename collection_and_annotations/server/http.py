@@ -92,13 +92,13 @@ def native_routes(served: ServedTask, allowed_hosts: Iterable[str] | None,
                   processes: int) -> dict[str, ASGIApp]:
     """Routes that run in the event loop: live chat, for a task kind that chats with bots
     (several processes relay its events through PostgreSQL)."""
-    make_bots = getattr(served.blueprint, "make_bots", None)
-    if make_bots is None:
+    if not served.chats:
         return {}
     from collection_and_annotations.server.chat.app import PREFIX, ChatApp
 
     return {PREFIX: ChatApp(served.db, served.secret, served.blueprint.rules,
-                            HostCheck(served.provider.public_url, allowed_hosts), make_bots,
+                            HostCheck(served.provider.public_url, allowed_hosts),
+                            served.blueprint.make_bots,
                             relay=processes > 1)}
 
 

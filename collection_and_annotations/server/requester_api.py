@@ -17,6 +17,7 @@ from collection_and_annotations.export.submissions import (
 from collection_and_annotations.export.writers import json_safe, write_export
 from collection_and_annotations.quality.stats import task_outcomes, worker_outcomes
 from collection_and_annotations.server.auth import bearer, requester_token
+from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
 from collection_and_annotations.storage.models import TaskRun, Unit, iso_utc
 
 requester_api = Blueprint("requester_api", __name__, url_prefix="/api/requester")
@@ -30,6 +31,17 @@ DOWNLOADS = {
 
 def _served() -> ServedTask:
     return current_app.config["SERVED_TASK"]
+
+
+def json_body() -> dict[str, Any]:
+    """A requester request's JSON object body, checked strictly (server/json_input.py), or
+    the 400/422 that says why not."""
+    if not request.is_json:
+        abort(400, "send the request body as JSON (Content-Type: application/json)")
+    try:
+        return parse_json_object(request.get_data(cache=False))
+    except InvalidJson as exc:
+        abort(exc.status, str(exc))
 
 
 @requester_api.before_request

@@ -12,19 +12,13 @@ from typing import Any
 from flask import Response, abort, jsonify, request
 
 from collection_and_annotations.quality import qualifications
-from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
-from collection_and_annotations.server.requester_api import _served, requester_api
+from collection_and_annotations.server.requester_api import _served, json_body, requester_api
 from collection_and_annotations.storage.models import iso_utc
 
 
 def _fields() -> tuple[str, str, dict[str, Any]]:
     """(provider, worker, body) of a change request, or 400."""
-    if not request.is_json:
-        abort(400, "send the request body as JSON (Content-Type: application/json)")
-    try:
-        body = parse_json_object(request.get_data(cache=False))
-    except InvalidJson as exc:
-        abort(exc.status, str(exc))
+    body = json_body()
     worker, provider = body.get("worker"), body.get("provider", "local")
     if not isinstance(worker, str) or not worker or not isinstance(provider, str):
         abort(400, "give worker (the provider's worker id) and optionally provider (local)")

@@ -8,8 +8,6 @@ Routes join the `requester_api` blueprint and so its bearer-token check.
 
 from __future__ import annotations
 
-from typing import Any
-
 from flask import Response, abort, jsonify, request
 from sqlalchemy import select
 
@@ -18,18 +16,8 @@ from collection_and_annotations.engine.provider_sync import send_bonus, send_rev
 from collection_and_annotations.export.identities import identities
 from collection_and_annotations.providers.base import ProviderError
 from collection_and_annotations.quality import qualifications
-from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
-from collection_and_annotations.server.requester_api import _served, requester_api
+from collection_and_annotations.server.requester_api import _served, json_body, requester_api
 from collection_and_annotations.storage.models import Bonus, ReviewDecision, Worker
-
-
-def _body() -> dict[str, Any]:
-    if not request.is_json:
-        abort(400, "send the request body as JSON (Content-Type: application/json)")
-    try:
-        return parse_json_object(request.get_data(cache=False))
-    except InvalidJson as exc:
-        abort(exc.status, str(exc))
 
 
 @requester_api.errorhandler(review.ReviewRefused)
@@ -41,7 +29,7 @@ def _refused(exc: review.ReviewRefused) -> tuple[Response, int]:
 def review_unit(unit_id: str) -> Response:
     """`{"decision": "approve"|"reject"|"soft_reject", "reason": "...",
     "rejection_category": "..." (Prolific's, for a reject)}`."""
-    served, body = _served(), _body()
+    served, body = _served(), json_body()
     row_id, _ = review.decide(served.db, served.provider, served.task_id, served.run_id,
                               unit_id, body.get("decision"), body.get("reason", ""),
                               body.get("rejection_category"), served.return_rejected_units)
@@ -54,7 +42,7 @@ def review_unit(unit_id: str) -> Response:
 @requester_api.post("/units/<unit_id>/bonus")
 def bonus_unit(unit_id: str) -> Response:
     """`{"amount": 0.5, "reason": "..."}` (amount in the currency's units)."""
-    served, body = _served(), _body()
+    served, body = _served(), json_body()
     row_id, _ = review.add_bonus(served.db, served.provider, served.task_id, unit_id,
                                  body.get("amount"), body.get("reason"))
     send_bonus(served.db, served.provider, row_id)

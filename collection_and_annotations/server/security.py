@@ -66,19 +66,22 @@ class HostCheck:
             return True
         return self.ip_literals and _is_ip(name)
 
+    def refusal(self, host: str) -> str | None:
+        """Why a request for `host` is refused (421), or None when it is served."""
+        if self.allows(host):
+            return None
+        return (f"this server does not answer to the host name '{host[:100]}' (it answers to "
+                f"{', '.join(sorted(self.names))}); if workers reach it under that name "
+                "through a proxy, add it to mephisto.architect.allowed_hosts")
+
 
 def harden(app: Flask, hosts: HostCheck) -> None:
     """Refuse unknown hosts (421) and put the security headers on every response."""
 
     @app.before_request
     def _check_host():  # type: ignore[no-untyped-def]
-        host = request.headers.get("Host", "")
-        if not hosts.allows(host):
-            return jsonify({"error": (
-                f"this server does not answer to the host name '{host[:100]}' (it answers to "
-                f"{', '.join(sorted(hosts.names))}); if workers reach it under that name "
-                "through a proxy, add it to mephisto.architect.allowed_hosts")}), 421
-        return None
+        refused = hosts.refusal(request.headers.get("Host", ""))
+        return None if refused is None else (jsonify({"error": refused}), 421)
 
     @app.after_request
     def _headers(response: Response) -> Response:

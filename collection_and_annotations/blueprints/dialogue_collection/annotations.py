@@ -34,7 +34,7 @@ from collection_and_annotations.blueprints.static_annotation.instructions import
     load_instructions,
 )
 from collection_and_annotations.blueprints.static_annotation.layout import SIDES, ShownDialogue
-from collection_and_annotations.engine.chat import SPEAKERS, Transcript
+from collection_and_annotations.engine.chat import SPEAKERS, Transcript, dialogue_id
 from collection_and_annotations.errors import UserError
 
 SPEAKER_NAMES = {"user": "You", "system": "Partner"}
@@ -230,9 +230,9 @@ def chat_submission(task_name: str, chats: list[Transcript], layout: Mapping[str
 
     for chat in chats:
         key = conversation_key(chat.position)
-        dialogue_id = f"{task_name}_c{chat.conversation_id}"
+        own_id = dialogue_id(task_name, chat.conversation_id)
         dialogues.append({
-            "key": key, "dialogue_id": dialogue_id, "group_id": dialogue_id,
+            "key": key, "dialogue_id": own_id, "group_id": own_id,
             "conversation_id": chat.conversation_id,
             "speakers": [SPEAKERS[m.role] for m in chat.messages],
             "position": len(dialogues) + 1,
@@ -247,9 +247,9 @@ def chat_submission(task_name: str, chats: list[Transcript], layout: Mapping[str
         if not compared:
             continue
         key = comparison_key(later.position)
-        dialogue_id = f"{task_name}_c{earlier.conversation_id}_c{later.conversation_id}"
+        both_id = dialogue_id(task_name, earlier.conversation_id, later.conversation_id)
         dialogues.append({
-            "key": key, "dialogue_id": dialogue_id, "group_id": dialogue_id,
+            "key": key, "dialogue_id": both_id, "group_id": both_id,
             "conversation_id": None, "speakers": [], "position": len(dialogues) + 1,
             "tasks": compared, "left": layout["left"][key],
             "source_fields": {"bot": earlier.bot, "bot2": later.bot}})

@@ -220,12 +220,10 @@ class DialogueCollectionBlueprint:
             for chat in chats}
 
     def after_submit(self, connection: Connection, unit: SubmittedUnit) -> None:
-        """check_acceptability: a unit whose worker broke a rule is flagged for review (and
-        its worker blocked, with block_on_unacceptable); never refused."""
-        if not self.check_acceptability:
-            return
-        chats = transcripts(connection, unit.id, unit.attempt)
-        if not any(self._violations(chats).values()):
+        """check_acceptability: a unit whose worker broke a rule (as `complete_answers`
+        recorded per conversation) is flagged for review (and its worker blocked, with
+        block_on_unacceptable); never refused."""
+        if not any(d.get("acceptability") for d in unit.stored["dialogues"]):
             return
         connection.execute(update(Submission).where(Submission.unit_id == unit.id)
                            .values(flagged_for_review=True))

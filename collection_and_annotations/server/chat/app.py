@@ -71,7 +71,7 @@ class ChatApp:
         runner = await self._runner()
         state = await self.in_thread(chat.job_state, self.db, job, self.rules,
                                      runner.live_text)
-        self.bus.publish(job.unit_id, "state", state)
+        self.bus.publish(job.public_id, "state", state)
 
     async def aclose(self) -> None:
         if self.runner is not None:
@@ -88,9 +88,9 @@ class ChatApp:
             return
         headers = dict(scope["headers"])
         host = headers.get(b"host", b"").decode("latin-1")
-        if not self.hosts.allows(host):
-            return await _json(send, 421, {"error": f"this server does not answer to the host "
-                                                    f"name '{host[:100]}'"})
+        refused = self.hosts.refusal(host)
+        if refused is not None:
+            return await _json(send, 421, {"error": refused})
         unit_id, _, action = scope["path"][len(PREFIX):].partition("/")
         route = ROUTES.get((scope["method"], action))
         if route is None or not unit_id:
@@ -121,12 +121,11 @@ class ChatApp:
     async def _start(self, unit: str, worker_id: int, _body: dict[str, Any],
                      _receive: Receive, send: Send) -> None:
         runner = await self._runner()
-        unit_id, job = await self.in_thread(chat.start, self.db, unit, worker_id, self.rules)
+        job, state = await self.in_thread(chat.start, self.db, unit, worker_id, self.rules,
+                                          runner.live_text)
         if job is not None:
             runner.run(job)
-        _, state = await self.in_thread(chat.read_chat, self.db, unit, worker_id, self.rules,
-                                        runner.live_text)
-        self.bus.publish(unit_id, "state", state)
+        self.bus.publish(unit, "state", state)
         await _json(send, 200, state)
 
     async def _message(self, unit: str, worker_id: int, body: dict[str, Any],
@@ -136,7 +135,7 @@ class ChatApp:
                                            body.get("text"), body.get("client_message_id"),
                                            self.rules, body.get("label"))
         if job is not None:
-            self.bus.publish(job.unit_id, "message", {
+            self.bus.publish(unit, "message", {
                 "position": job.position, "index": answer["index"], "role": "worker",
                 "text": job.history[-1].text, "sent_at": answer["sent_at"]})
             runner.run(job)
@@ -145,12 +144,11 @@ class ChatApp:
     async def _end(self, unit: str, worker_id: int, body: dict[str, Any],
                    _receive: Receive, send: Send) -> None:
         runner = await self._runner()
-        unit_id, conversation_id = await self.in_thread(chat.end, self.db, unit, worker_id,
-                                                        self.rules, body.get("label"))
+        conversation_id, state = await self.in_thread(chat.end, self.db, unit, worker_id,
+                                                      self.rules, runner.live_text,
+                                                      body.get("label"))
         await runner.close_session(conversation_id)
-        _, state = await self.in_thread(chat.read_chat, self.db, unit, worker_id, self.rules,
-                                        runner.live_text)
-        self.bus.publish(unit_id, "state", state)
+        self.bus.publish(unit, "state", state)
         await _json(send, 200, state)
 
     async def _retry(self, unit: str, worker_id: int, _body: dict[str, Any],
@@ -164,10 +162,9 @@ class ChatApp:
                       receive: Receive, send: Send) -> None:
         runner = await self._runner()
         read = (chat.read_chat, self.db, unit, worker_id, self.rules, runner.live_text)
-        unit_id, _ = await self.in_thread(*read)
-        with self.bus.watch(unit_id) as queue:
+        with self.bus.watch(unit) as queue:
             # Watching before reading: nothing that happens in between is missed.
-            _, state = await self.in_thread(*read)
+            state = await self.in_thread(*read)
             await send({"type": "http.response.start", "status": 200, "headers": [
                 (b"content-type", b"text/event-stream; charset=utf-8"),
                 (b"cache-control", b"no-store"), (b"x-accel-buffering", b"no"), *_HEADERS]})
@@ -180,7 +177,7 @@ class ChatApp:
                 while encoded != _END:
                     if encoded == _STALE or (encoded is None and due and utcnow() >= due):
                         try:  # another process changed it, or a deadline passed: re-read
-                            _, state = await self.in_thread(*read)
+                            state = await self.in_thread(*read)
                         except WorkRefused:
                             await _send_chunk(send, sse("error", {
                                 "position": state["current"], "message": TIMED_OUT,

@@ -31,21 +31,21 @@ def sse(event: str, data: dict[str, Any]) -> bytes:
 
 class ChatBus:
     def __init__(self) -> None:
-        self._watchers: dict[int, set[asyncio.Queue[bytes]]] = {}
+        self._watchers: dict[str, set[asyncio.Queue[bytes]]] = {}
         self.relay: PostgresRelay | None = None
 
     @contextlib.contextmanager
-    def watch(self, unit_id: int) -> Iterator[asyncio.Queue[bytes]]:
+    def watch(self, unit: str) -> Iterator[asyncio.Queue[bytes]]:
         queue: asyncio.Queue[bytes] = asyncio.Queue(WATCHER_BACKLOG)
-        self._watchers.setdefault(unit_id, set()).add(queue)
+        self._watchers.setdefault(unit, set()).add(queue)
         try:
             yield queue
         finally:
-            watchers = self._watchers.get(unit_id)
+            watchers = self._watchers.get(unit)
             if watchers is not None:
                 watchers.discard(queue)
                 if not watchers:
-                    del self._watchers[unit_id]
+                    del self._watchers[unit]
 
     def end_all(self, marker: bytes) -> None:
         """Put `marker` in every watcher's queue (the streams end on it)."""
@@ -54,15 +54,16 @@ class ChatBus:
                 with contextlib.suppress(asyncio.QueueFull):
                     queue.put_nowait(marker)
 
-    def publish(self, unit_id: int, event: str, data: dict[str, Any]) -> None:
-        """Deliver to this process's watchers now, and to the other processes' (if any)."""
+    def publish(self, unit: str, event: str, data: dict[str, Any]) -> None:
+        """Deliver to this process's watchers of the unit (its public id) now, and to the
+        other processes' (if any)."""
         encoded = sse(event, data)
-        self.deliver(unit_id, encoded)
+        self.deliver(unit, encoded)
         if self.relay is not None:
-            self.relay.send(unit_id, encoded)
+            self.relay.send(unit, encoded)
 
-    def deliver(self, unit_id: int, encoded: bytes) -> None:
-        for queue in self._watchers.get(unit_id, ()):
+    def deliver(self, unit: str, encoded: bytes) -> None:
+        for queue in self._watchers.get(unit, ()):
             # A stream that stopped reading loses events; it reconnects and starts again from
             # the whole state.
             with contextlib.suppress(asyncio.QueueFull):
@@ -89,11 +90,11 @@ class PostgresRelay:
         self._sender = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
         self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._send())]
 
-    def send(self, unit_id: int, encoded: bytes) -> None:
+    def send(self, unit: str, encoded: bytes) -> None:
         text = encoded.decode()
         if len(text) > MAX_RELAYED:
             text = sse("stale", {}).decode()  # the other side re-reads the state
-        self._outbox.put_nowait(f"{self.origin} {unit_id} {text}")
+        self._outbox.put_nowait(f"{self.origin} {unit} {text}")
 
     async def _send(self) -> None:
         while True:
@@ -107,7 +108,7 @@ class PostgresRelay:
         async for notify in self._listener.notifies():
             origin, unit, text = notify.payload.split(" ", 2)
             if origin != self.origin:
-                self.bus.deliver(int(unit), text.encode())
+                self.bus.deliver(unit, text.encode())
 
     async def aclose(self) -> None:
         for task in self._tasks:

@@ -50,7 +50,7 @@ class ChatRunner:
     async def _turn(self, job: ReplyJob) -> None:
         started = time.monotonic()
         pieces = self.live[job.conversation_id] = []
-        self.bus.publish(job.unit_id, "typing", {"position": job.position, "index": job.index})
+        self.bus.publish(job.public_id, "typing", {"position": job.position, "index": job.index})
         bot = self.bots[job.bot]
         first_piece_ms = None
         try:
@@ -64,7 +64,7 @@ class ChatRunner:
                 if first_piece_ms is None:
                     first_piece_ms = round((time.monotonic() - started) * 1000)
                 pieces.append(piece)
-                self.bus.publish(job.unit_id, "piece", {
+                self.bus.publish(job.public_id, "piece", {
                     "position": job.position, "index": job.index, "text": piece})
             if not "".join(pieces).strip():
                 raise BotUnavailable(EMPTY)
@@ -82,13 +82,13 @@ class ChatRunner:
             store_reply, self.db, job, "".join(pieces), bot.settings(), first_piece_ms,
             round((time.monotonic() - started) * 1000), self.rules)
         if message is not None:
-            self.bus.publish(job.unit_id, "message", message)
+            self.bus.publish(job.public_id, "message", message)
         else:
             await self.close_session(job.conversation_id)
 
     async def _failed(self, job: ReplyJob, message: str, retryable: bool) -> None:
         if await self.in_thread(reply_failed, self.db, job, message, retryable):
-            self.bus.publish(job.unit_id, "error", {
+            self.bus.publish(job.public_id, "error", {
                 "position": job.position, "message": message, "retry": retryable})
             if not retryable:
                 await self.close_session(job.conversation_id)
