@@ -64,10 +64,14 @@ def write_task(folder: Path, lines: list[Any], units: dict[str, int] | None, *,
 class Running:
     """`welcome.py` in a subprocess, its output read line by line without blocking."""
 
-    def __init__(self, tmp_path: Path, port: int, conf: str = "demo", *overrides: str):
+    def __init__(self, tmp_path: Path, port: int, conf: str = "demo", *overrides: str,
+                 argv: list[str] | None = None):
+        """`welcome.py conf=<conf> <overrides>` on `port`, or the Python arguments `argv`."""
+        argv = argv or [str(REPO / "welcome.py"), f"conf={conf}",
+                        f"mephisto.architect.port={port}", f"data_dir={tmp_path / 'data'}",
+                        *overrides]
         self.process = subprocess.Popen(
-            [sys.executable, "-u", str(REPO / "welcome.py"), f"conf={conf}",
-             f"mephisto.architect.port={port}", f"data_dir={tmp_path / 'data'}", *overrides],
+            [sys.executable, "-u", *argv],
             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
         self.lines: list[str] = []

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 
 import httpx
 import pytest
+from flask import request
 from helpers import Running, dialogue, free_port, write_task
 from werkzeug.serving import make_server
 
 from collection_and_annotations.providers.local import LocalProvider
 from collection_and_annotations.server.app import STATIC_DIR, create_app
 from collection_and_annotations.server.auth import requester_token
+from collection_and_annotations.server.http import listening_socket, uvicorn_server
 from collection_and_annotations.server.security import HostCheck
 
 
@@ -137,3 +140,52 @@ def test_allowed_hosts_from_the_conf_reach_the_server(tmp_path):
     finally:
         run.process.kill()
         run.process.wait()
+
+
+def test_public_url_behind_a_proxy(tmp_path):
+    """Links, the dashboard line and the host check follow mephisto.architect.public_url;
+    links are signed although the server listens on loopback (the proxy makes it public)."""
+    conf = write_task(tmp_path, [{"data": [dialogue("d1", "g1", ["overall_quality"])]}],
+                      {"g1": 1})
+    port = free_port()
+    run = Running(tmp_path, port, str(conf), "mephisto.architect.hostname=127.0.0.1",
+                  "mephisto.architect.public_url=https://eval.example.org/")
+    try:
+        link = run.wait_for(r"  (\S+worker_id=worker_1\S*)").group(1)
+        assert re.fullmatch(r"https://eval\.example\.org/\?worker_id=worker_1&assignment_id=1"
+                            r"&sig=[0-9a-f]+", link), link
+        run.wait_for(r"dashboard: https://eval\.example\.org/dashboard ")
+        url = f"http://127.0.0.1:{port}/api/health"
+        assert httpx.get(url, headers={"Host": "eval.example.org"}).status_code == 200
+        assert httpx.get(url, headers={"Host": "evil.example.com"}).status_code == 421
+    finally:
+        run.process.kill()
+        run.process.wait()
+
+
+@pytest.mark.parametrize("trusted, seen", [
+    (None, ("127.0.0.1", "http")),  # uvicorn's default would believe loopback: we do not
+    (["127.0.0.1"], ("203.0.113.7", "https")),
+    (["10.0.0.0/8"], ("127.0.0.1", "http")),  # the peer is not that proxy
+])
+def test_forwarded_headers_only_from_trusted_proxies(served, trusted, seen):
+    app = create_app(served)
+
+    @app.get("/api/peer")
+    def peer():  # type: ignore[no-untyped-def]
+        return {"addr": request.remote_addr, "scheme": request.scheme}
+
+    sock = listening_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    server = uvicorn_server(app, trusted_proxies=trusted)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.01)
+        answer = httpx.get(f"http://127.0.0.1:{port}/api/peer", headers={
+            "X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https"}).json()
+        assert (answer["addr"], answer["scheme"]) == seen
+    finally:
+        server.stop()
+        thread.join(10)

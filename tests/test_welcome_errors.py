@@ -226,6 +226,13 @@ CASES = {
         "the prolific provider needs an API token: set PROLIFIC_TOKEN")),
     "provider-mturk-no-credentials": _cli("mephisto.provider._provider_type=mturk", expected=(
         "the mturk provider needs AWS credentials")),
+    "public-url-no-scheme": _cli("mephisto.architect.public_url=eval.example.org", expected=(
+        "mephisto.architect.public_url='eval.example.org' is not a web address")),
+    "public-url-with-path": _cli("mephisto.architect.public_url=https://example.org/eval",
+                                 expected="has a path, query or fragment: the server is served "
+                                          "at the root of its host"),
+    "trusted-proxy-not-an-address": _cli("mephisto.architect.trusted_proxies=[proxy.lan]",
+                                         expected="'proxy.lan' is not an IP address or network"),
     "architect-heroku": _cli("mephisto.architect._architect_type=heroku", expected=(
         "mephisto.architect._architect_type='heroku' is not supported yet")),
 }

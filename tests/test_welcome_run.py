@@ -4,6 +4,7 @@ and a second run that continues the first."""
 from __future__ import annotations
 
 import signal
+import time
 
 import httpx
 from helpers import Running, free_port
@@ -47,6 +48,8 @@ def test_demo_run_serves_links_records_progress_and_continues(tmp_path):
     run = Running(tmp_path, port)
     try:
         link = run.wait_for(r"(http://127\.0\.0\.1:\d+/\?worker_id=worker_1&assignment_id=1)")
+        run.wait_for(r"data: SQLite file /.*/data/\S+\.sqlite3")
+        run.wait_for(rf"dashboard: http://\S+:{port}/dashboard")
         token = run.wait_for(r"token: ([0-9a-f]+)").group(1)
         run.wait_for(r"progress: 0/8 units completed")
         base = f"http://127.0.0.1:{port}"
@@ -72,7 +75,22 @@ def test_demo_run_serves_links_records_progress_and_continues(tmp_path):
         assert not set(done_again) & set(done)
         for worker in ("erin", "frank", "gina"):  # a worker never gets a group twice
             _work(base, worker, "1")
-        again.wait_for("all units are completed")
+        again.wait_for("all units are completed; the run is complete")
+        again.wait_for(r"the server stays up for the dashboard .*/dashboard\); press Ctrl-C")
+        time.sleep(1.5)  # a few more monitor rounds: the server must not exit on its own
+        assert again.process.poll() is None
+        assert httpx.get(f"{base}/api/health").status_code == 200
+        again.process.send_signal(signal.SIGINT)
         assert again.process.wait(timeout=20) == 0
+        again.wait_for(r"stopping: the run is complete; the data is in SQLite file .*cep")
     finally:
         again.process.kill()
+
+    finished = Running(tmp_path, port, "demo", "exit_when_complete=true")
+    try:
+        finished.wait_for(r"task 'demo' is finished: all 8 units were completed in earlier runs")
+        finished.wait_for(r"mephisto.task.task_name=<new name>")
+        assert finished.process.wait(timeout=20) == 0  # nothing to serve, and told to exit
+        assert not any("worker links" in line for line in finished.lines)
+    finally:
+        finished.process.kill()

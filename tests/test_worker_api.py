@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from helpers import dialogue, write_task
@@ -10,7 +11,7 @@ from sqlalchemy import func, select
 
 from collection_and_annotations.server.app import create_app
 from collection_and_annotations.server.auth import requester_token
-from collection_and_annotations.storage.models import Submission
+from collection_and_annotations.storage.models import Submission, Unit
 
 RELEVANCE_Q = "Does SPEAKER_X's reply follow from what SPEAKER_Y just said?"
 PROBLEMS_Q = "Which problems does the reply have?"
@@ -174,3 +175,41 @@ def test_requester_api_needs_token_and_exports(client_for):
     assert "dialogue_id" in header and ",d1,g1," in row and ",5," in row
     whole = client.get("/api/requester/submissions", headers=auth).get_json()
     assert whole["submissions"][0]["dialogues"][0]["dialogue_id"] == "d1"
+
+
+def _submit_relevance(client, worker, assignment):
+    unit_id, headers, unit = _open_unit(client, worker, assignment)
+    key = unit["dialogues"][0]["key"]
+    submitted = client.post(f"/api/units/{unit_id}/submit", headers=headers,
+                            json={"answers": {key: {"relevance": _relevance_answer([1, 3])}}})
+    assert submitted.status_code == 200, submitted.get_json()
+    return unit_id, headers
+
+
+@pytest.mark.parametrize("maximum, offers", [(0, [True, False]), (1, [False])])
+def test_completion_offers_the_next_unit_only_when_the_worker_may_take_one(
+    client_for, maximum, offers
+):
+    lines = [{"data": [dialogue(f"d{i}", f"g{i}", ["relevance"])]} for i in (1, 2)]
+    served, client = client_for(lines, {"g1": 1, "g2": 1},
+                                task={"maximum_units_per_worker": maximum})
+    assignment, done = "a1", []
+    for offered in offers:
+        unit_id, headers = _submit_relevance(client, "w1", assignment)
+        done.append(unit_id)
+        with served.db.read() as session:
+            before = session.execute(select(Unit.status, func.count()).group_by(Unit.status)
+                                     ).all()
+        answer = client.get("/api/next", headers=headers).get_json()
+        with served.db.read() as session:  # asking claims nothing
+            assert session.execute(select(Unit.status, func.count()).group_by(Unit.status)
+                                   ).all() == before
+        if not offered:
+            assert answer["next_url"] is None
+            assert ("maximum of 1 units" if maximum else "no more work") in answer["reason"]
+            continue
+        query = parse_qs(urlsplit(answer["next_url"]).query)
+        assert query["worker_id"] == ["w1"] and query["assignment_id"] != [assignment]
+        assignment = query["assignment_id"][0]
+    assert len(set(done)) == len(offers)
+    assert client.get("/api/next").status_code == 401

@@ -10,8 +10,10 @@ import sys
 import time
 import warnings
 from datetime import datetime
+from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from collection_and_annotations.blueprints import TaskBlueprint, build_blueprint
@@ -30,12 +32,12 @@ from collection_and_annotations.engine.runs import (
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.providers import provider_class
-from collection_and_annotations.providers.base import ProviderError
+from collection_and_annotations.providers.base import Provider, ProviderError
 from collection_and_annotations.quality.blocklist import check_blocklists, load_blocklist
 from collection_and_annotations.quality.stats import Outcomes, task_outcomes
 from collection_and_annotations.server.app import check_frontend_built
 from collection_and_annotations.server.auth import requester_token
-from collection_and_annotations.server.http import HttpService
+from collection_and_annotations.server.http import HostNames, HttpService
 from collection_and_annotations.storage.database import Database, default_url
 
 USAGE = "usage: python welcome.py conf=<name or path.yaml> [key=value ...]"
@@ -70,6 +72,22 @@ def public_host(hostname: str) -> str:
     return socket.getfqdn() if hostname in ("0.0.0.0", "::", "") else hostname
 
 
+def base_url(architect: DictConfig) -> str:
+    """Where workers and requesters reach the server: the configured public URL (behind a
+    TLS-terminating proxy), else this machine's name and the port."""
+    if architect.public_url:
+        return str(architect.public_url).rstrip("/")
+    return f"http://{public_host(architect.hostname)}:{architect.port}"
+
+
+def data_location(url: str) -> str:
+    """The database as a user finds it: the SQLite file, or the URL without its password."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return f"SQLite file {Path(parsed.database or '').resolve()}"
+    return parsed.set(password=None).render_as_string(hide_password=False)
+
+
 def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     """Every check that needs no writes, in the order a user fixes them."""
     blueprint = build_blueprint(cfg)
@@ -98,6 +116,23 @@ def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     return db, blueprint
 
 
+def served_task(
+    cfg: DictConfig, db: Database, blueprint: TaskBlueprint, ids: tuple[int, int],
+    provider: Provider, secret: str, blocked: frozenset[str] = frozenset(),
+    taking_work: bool = True,
+) -> ServedTask:
+    """What the server serves for the run `ids` (task id, run id) of the conf `cfg`."""
+    task_cfg = cfg.mephisto.task
+    return ServedTask(
+        db=db, blueprint=blueprint, task_name=task_cfg.task_name, task_id=ids[0], run_id=ids[1],
+        title=task_cfg.task_title or task_cfg.task_name, description_html=task_cfg.task_description,
+        limits=Limits(task_cfg.allowed_concurrent, task_cfg.maximum_units_per_worker,
+                      task_cfg.max_num_concurrent_units, task_cfg.assignment_duration_in_seconds),
+        provider=provider, secret=secret, blocked_workers=blocked,
+        return_rejected_units=task_cfg.return_rejected_units, taking_work=taking_work,
+    )
+
+
 def open_task(
     cfg: DictConfig, conf_path: str, db: Database, blueprint: TaskBlueprint
 ) -> ServedTask:
@@ -107,10 +142,10 @@ def open_task(
     provider_cls = provider_class(cfg.mephisto.provider._provider_type)
     db.migrate()
     secret = db.setting("secret")
-    task_cfg, architect = cfg.mephisto.task, cfg.mephisto.architect
+    task_cfg = cfg.mephisto.task
     run_config = {"conf_path": conf_path, "conf": OmegaConf.to_container(cfg),
                   **blueprint.describe()}
-    public_url = f"http://{public_host(architect.hostname)}:{architect.port}"
+    public_url = base_url(cfg.mephisto.architect)
     server = f"{socket.gethostname()} pid {os.getpid()}, {public_url}"
     provider = provider_cls.create(cfg, secret, public_url)
     started = start_run(db, task_cfg.task_name, blueprint, run_config, blueprint.plan(),
@@ -127,14 +162,7 @@ def open_task(
                         "the platform is reachable") from None
     for line in started_lines:
         print(line)
-    served = ServedTask(
-        db=db, blueprint=blueprint, task_name=task_cfg.task_name, task_id=task_id, run_id=run_id,
-        title=task_cfg.task_title or task_cfg.task_name, description_html=task_cfg.task_description,
-        limits=Limits(task_cfg.allowed_concurrent, task_cfg.maximum_units_per_worker,
-                      task_cfg.max_num_concurrent_units, task_cfg.assignment_duration_in_seconds),
-        provider=provider, secret=secret, blocked_workers=blocked,
-        return_rejected_units=task_cfg.return_rejected_units,
-    )
+    served = served_task(cfg, db, blueprint, (task_id, run_id), provider, secret, blocked)
     if served.chats:
         with db.session() as session:
             interrupted = mark_interrupted_replies(session, task_id)
@@ -163,44 +191,60 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     served = _load(cfg, conf_path)
     architect = cfg.mephisto.architect
     http = HttpService(served, architect.hostname, architect.port, architect.server_processes,
-                       architect.allowed_hosts)
+                       HostNames(architect.allowed_hosts, architect.trusted_proxies))
     # `kill` (SIGTERM) stops as cleanly as Ctrl-C: server processes ended, run closed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    _announce(served)
+    finished = _announce(served)
     # Only a platform that pays has calls to retry; local links record decisions at once.
     sync = ProviderSync(served.db, served.provider, served.task_id) if served.provider.pays \
         else None
     if sync is not None:
         sync.start()
-    status = "stopped"
+    monitor = Monitor(served, cfg.monitoring_log_rate, cfg.exit_when_complete, finished)
     try:
-        status = _monitor(served, cfg.monitoring_log_rate)
+        monitor.run()
     except KeyboardInterrupt:
-        print("\nstopping: completed work is saved; run the same conf again to continue")
+        state = ("the run is complete" if monitor.complete
+                 else "completed work is saved; run the same conf again to continue")
+        print(f"\nstopping: {state}; the data is in {data_location(served.db.url)}")
     finally:
         if sync is not None:
             sync.stop()
         http.stop()
-        end_run(served.db, served.run_id, status)
+        end_run(served.db, served.run_id, "completed" if monitor.complete else "stopped")
         served.db.dispose()
     return 0
 
 
-def _announce(served: ServedTask) -> None:
+def _announce(served: ServedTask) -> bool:
+    """Print what a requester needs to start; returns whether the task was already finished
+    (every unit completed in earlier runs)."""
     provider, run_id = served.provider, served.run_id
     progress = Progress.of(unit_counts(served.db, served.task_id))
     print(f"task '{served.task_name}', run {run_id}: {progress.total} units "
           f"({progress.done} already completed)")
-    print("worker links (each new assignment_id gives that worker a new unit):")
-    for i in range(1, SAMPLE_LINKS + 1):
-        print(f"  {provider.link(f'worker_{i}', '1')}")
+    print(f"data: {data_location(served.db.url)}")
+    finished = progress.total > 0 and progress.complete
+    if finished:
+        print(f"task '{served.task_name}' is finished: all {progress.total} units were completed "
+              "in earlier runs, so there is no work to serve.\n"
+              "  to collect more, add dialogues to the data file or raise the annotators per "
+              "group in the units file, then run this conf again;\n"
+              "  for a separate study on the same data, give it a new name: "
+              "mephisto.task.task_name=<new name>")
+    else:
+        print("worker links (each new assignment_id gives that worker a new unit):")
+        for i in range(1, SAMPLE_LINKS + 1):
+            print(f"  {provider.link(f'worker_{i}', '1')}")
     token = requester_token(served.secret)
+    print(f"dashboard: {provider.public_url}/dashboard  (sign in with the requester token)")
     print(f"requester API: {provider.public_url}/api/requester/progress")
     print(f"  token: {token}  (send as 'Authorization: Bearer <token>')")
     print(f"  submissions: {provider.public_url}/api/requester/submissions?format=csv")
-    if getattr(provider, "require_signature", True):
+    if getattr(provider, "require_signature", True) and not finished:
         print(f"  more signed links: {provider.public_url}/api/requester/links?worker_id=W&n=3")
     print("press Ctrl-C to stop", flush=True)
+    return finished
 
 
 def _progress_line(progress: Progress, outcomes: Outcomes | None = None) -> str:
@@ -224,33 +268,55 @@ def _tick(served: ServedTask) -> tuple[Progress, Outcomes]:
         return progress, task_outcomes(session, served.task_id)
 
 
-def _monitor(served: ServedTask, log_every: int) -> str:
-    """Print progress as units complete; returns 'completed' when no work is left. A database
-    error in this loop is reported and retried: it never stops the server."""
-    last_seen: tuple[int, Outcomes] | None = None
-    last_log, last_maintenance = 0.0, time.monotonic()
-    failures = 0
-    while True:
-        try:
-            progress, outcomes = _tick(served)
-            if time.monotonic() - last_maintenance >= MAINTENANCE_EVERY:
-                served.db.refresh_statistics(("units", "worker_groups", "drafts"))
-                last_maintenance = time.monotonic()
-        except SQLAlchemyError as exc:
-            failures += 1
-            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-            print(f"warning: background check failed ({type(exc).__name__}: {reason}); "
-                  "retrying", file=sys.stderr, flush=True)
-            time.sleep(min(30.0, 0.5 * 2 ** min(failures, 6)))
-            continue
+class Monitor:
+    """Prints progress as units complete, and keeps the run's background work going. When
+    no work is left the server stays up for the dashboard and exports until Ctrl-C (or
+    returns, with `exit_when_complete`); work that comes back (a rejected unit returned to
+    the pool) is served again. A database error in this loop is reported and retried: it
+    never stops the server."""
+
+    def __init__(self, served: ServedTask, log_every: int, exit_when_complete: bool,
+                 complete: bool = False):
+        self.served, self.log_every, self.exit_when_complete = served, log_every, \
+            exit_when_complete
+        self.complete = complete
+
+    def run(self) -> None:
+        served = self.served
+        last_seen: tuple[int, Outcomes] | None = None
+        last_log, last_maintenance = 0.0, time.monotonic()
         failures = 0
-        if (progress.done, outcomes) != last_seen or time.monotonic() - last_log >= log_every:
-            print(_progress_line(progress, outcomes), flush=True)
-            last_seen, last_log = (progress.done, outcomes), time.monotonic()
-        if not progress.waiting and not progress.in_progress:
-            print("all units are completed; the run is done")
-            return "completed"
-        time.sleep(1.0)
+        while True:
+            try:
+                progress, outcomes = _tick(served)
+                if time.monotonic() - last_maintenance >= MAINTENANCE_EVERY:
+                    served.db.refresh_statistics(("units", "worker_groups", "drafts"))
+                    last_maintenance = time.monotonic()
+            except SQLAlchemyError as exc:
+                failures += 1
+                reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+                print(f"warning: background check failed ({type(exc).__name__}: {reason}); "
+                      "retrying", file=sys.stderr, flush=True)
+                time.sleep(min(30.0, 0.5 * 2 ** min(failures, 6)))
+                continue
+            failures = 0
+            if (progress.done, outcomes) != last_seen or \
+                    time.monotonic() - last_log >= self.log_every:
+                print(_progress_line(progress, outcomes), flush=True)
+                last_seen, last_log = (progress.done, outcomes), time.monotonic()
+            if progress.complete and not self.complete:
+                self.complete = True
+                print("all units are completed; the run is complete", flush=True)
+                if not self.exit_when_complete:
+                    print(f"the server stays up for the dashboard and exports "
+                          f"({served.provider.public_url}/dashboard); press Ctrl-C to stop",
+                          flush=True)
+            elif not progress.complete and self.complete:
+                self.complete = False
+                print("work came back to the pool; serving it", flush=True)
+            if self.complete and self.exit_when_complete:
+                return
+            time.sleep(1.0)
 
 
 def main(argv: list[str] | None = None) -> int:

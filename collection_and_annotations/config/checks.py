@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -45,6 +47,29 @@ def out_of_range(cfg: DictConfig) -> tuple[str, str] | None:
             continue
         if value < allowed.low or (allowed.high is not None and value > allowed.high):
             return key, f"{key}={value} is out of range: it must be {allowed.describe()}"
+    return None
+
+
+def bad_address(cfg: DictConfig) -> tuple[str, str] | None:
+    """(key, reason) when the public URL or a trusted proxy is not usable, or None."""
+    architect = cfg.mephisto.architect
+    if architect.public_url is not None:
+        key, url = "mephisto.architect.public_url", str(architect.public_url)
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return key, (f"{key}={url!r} is not a web address: give the scheme and host "
+                         "workers use, e.g. https://eval.example.org")
+        if parts.path.strip("/") or parts.query or parts.fragment:
+            return key, (f"{key}={url!r} has a path, query or fragment: the server is served "
+                         "at the root of its host (give e.g. https://eval.example.org, and "
+                         "proxy that whole host to the server)")
+    for proxy in architect.trusted_proxies or []:
+        try:
+            ipaddress.ip_network(str(proxy), strict=False)
+        except ValueError:
+            return "mephisto.architect.trusted_proxies", (
+                f"mephisto.architect.trusted_proxies: {proxy!r} is not an IP address or "
+                "network (e.g. 127.0.0.1 or 10.0.0.0/8)")
     return None
 
 

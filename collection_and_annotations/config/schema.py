@@ -129,6 +129,11 @@ class ArchitectConfig:
     server_processes: int = 1
     # more host names the server answers to (e.g. a proxy's); `*`: any
     allowed_hosts: list[str] | None = None
+    # where workers and requesters reach the server, e.g. https://eval.example.org behind a
+    # TLS-terminating reverse proxy: printed links, redirects and cookies use it
+    public_url: str | None = None
+    # addresses of reverse proxies whose X-Forwarded-For/-Proto headers are believed
+    trusted_proxies: list[str] | None = None
     # accepted, not used: Mephisto's server kinds and its heroku/ec2 architects
     server_type: str | None = None
     server_source_path: str | None = None
@@ -207,6 +212,9 @@ class RunConfig:
     data_dir: str = "./data"
     database_url: str | None = None
     monitoring_log_rate: int = 300
+    # stop the server once every unit is completed (scripts); by default it stays up for the
+    # dashboard until Ctrl-C
+    exit_when_complete: bool = False
 
 
 def register_configs() -> None:

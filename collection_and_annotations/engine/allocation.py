@@ -161,13 +161,38 @@ def _main_pool(_connection: Connection, _worker: WorkerContext) -> list[str]:
     return [MAIN_POOL]
 
 
+class _Rehearsed(Exception):
+    """Undoes the transaction of a claim that was only rehearsed (`may_claim`)."""
+
+
+def may_claim(
+    db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
+    limits: Limits, blocked: frozenset[str] = frozenset(),
+    pools_for: Callable[[Connection, WorkerContext], list[str]] = _main_pool,
+) -> str | None:
+    """None when this worker would get a unit on a new visit now, else why not. The claim
+    itself runs and is rolled back, so the answer follows every rule a claim follows
+    (limits, routing, groups already done)."""
+    try:
+        claim_unit(db, task_id, run_id, provider, provider_worker_id,
+                   f"rehearsal-{secrets.token_hex(8)}", limits, blocked, pools_for,
+                   rehearse=True)
+    except ClaimRefused as exc:
+        return str(exc)
+    except _Rehearsed:
+        return None
+    raise AssertionError("a rehearsed claim always ends in _Rehearsed or ClaimRefused")
+
+
 def claim_unit(
     db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
     provider_session: str, limits: Limits, blocked: frozenset[str] = frozenset(),
     pools_for: Callable[[Connection, WorkerContext], list[str]] = _main_pool,
+    rehearse: bool = False,
 ) -> Claim:
     """Resume the unit of this (worker, provider session), or assign a new one from the first
-    pool (as the task kind's `pools_for` routes this worker) that has one for them."""
+    pool (as the task kind's `pools_for` routes this worker) that has one for them.
+    `rehearse`: find the unit, then roll everything back (raises _Rehearsed)."""
     if provider_worker_id in blocked:
         raise ClaimRefused("this worker is not eligible for this task", status=403)
     with db.transaction() as connection:
@@ -198,6 +223,8 @@ def claim_unit(
             taken = _take_free_unit(*arguments)
         if taken is None:
             raise ClaimRefused("there is no more work in this task for you; thank you!")
+        if rehearse:
+            raise _Rehearsed
         unit_id, public_id, assignment_id, times_expired = taken
         if times_expired:  # a unit that changed hands keeps nothing of its earlier worker
             connection.execute(statements.clear_other_drafts,

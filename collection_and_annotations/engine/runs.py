@@ -64,6 +64,11 @@ class Progress:
     def total(self) -> int:
         return self.done + self.in_progress + self.waiting
 
+    @property
+    def complete(self) -> bool:
+        """No unit waits for a worker or is being worked on."""
+        return not self.waiting and not self.in_progress
+
 
 @dataclass
 class DataChanges:

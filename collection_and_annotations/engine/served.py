@@ -24,6 +24,8 @@ class ServedTask:
     secret: str
     blocked_workers: frozenset[str] = field(default_factory=frozenset)
     return_rejected_units: bool = False  # a rejected unit's work goes back to the pool
+    # False for `serve --task`: the dashboard of a stored task, where no worker gets new work
+    taking_work: bool = True
 
     @property
     def chats(self) -> bool:

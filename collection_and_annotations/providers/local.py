@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import secrets
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from omegaconf import DictConfig
 
@@ -55,14 +56,21 @@ class LocalProvider(NoPlatform):
 
     @classmethod
     def create(cls, cfg: DictConfig, secret: str, public_url: str) -> LocalProvider:
-        """Links need a signature as soon as the server listens beyond loopback."""
-        return cls(secret, public_url, not is_loopback(cfg.mephisto.architect.hostname))
+        """Links need a signature as soon as the server listens beyond loopback or is
+        reached through a public URL (a proxy on this machine forwards to loopback)."""
+        public_host = urlsplit(public_url).hostname or ""
+        return cls(secret, public_url, not (is_loopback(cfg.mephisto.architect.hostname)
+                                            and is_loopback(public_host)))
 
     def link(self, worker_id: str, assignment_id: str) -> str:
         query = {"worker_id": worker_id, "assignment_id": assignment_id}
         if self.require_signature:
             query["sig"] = link_signature(self.secret, worker_id, assignment_id)
         return f"{self.public_url}/?{urlencode(query)}"
+
+    def next_link(self, worker_id: str) -> str:
+        """The link of this worker's next unit: a new assignment id is a new visit."""
+        return self.link(worker_id, secrets.token_hex(4))
 
     def verify(self, worker_id: str, assignment_id: str, signature: object) -> bool:
         if not self.require_signature:

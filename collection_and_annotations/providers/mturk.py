@@ -79,6 +79,8 @@ class MTurkProvider:
         self.public_url = public_url.rstrip("/")
         self.links = LocalProvider(secret, public_url, require_signature=True)
         self.hit_id: str | None = None
+        # MTurk shows the page in a frame and receives the completion form
+        self.platform_origins = (SUBMIT_HOSTS[sandbox],)
 
     @classmethod
     def check(cls, cfg: DictConfig) -> None:

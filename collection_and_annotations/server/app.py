@@ -34,7 +34,8 @@ def create_app(
     """The app for one run; `allowed_hosts` (conf: mephisto.architect.allowed_hosts) adds host
     names to loopback and the public URL's host, e.g. a proxy's; `*` turns the check off."""
     app = Flask(__name__, static_folder=None)
-    harden(app, HostCheck(served.provider.public_url, allowed_hosts))
+    harden(app, HostCheck(served.provider.public_url, allowed_hosts),
+           getattr(served.provider, "platform_origins", ()))
     app.config["SERVED_TASK"] = served
     app.config["MAX_CONTENT_LENGTH"] = 2_000_000
     app.json.sort_keys = False

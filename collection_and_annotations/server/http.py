@@ -20,6 +20,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import uvicorn
 from flask import Flask
@@ -40,6 +41,15 @@ MAX_CONNECTIONS = 4096
 KEEP_ALIVE_SECONDS = 60
 BACKLOG = 2048
 STOP_SECONDS = 15
+
+
+@dataclass(frozen=True)
+class HostNames:
+    """conf mephisto.architect: more names the server answers to, and the reverse proxies
+    whose forwarding headers are believed."""
+
+    allowed: list[str] | None = None
+    proxies: list[str] | None = None
 
 
 class _Server(uvicorn.Server):
@@ -75,16 +85,20 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 
 def uvicorn_server(flask_app: Flask, max_connections: int = MAX_CONNECTIONS,
-                   native: Mapping[str, ASGIApp] | None = None) -> _Server:
+                   native: Mapping[str, ASGIApp] | None = None,
+                   trusted_proxies: Iterable[str] | None = None) -> _Server:
     """A server for `flask_app` behind the ASGI front (with `native` ASGI apps by path
-    prefix), not yet listening."""
+    prefix), not yet listening. `X-Forwarded-For`/`-Proto` are believed only from
+    `trusted_proxies` (addresses or networks); without any, from nobody: uvicorn would
+    otherwise believe every local process."""
+    proxies = list(trusted_proxies or [])
     front = Front(WsgiPool(flask_app, THREADS_PER_PROCESS), flask_app.config["MAX_CONTENT_LENGTH"],
                   native)
     return _Server(uvicorn.Config(
         front, http=DeadlineProtocol, lifespan="on", interface="asgi3", access_log=False,
         log_config=None, log_level="warning", server_header=False, backlog=BACKLOG,
         timeout_keep_alive=KEEP_ALIVE_SECONDS, limit_concurrency=max_connections,
-        timeout_graceful_shutdown=5,
+        timeout_graceful_shutdown=5, proxy_headers=bool(proxies), forwarded_allow_ips=proxies,
     ))
 
 
@@ -103,12 +117,12 @@ def native_routes(served: ServedTask, allowed_hosts: Iterable[str] | None,
 
 
 def _serve_child(served: ServedTask, sock: socket.socket, max_connections: int,
-                 allowed_hosts: Iterable[str] | None, supervisor: int, processes: int) -> None:
+                 hosts: HostNames, supervisor: int, processes: int) -> None:
     """Body of a forked server process: serve until SIGTERM or the supervisor's death."""
     die_with_parent(supervisor)
     served.db.engine.dispose(close=False)  # the launcher's connections are not ours to use
-    server = uvicorn_server(create_app(served, allowed_hosts=allowed_hosts), max_connections,
-                            native_routes(served, allowed_hosts, processes))
+    server = uvicorn_server(create_app(served, allowed_hosts=hosts.allowed), max_connections,
+                            native_routes(served, hosts.allowed, processes), hosts.proxies)
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
 
     def watch_parent() -> None:  # where PR_SET_PDEATHSIG is missing
@@ -124,7 +138,8 @@ class HttpService:
     """The serving processes of one run."""
 
     def __init__(self, served: ServedTask, host: str, port: int, processes: int = 1,
-                 allowed_hosts: Iterable[str] | None = None):
+                 hosts: HostNames | None = None):
+        hosts = hosts or HostNames()
         max_connections = min(MAX_CONNECTIONS, raise_file_limit() - 64)
         sock = listening_socket(host, port)
         self.supervisor: int | None = None
@@ -135,13 +150,14 @@ class HttpService:
             pid = os.fork()
             if pid == 0:
                 Supervisor(lambda parent: _serve_child(served, sock, max_connections,
-                                                       allowed_hosts, parent, processes),
+                                                       hosts, parent, processes),
                            processes, launcher).run()
             self.supervisor = pid
             sock.close()
         else:
-            self.server = uvicorn_server(create_app(served, allowed_hosts=allowed_hosts),
-                                         max_connections, native_routes(served, allowed_hosts, 1))
+            self.server = uvicorn_server(create_app(served, allowed_hosts=hosts.allowed),
+                                         max_connections, native_routes(served, hosts.allowed, 1),
+                                         hosts.proxies)
             self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                            name="http", daemon=True)
             self.thread.start()

@@ -9,7 +9,7 @@ safe to accept when the server listens beyond loopback.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, jsonify, request
@@ -19,17 +19,29 @@ ANY_HOST = "*"
 # The worker page is one module script and one stylesheet from /assets. Inline styles stay
 # allowed because requester HTML (task description, instructions) may carry style attributes;
 # images may come from https for the same reason; the favicon is a data: URL.
-CONTENT_SECURITY_POLICY = (
+_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data: https:; object-src 'none'; base-uri 'none'; form-action 'self'; "
-    "frame-ancestors 'none'"
+    "img-src 'self' data: https:; object-src 'none'; base-uri 'none'; "
 )
-SECURITY_HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-}
+
+
+def security_headers(platform_origins: Sequence[str] = ()) -> dict[str, str]:
+    """The headers of every response. `platform_origins`: a crowd platform's pages that show
+    ours in a frame and receive its completion form (MTurk's); without any, no framing and
+    forms only to this server."""
+    framing = " ".join(platform_origins) or "'none'"
+    headers = {
+        "Content-Security-Policy": (f"{_POLICY}form-action 'self' {' '.join(platform_origins)}"
+                                    .rstrip() + f"; frame-ancestors {framing}"),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+    }
+    if not platform_origins:  # the older header cannot name origins: CSP decides then
+        headers["X-Frame-Options"] = "DENY"
+    return headers
+
+
+SECURITY_HEADERS = security_headers()
 
 
 def host_name(host: str) -> str:
@@ -75,8 +87,9 @@ class HostCheck:
                 "through a proxy, add it to mephisto.architect.allowed_hosts")
 
 
-def harden(app: Flask, hosts: HostCheck) -> None:
+def harden(app: Flask, hosts: HostCheck, platform_origins: Sequence[str] = ()) -> None:
     """Refuse unknown hosts (421) and put the security headers on every response."""
+    headers = security_headers(platform_origins)
 
     @app.before_request
     def _check_host():  # type: ignore[no-untyped-def]
@@ -85,6 +98,6 @@ def harden(app: Flask, hosts: HostCheck) -> None:
 
     @app.after_request
     def _headers(response: Response) -> Response:
-        for name, value in SECURITY_HEADERS.items():
+        for name, value in headers.items():
             response.headers.setdefault(name, value)
         return response

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, current_app, jsonify, redirect, request
 from sqlalchemy import select
 
-from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit
+from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit, may_claim
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.engine.work import (
     WorkRefused,
@@ -71,6 +71,9 @@ def _refused(exc: WorkRefused):
 @worker_api.post("/claim")
 def claim():
     served = _served()
+    if not served.taking_work:
+        return _error("this task is not taking work now (its server is open for review "
+                      "only); ask the requester when it starts again", 503)
     try:
         identity = served.provider.identify(_body())
         result = claim_unit(served.db, served.task_id, served.run_id, served.provider.name,
@@ -83,6 +86,25 @@ def claim():
         "unit_id": result.unit_public_id,
         "status": result.status,
     })
+
+
+@worker_api.get("/next")
+def next_unit():
+    """Whether this worker may take another unit now, and the link that starts it: for
+    providers whose workers come back through links (local), after a submit."""
+    served = _served()
+    worker_id = _worker_id()
+    offer = getattr(served.provider, "next_link", None)
+    if offer is None or not served.taking_work:
+        return jsonify({"next_url": None, "reason": None})
+    with served.db.snapshot() as connection:
+        worker = connection.scalar(select(Worker.provider_worker_id)
+                                   .where(Worker.id == worker_id))
+    refused = may_claim(served.db, served.task_id, served.run_id, served.provider.name, worker,
+                        served.limits, served.blocked_workers, served.blueprint.pools_for)
+    if refused is not None:
+        return jsonify({"next_url": None, "reason": refused})
+    return jsonify({"next_url": offer(worker), "reason": None})
 
 
 @worker_api.get("/enter")

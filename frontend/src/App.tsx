@@ -1,18 +1,19 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { ApiError, claim, getUnit, NetworkError } from './api';
+import { ApiError, claim, getNext, getUnit, NetworkError } from './api';
 import { isChatState } from './chat';
 import { Annotator } from './components/Annotator';
 import { ChatUnit } from './components/ChatUnit';
 import { MessagePage } from './components/MessagePage';
 import { NotEligiblePage, ScreeningPassedPage, TrainingFullPage } from './components/Screening';
 import type { Unit } from './types';
+import { isWebLink } from './platform';
 
 type State =
   | { phase: 'loading' }
   | { phase: 'error'; title: string; message: string; retry: boolean }
   | { phase: 'ready'; unit: Unit; token: string }
   | { phase: 'unsupported'; kind: string }
-  | { phase: 'completed'; code: string | null }
+  | { phase: 'completed'; code: string | null; token?: string }
   | { phase: 'screening-passed' }
   | { phase: 'not-eligible'; message: string | null }
   | { phase: 'training-full'; message: string };
@@ -95,12 +96,12 @@ export function App({ search = window.location.search }: { search?: string }) {
         } catch {
           code = null;
         }
-        setState({ phase: 'completed', code });
+        setState({ phase: 'completed', code, token: claimed.token });
         return;
       }
       const unit = await getUnit(claimed.unit_id, claimed.token);
       if (DONE_STATUSES.has(unit.status)) {
-        setState({ phase: 'completed', code: unit.completion_code ?? null });
+        setState({ phase: 'completed', code: unit.completion_code ?? null, token: claimed.token });
         return;
       }
       if (unit.status !== 'assigned') {
@@ -162,7 +163,7 @@ export function App({ search = window.location.search }: { search?: string }) {
         </MessagePage>
       );
     case 'completed':
-      return <CompletionPage code={state.code} />;
+      return <CompletionPage code={state.code} token={state.token} />;
     case 'screening-passed':
       return <ScreeningPassedPage onContinue={() => void load()} />;
     case 'not-eligible':
@@ -191,7 +192,7 @@ export function App({ search = window.location.search }: { search?: string }) {
             unit={state.unit}
             chat={state.unit.chat}
             token={state.token}
-            onCompleted={(code) => setState({ phase: 'completed', code })}
+            onCompleted={(code) => setState({ phase: 'completed', code, token: state.token })}
             onRefused={(e) => setState(errorState(e, 'unit'))}
           />
         );
@@ -202,7 +203,7 @@ export function App({ search = window.location.search }: { search?: string }) {
           unit={state.unit}
           token={state.token}
           onCompleted={(code, screening) => {
-            if (!screening) setState({ phase: 'completed', code });
+            if (!screening) setState({ phase: 'completed', code, token: state.token });
             else if (screening.passed) setState({ phase: 'screening-passed' });
             else setState({ phase: 'not-eligible', message: screening.message });
           }}
@@ -211,10 +212,23 @@ export function App({ search = window.location.search }: { search?: string }) {
   }
 }
 
-export function CompletionPage({ code }: { code: string | null }) {
+export function CompletionPage({ code, token }: { code: string | null; token?: string }) {
   const [copied, setCopied] = useState(false);
+  const [nextUrl, setNextUrl] = useState<string | null>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
   useEffect(() => headingRef.current?.focus(), []);
+  useEffect(() => {
+    if (!token) return;
+    let live = true;
+    // Offered only when the server says this worker may take another unit now.
+    getNext(token).then(
+      (next) => live && setNextUrl(isWebLink(next.next_url) ? next.next_url : null),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [token]);
   const canCopy = typeof navigator !== 'undefined' && !!navigator.clipboard && window.isSecureContext;
   return (
     <main className="page">
@@ -242,7 +256,14 @@ export function CompletionPage({ code }: { code: string | null }) {
             )}
           </p>
         )}
-        <p className="muted">You can close this page now.</p>
+        {nextUrl ? (
+          <p>
+            <a className="btn btn-primary" href={nextUrl}>
+              Take another unit
+            </a>
+          </p>
+        ) : null}
+        <p className="muted">{nextUrl ? 'Or close this page.' : 'You can close this page now.'}</p>
       </div>
     </main>
   );

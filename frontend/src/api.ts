@@ -110,6 +110,24 @@ export interface SubmitResult {
   screening?: ScreeningOutcome;
   /** Crowd platforms: where the worker goes next (e.g. Prolific's completion page). */
   redirect_url?: string | null;
+  /** MTurk: the form the page posts to finish the assignment. */
+  external_submit?: ExternalSubmit | null;
+}
+
+export interface ExternalSubmit {
+  url: string;
+  fields: Record<string, string>;
+}
+
+export interface NextUnit {
+  /** The link of the worker's next unit, when they may take one now. */
+  next_url: string | null;
+  reason: string | null;
+}
+
+/** Whether the worker may take another unit now (after a submit). */
+export function getNext(token: string): Promise<NextUnit> {
+  return call<NextUnit>('GET', '/api/next', undefined, token);
 }
 
 /** Check one training dialogue of a screening unit: the server scores it and names the mistakes. */

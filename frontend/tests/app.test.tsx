@@ -94,6 +94,36 @@ describe('claim', () => {
     expect(await screen.findByRole('heading', { name: 'Thank you!' })).toBeInTheDocument();
     expect(screen.getByText(/Your completion code:/)).toHaveTextContent('Your completion code: DONE-42');
   });
+
+  it('offers the next unit when the server says the worker may take one', async () => {
+    const unit = smallUnit({ status: 'completed', completion_code: null });
+    const next = 'http://127.0.0.1:3000/?worker_id=w1&assignment_id=9f2c';
+    const calls = fakeServer(
+      standardRoutes(unit, {
+        'POST /api/claim': () => [200, { token: 't', unit_id: 'u_1', status: 'completed' }],
+        'GET /api/next': () => [200, { next_url: next, reason: null }],
+      }),
+    );
+    render(<App search={LINK} />);
+    const link = await screen.findByRole('link', { name: 'Take another unit' });
+    expect(link).toHaveAttribute('href', next);
+    expect(calls.find((c) => c.url === '/api/next')!.auth).toBe('Bearer t');
+  });
+
+  it('offers nothing when the worker may not take another unit', async () => {
+    const unit = smallUnit({ status: 'completed', completion_code: null });
+    const calls = fakeServer(
+      standardRoutes(unit, {
+        'POST /api/claim': () => [200, { token: 't', unit_id: 'u_1', status: 'completed' }],
+        'GET /api/next': () => [200, { next_url: null, reason: 'there is no more work in this task for you' }],
+      }),
+    );
+    render(<App search={LINK} />);
+    await screen.findByRole('heading', { name: 'Thank you!' });
+    await waitFor(() => expect(calls.some((c) => c.url === '/api/next')).toBe(true));
+    expect(screen.queryByRole('link', { name: 'Take another unit' })).toBeNull();
+    expect(screen.getByText('You can close this page now.')).toBeInTheDocument();
+  });
 });
 
 describe('unit errors', () => {

@@ -20,12 +20,22 @@ def test_demo_units_store_what_was_clicked(serve, worker):
     configs = set()
     dialog_checked = False
     assert server.links[0] == server.link("worker_1", "1")
-    for assignment in "1234":  # the demo's four groups, one unit each for this worker
-        unit = worker.open(server.link("worker_1", assignment))
+    link = server.link("worker_1", "1")
+    for number in range(1, 5):  # the demo's four groups, one unit each for this worker
+        unit = worker.open(link)
         if not dialog_checked and worker.bucket_of(1)[2]["instructions_html"]:
             _instructions_dialog_opens_and_closes(worker)
             dialog_checked = True
-        worker.complete()
+        with worker.page.expect_response(lambda r: r.url.endswith("/api/next")) as offer:
+            worker.complete()
+        next_unit = worker.page.get_by_role("link", name="Take another unit")
+        if number < 4:  # the completion page leads on to the next unit while there is one
+            expect(next_unit).to_have_attribute(
+                "href", re.compile(r"/\?worker_id=worker_1&assignment_id=[0-9a-f]{8}$"))
+            link = next_unit.get_attribute("href")
+        else:
+            assert offer.value.json()["next_url"] is None
+            expect(next_unit).to_have_count(0)
         _timings_cover_every_step(server, worker)
         assert server.stored_answers(worker.unit_id) == worker.expected
         configs |= {b["config"] for b in unit["buckets"].values()}

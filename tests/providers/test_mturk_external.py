@@ -45,6 +45,12 @@ def test_mturk_hit_preview_approve_bonus(task_for, stubbed):
     assert submitted["external_submit"] == {
         "url": "https://workersandbox.mturk.com/mturk/externalSubmit",
         "fields": {"assignmentId": "ASG1"}}
+    # MTurk shows the page in its frame and receives the form; nobody else may do either
+    page = task.client.get("/")
+    csp = page.headers["Content-Security-Policy"]
+    assert "frame-ancestors https://workersandbox.mturk.com" in csp
+    assert "form-action 'self' https://workersandbox.mturk.com;" in csp
+    assert "X-Frame-Options" not in page.headers
     stubbed.add_response("approve_assignment", {}, {"AssignmentId": "ASG1"})
     assert task.post(f"units/{unit_id}/review", {"decision": "approve"}).get_json()[
         "sync_state"] == "done"

@@ -1,0 +1,72 @@
+"""`python -m collection_and_annotations serve --task T`: the dashboard of a stored task after
+its run ended, with review working and no new work handed out."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import httpx
+from helpers import Running, free_port
+from test_welcome_run import _work
+
+
+def test_serve_opens_a_stored_task_for_review_without_new_work(tmp_path):
+    port = free_port()
+    run = Running(tmp_path, port)
+    try:
+        run.wait_for(r"progress: 0/8 units completed")
+        unit = _work(f"http://127.0.0.1:{port}", "alice", "1")
+        run.wait_for(r"progress: 1/8 units completed")
+        run.process.send_signal(signal.SIGINT)
+        assert run.process.wait(timeout=20) == 0
+    finally:
+        run.process.kill()
+
+    review_port = free_port()
+    served = Running(tmp_path, review_port, argv=[
+        "-m", "collection_and_annotations", "serve", "--task", "demo",
+        "--data-dir", str(tmp_path / "data"), "--port", str(review_port)])
+    try:
+        served.wait_for(r"task 'demo', run 1: 1/8 units completed \(not complete\); open for "
+                        "review only")
+        served.wait_for(rf"dashboard: http://localhost:{review_port}/dashboard")
+        token = served.wait_for(r"token: ([0-9a-f]+)").group(1)
+        base = f"http://127.0.0.1:{review_port}"
+        auth = {"Authorization": f"Bearer {token}"}
+        progress = httpx.get(f"{base}/api/requester/progress", headers=auth).json()
+        assert [r["units"] for r in progress["runs"]] == [{"completed": 1, "launched": 7}]
+        refused = httpx.post(f"{base}/api/claim", json={"worker_id": "bob",
+                                                         "assignment_id": "1"})
+        assert refused.status_code == 503 and "review only" in refused.json()["error"]
+        decided = httpx.post(f"{base}/api/requester/units/{unit}/review", headers=auth,
+                             json={"decision": "approve"})
+        assert decided.status_code == 200, decided.text
+        progress = httpx.get(f"{base}/api/requester/progress", headers=auth).json()
+        assert progress["runs"][0]["units"] == {"accepted": 1, "launched": 7}
+        assert len(progress["runs"]) == 1  # no new run was opened
+        served.process.send_signal(signal.SIGINT)
+        assert served.process.wait(timeout=20) == 0
+    finally:
+        served.process.kill()
+
+
+def test_serve_names_the_tasks_it_knows(tmp_path):
+    port = free_port()
+    run = Running(tmp_path, port, "demo", "exit_when_complete=true")
+    try:
+        run.wait_for(r"progress: 0/8 units completed")
+        run.process.send_signal(signal.SIGINT)
+        run.process.wait(timeout=20)
+    finally:
+        run.process.kill()
+    result = subprocess.run(
+        [sys.executable, "-m", "collection_and_annotations", "serve", "--task", "other",
+         "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert "no task named 'other' in this database (tasks here: demo)" in result.stderr
+    missing = subprocess.run(
+        [sys.executable, "-m", "collection_and_annotations", "serve", "--task", "demo",
+         "--data-dir", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 1 and "no database in" in missing.stderr
