@@ -3,6 +3,9 @@ units returned to the pool, and local decisions recorded without a platform."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
@@ -109,6 +112,10 @@ def test_rejected_unit_returns_to_the_pool(task_for):
     export = task.client.get("/api/requester/submissions", headers=task.auth).get_json()
     reviews = {s["unit_id"]: s["review"] for s in export["submissions"]}
     assert reviews[unit_id]["decision"] == "reject" and reviews[new_unit] is None
+    rows = list(csv.DictReader(io.StringIO(task.client.get(
+        "/api/requester/submissions?format=csv", headers=task.auth).get_data(as_text=True))))
+    assert {(r["unit_id"], r["review_decision"]) for r in rows} == {(unit_id, "reject"),
+                                                                     (new_unit, "")}
 
 
 def test_block_by_pseudonym_and_identities(task_for):

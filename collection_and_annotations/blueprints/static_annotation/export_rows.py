@@ -22,7 +22,7 @@ ITEM_FIELDS = (
     "bot", "bot2", "dialogue_key",
     "dialogue_position", "turn_index", "speaker", "bucket", "bucket_position", "question",
     "answer", "left", "chosen", "submitted_at", "duration_seconds", "step_seconds",
-    *QUALITY_FIELDS,
+    *QUALITY_FIELDS, "review_decision",
 )
 
 
@@ -70,6 +70,8 @@ def export_rows(submission: dict[str, Any], buckets: dict[str, Any]) -> Iterator
     duration = timings.get("server", {}).get("duration_seconds")
     seconds = step_seconds(timings.get("client"))
     quality = {name: submission.get(name) for name in QUALITY_FIELDS}
+    # the requester's approve / reject / soft_reject, so a CSV can drop rejected work
+    quality["review_decision"] = (submission.get("review") or {}).get("decision")
     for key, answered in submission["answers"].items():
         dialogue = by_key[key]
         tasks = dialogue.get("tasks") or []
