@@ -83,12 +83,18 @@ class ProlificProvider:
         }
 
     def start(self, db: Database, task_name: str, units: int) -> list[str]:
-        """The task's study: created as a draft at its first launch, then reused."""
+        """The task's study: created as a draft at its first launch, then reused, with its
+        places raised when work was added since (Prolific never lowers them here: places
+        already taken stay taken)."""
         with db.read() as session:
             stored = session.get(Setting, study_setting(task_name))
         if stored is not None:
             self.study_id = stored.value
             made = f"Prolific study {self.study_id}"
+            places = self.api.study(self.study_id).get("total_available_places")
+            if isinstance(places, int) and units > places:
+                self.api.update_study(self.study_id, {"total_available_places": units})
+                made += f" (places raised from {places} to {units}: work was added)"
         else:
             self.study_id = self.api.create_study(self.study_payload(task_name, units))
             with db.session() as session:
@@ -125,6 +131,9 @@ class ProlificProvider:
         return Completion(self.code, COMPLETE_URL + quote(self.code))
 
     def check_decision(self, decision: str, reason: str, category: str | None) -> str | None:
+        if decision == "soft_reject" and not reason.strip():
+            return ("a soft reject asks the participant on Prolific to return their submission "
+                    "with your reason: give one (e.g. 'Did not finish the study')")
         if decision != "reject":
             return None
         if len(reason) < MIN_REJECT_MESSAGE:
@@ -136,10 +145,11 @@ class ProlificProvider:
         return None
 
     def review(self, visit: Visit, decision: str, reason: str, category: str | None) -> bool:
-        """A soft reject has no Prolific counterpart: it is recorded here, nothing is sent
-        (the submission stays awaiting review until approved or rejected on Prolific)."""
+        """A soft reject is Prolific's return: the participant is asked to return the
+        submission (not paid, no rejection on their record)."""
         if decision == "soft_reject":
-            return False
+            self.api.request_return(visit.session_id, reason)
+            return True
         body: dict[str, Any] = {"action": "APPROVE"}
         if decision == "reject":
             body = {"action": "REJECT", "message": reason, "rejection_category": category}

@@ -65,6 +65,18 @@ class ProlificApi:
     def transition(self, submission_id: str, body: dict[str, Any]) -> None:
         self.call("POST", f"submissions/{submission_id}/transition/", body)
 
+    def request_return(self, submission_id: str, reason: str) -> None:
+        """Ask the participant to return their submission (Prolific: not paid, no mark on
+        their record; Prolific words the message around the reason)."""
+        self.call("POST", f"submissions/{submission_id}/request-return/",
+                  {"request_return_reasons": [reason]})
+
+    def study(self, study_id: str) -> dict[str, Any]:
+        return self.call("GET", f"studies/{study_id}/")
+
+    def update_study(self, study_id: str, fields: dict[str, Any]) -> None:
+        self.call("PATCH", f"studies/{study_id}/", fields)
+
     def set_up_bonus(self, study_id: str, participant_id: str, amount: str) -> str:
         body = {"study_id": study_id, "csv_bonuses": f"{participant_id},{amount}\n"}
         return self.call("POST", "submissions/bonus-payments/", body)["id"]

@@ -65,6 +65,23 @@ class FakeProlific:
             self.studies[study_id]["status"] = "ACTIVE"
             return jsonify(self.studies[study_id])
 
+        @app.get("/api/v1/studies/<study_id>/")
+        def get_study(study_id):  # type: ignore[no-untyped-def]
+            return jsonify(self.studies[study_id])
+
+        @app.patch("/api/v1/studies/<study_id>/")
+        def update_study(study_id):  # type: ignore[no-untyped-def]
+            self.studies[study_id].update(request.get_json())
+            return jsonify(self.studies[study_id])
+
+        @app.post("/api/v1/submissions/<submission_id>/request-return/")
+        def request_return(submission_id):  # type: ignore[no-untyped-def]
+            reasons = request.get_json().get("request_return_reasons")
+            if not isinstance(reasons, list) or not reasons:
+                return jsonify({"error": "request_return_reasons is required"}), 400
+            return jsonify({"id": submission_id, "status": "RETURNED",
+                            "return_requested": "2026-11-23T00:00:00Z"})
+
         @app.get("/api/v1/studies/<study_id>/submissions/")
         def list_submissions(study_id):  # type: ignore[no-untyped-def]
             return jsonify({"results": self.submissions[study_id], "_links": {"next": None}})

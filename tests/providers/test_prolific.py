@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from collection_and_annotations.engine.provider_sync import sync_due, verify_visits
+from collection_and_annotations.engine.runs import end_run
 from collection_and_annotations.storage.models import Bonus, ReviewDecision, Submission, Unit
 
 PROLIFIC = "mephisto.provider._provider_type=prolific"
@@ -17,8 +18,9 @@ LONG = "The answers ignore the instructions: every dialogue got the same rating 
        "two seconds, which no careful reading allows."
 
 
-def _task(task_for, fake, *overrides):
-    task = task_for(PROLIFIC, "mephisto.provider.completion_code=C0DE1234", *overrides)
+def _task(task_for, fake, *overrides, groups=3):
+    task = task_for(PROLIFIC, "mephisto.provider.completion_code=C0DE1234", *overrides,
+                    groups=groups)
     task.served.provider.api.client.timeout = httpx.Timeout(0.5)
     return task
 
@@ -44,6 +46,16 @@ def test_draft_study_payload_field_by_field(task_for, fake_prolific, open_conf):
                               "actions": [{"action": "MANUALLY_REVIEW"}]}],
         "total_available_places": 3, "estimated_completion_time": 10, "reward": 150}
     assert fake_prolific.studies["study1"]["status"] == "UNPUBLISHED"  # nobody published it
+
+
+def test_places_are_raised_when_work_is_added(task_for, fake_prolific):
+    first = _task(task_for, fake_prolific)
+    end_run(first.served.db, first.served.run_id, "stopped")  # the launcher stopped
+    _task(task_for, fake_prolific, groups=5)  # two more groups in the data: two more units
+    assert fake_prolific.count("POST", "studies/") == 1  # the same study, not a second one
+    assert [(m, p, b) for m, p, b in fake_prolific.calls if m == "PATCH"] == [
+        ("PATCH", "studies/study1/", {"total_available_places": 5})]
+    assert fake_prolific.studies["study1"]["total_available_places"] == 5
 
 
 def test_entry_link_claim_and_completion_redirect(task_for, fake_prolific):
@@ -94,12 +106,17 @@ def test_reject_needs_a_long_message_and_a_category(task_for, fake_prolific):
                                           "rejection_category": "LOW_EFFORT"}
 
 
-def test_soft_reject_sends_nothing(task_for, fake_prolific):
+def test_soft_reject_asks_the_participant_to_return(task_for, fake_prolific):
     task = _task(task_for, fake_prolific)
     unit_id, _ = _visit(task, fake_prolific, "p1", "s1")
-    reply = task.post(f"units/{unit_id}/review", {"decision": "soft_reject", "reason": "meh"})
-    assert reply.get_json()["sync_state"] == "not_sent"
+    blank = task.post(f"units/{unit_id}/review", {"decision": "soft_reject", "reason": " "})
+    assert blank.status_code == 422 and "return their submission" in blank.get_json()["error"]
     assert fake_prolific.count("POST", "submissions/") == 0
+    reply = task.post(f"units/{unit_id}/review", {"decision": "soft_reject",
+                                                  "reason": "Did not finish the study"})
+    assert reply.get_json()["sync_state"] == "done"
+    assert [(p, b) for m, p, b in fake_prolific.calls if m == "POST"][-1] == (
+        "submissions/s1/request-return/", {"request_return_reasons": ["Did not finish the study"]})
 
 
 def _due_now(task):
