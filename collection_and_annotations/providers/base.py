@@ -116,6 +116,9 @@ class Provider(Protocol):
     def block(self, worker_id: str, reason: str) -> bool:
         """Block a worker on the platform too; False when it has no such thing."""
 
+    def unblock(self, worker_id: str) -> bool:
+        """Lift a block on the platform too; False when it has no such thing."""
+
     def entry(self, args: dict[str, str]) -> str:
         """Where a worker arriving from the platform (its URL parameters) is sent: the page,
         with a link this server signed. Raises IdentityRefused."""
@@ -148,6 +151,9 @@ class NoPlatform:
         return None
 
     def block(self, worker_id: str, reason: str) -> bool:
+        return False
+
+    def unblock(self, worker_id: str) -> bool:
         return False
 
     def listed_sessions(self) -> set[tuple[str, str]] | None:

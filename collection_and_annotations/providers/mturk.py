@@ -179,5 +179,9 @@ class MTurkProvider:
         call(self.client.create_worker_block, WorkerId=worker_id, Reason=reason or "blocked")
         return True
 
+    def unblock(self, worker_id: str) -> bool:
+        call(self.client.delete_worker_block, WorkerId=worker_id, Reason="unblocked")
+        return True
+
     def listed_sessions(self) -> set[tuple[str, str]] | None:
         return None  # MTurk pays only assignments it assigned: a forged id cannot be paid

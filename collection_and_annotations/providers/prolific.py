@@ -165,6 +165,9 @@ class ProlificProvider:
     def block(self, worker_id: str, reason: str) -> bool:
         return False  # blocked here (the claim refuses them); Prolific's block lists are not used
 
+    def unblock(self, worker_id: str) -> bool:
+        return False
+
     def listed_sessions(self) -> set[tuple[str, str]] | None:
         return {(s.get("participant_id") or s.get("participant"), s["id"])
                 for s in self.api.submissions(self._study())}

@@ -8,6 +8,8 @@ Routes join the `requester_api` blueprint and so its bearer-token check.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import Response, abort, jsonify, request
 from sqlalchemy import select
 
@@ -76,15 +78,22 @@ def block_worker(pseudonym: str) -> Response:
     name = _block_name()
     with served.db.transaction() as connection:
         qualifications.change(connection, provider, worker, name, 1)
-    platform = "not_sent"
-    if provider == served.provider.name:
-        try:
-            platform = "done" if served.provider.block(worker, str(reason.get("reason", ""))) \
-                else "not_sent"
-        except ProviderError as exc:
-            platform = f"failed: {exc}"
+    platform = _on_platform(provider, lambda: served.provider.block(
+        worker, str(reason.get("reason", ""))))
     return jsonify({"worker": pseudonym, "blocked": True, "qualification": name,
                     "platform": platform})
+
+
+def _on_platform(provider: str, action: Callable[[], bool]) -> str:
+    """Carry a block or unblock to the worker's platform: `done`, `not_sent` (another
+    provider's worker, or a platform without blocks) or `failed: <why>` (recorded here
+    anyway)."""
+    if provider != _served().provider.name:
+        return "not_sent"
+    try:
+        return "done" if action() else "not_sent"
+    except ProviderError as exc:
+        return f"failed: {exc}"
 
 
 @requester_api.post("/workers/<pseudonym>/unblock")
@@ -97,7 +106,8 @@ def unblock_worker(pseudonym: str) -> Response:
             qualifications.change(connection, provider, worker, name, None)
         except qualifications.NotChanged as exc:
             abort(404, str(exc))
-    return jsonify({"worker": pseudonym, "blocked": False, "qualification": name})
+    return jsonify({"worker": pseudonym, "blocked": False, "qualification": name,
+                    "platform": _on_platform(provider, lambda: served.provider.unblock(worker))})
 
 
 @requester_api.get("/workers/identities")

@@ -130,3 +130,21 @@ def test_block_by_pseudonym_and_identities(task_for):
     assert refused.status_code == 403
     assert task.post(f"workers/{worker['pseudonym']}/unblock").status_code == 200
     assert task.post("workers/nobody/block").status_code == 404
+
+
+def test_mturk_block_and_unblock_reach_the_platform(task_for, stubbed):
+    stubbed.add_response("create_hit", {"HIT": {"HITId": "HIT1"}})
+    task = task_for("mephisto.provider._provider_type=mturk_sandbox")
+    task.submit({"assignmentId": "ASG1", "workerId": "A1", "hitId": "HIT1"})
+    (worker,) = task.client.get("/api/requester/workers/identities",
+                                headers=task.auth).get_json()["workers"]
+    stubbed.add_response("create_worker_block", {}, {"WorkerId": "A1", "Reason": "spam"})
+    blocked = task.post(f"workers/{worker['pseudonym']}/block", {"reason": "spam"})
+    assert blocked.get_json()["platform"] == "done"
+    stubbed.add_client_error("delete_worker_block", "ServiceUnavailable", http_status_code=503)
+    unblocked = task.post(f"workers/{worker['pseudonym']}/unblock")
+    assert unblocked.status_code == 200 and unblocked.get_json()["blocked"] is False
+    assert unblocked.get_json()["platform"].startswith("failed: ")  # lifted here all the same
+    assert task.client.post("/api/claim", json={"assignmentId": "ASG2", "workerId": "A1",
+                                                "hitId": "HIT1"}).status_code == 200
+    stubbed.assert_no_pending_responses()
