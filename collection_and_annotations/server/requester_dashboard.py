@@ -95,7 +95,7 @@ def _qualification(pseudonym: str, value: int | None) -> Response:
 
 
 @requester_api.post("/workers/<pseudonym>/qualifications/grant")
-def grant(pseudonym: str) -> Response:
+def grant_by_pseudonym(pseudonym: str) -> Response:
     """`{"name": "q", "value": 1}` (value: an integer, 1 if left out)."""
     value = json_body().get("value", 1)
     if not isinstance(value, int) or isinstance(value, bool):
@@ -104,7 +104,7 @@ def grant(pseudonym: str) -> Response:
 
 
 @requester_api.post("/workers/<pseudonym>/qualifications/revoke")
-def revoke(pseudonym: str) -> Response:
+def revoke_by_pseudonym(pseudonym: str) -> Response:
     return _qualification(pseudonym, None)
 
 

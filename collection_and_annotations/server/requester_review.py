@@ -8,7 +8,6 @@ Routes join the `requester_api` blueprint and so its bearer-token check.
 
 from __future__ import annotations
 
-import csv
 import io
 
 from flask import Response, abort, jsonify, request
@@ -17,6 +16,7 @@ from sqlalchemy import select
 from collection_and_annotations.engine import review
 from collection_and_annotations.engine.provider_sync import send_bonus, send_review
 from collection_and_annotations.export.identities import identities
+from collection_and_annotations.export.writers import write_csv
 from collection_and_annotations.providers.base import ProviderError
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.server.requester_api import _served, json_body, requester_api
@@ -119,9 +119,7 @@ def worker_identities() -> Response:
     if fmt != "csv":
         abort(400, "format must be json or csv")
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=IDENTITY_FIELDS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
+    write_csv(rows, IDENTITY_FIELDS, out)
     filename = f"{served.task_name}-worker-identities.csv"
     return Response(out.getvalue(), mimetype="text/csv",
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})
