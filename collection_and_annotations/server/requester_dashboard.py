@@ -80,8 +80,7 @@ def workers() -> Response:
                                               served.blocked_workers)})
 
 
-def _qualification(pseudonym: str, value: int | None) -> Response:
-    body = json_body()
+def _qualification(pseudonym: str, body: dict[str, Any], value: int | None) -> Response:
     name = body.get("name")
     if not isinstance(name, str) or not name:
         abort(400, "give name (the qualification)")
@@ -97,15 +96,16 @@ def _qualification(pseudonym: str, value: int | None) -> Response:
 @requester_api.post("/workers/<pseudonym>/qualifications/grant")
 def grant_by_pseudonym(pseudonym: str) -> Response:
     """`{"name": "q", "value": 1}` (value: an integer, 1 if left out)."""
-    value = json_body().get("value", 1)
+    body = json_body()
+    value = body.get("value", 1)
     if not isinstance(value, int) or isinstance(value, bool):
         abort(400, "value must be an integer")
-    return _qualification(pseudonym, value)
+    return _qualification(pseudonym, body, value)
 
 
 @requester_api.post("/workers/<pseudonym>/qualifications/revoke")
 def revoke_by_pseudonym(pseudonym: str) -> Response:
-    return _qualification(pseudonym, None)
+    return _qualification(pseudonym, json_body(), None)
 
 
 def _int_arg(name: str, default: int) -> int:
