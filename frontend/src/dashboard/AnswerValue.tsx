@@ -1,33 +1,33 @@
-import { isIdentifierKey, questionLabel } from '../display';
+import { isIdentifierKey, questionLabel, type Show } from '../display';
 
-const asText = (s: string) => s;
+const asText: Show = (s) => s;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function keyLabel(key: string): string {
-  return isIdentifierKey(key) ? questionLabel(key, asText) : key;
+function keyLabel(key: string, show: Show): string {
+  return isIdentifierKey(key) ? questionLabel(key, show) : show(key);
 }
 
 /**
  * A stored answer, read-only and as text: a label list, 1–5 ratings, a comparison's choice or a
  * question tree (question: answer, nested answers indented). Never rendered as HTML.
  */
-export function AnswerValue({ value }: { value: unknown }) {
+export function AnswerValue({ value, show = asText }: { value: unknown; show?: Show }) {
   if (value === null || value === undefined) return <span className="muted">no answer</span>;
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
-    return <span className="answer-text">{String(value)}</span>;
+    return <span className="answer-text">{typeof value === 'string' ? show(value) : String(value)}</span>;
   }
   if (Array.isArray(value)) {
     if (value.length === 0) return <span className="muted">none selected</span>;
-    return <span className="answer-text">{value.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}</span>;
+    return <span className="answer-text">{value.map((v) => (typeof v === 'string' ? show(v) : JSON.stringify(v))).join(', ')}</span>;
   }
   if (!isPlainObject(value)) return <span className="answer-text">{JSON.stringify(value)}</span>;
   if ('option' in value && 'side' in value) {
     return (
       <span className="answer-text">
-        {String(value.option)} <span className="muted">({String(value.side)})</span>
+        {show(String(value.option))} <span className="muted">({String(value.side)})</span>
       </span>
     );
   }
@@ -38,36 +38,36 @@ export function AnswerValue({ value }: { value: unknown }) {
       <ul className="answer-list">
         {entries.map(([k, v]) => (
           <li key={k}>
-            {keyLabel(k)}: <strong>{String(v)}</strong>
+            {keyLabel(k, show)}: <strong>{typeof v === 'string' ? show(v) : String(v)}</strong>
           </li>
         ))}
       </ul>
     );
   }
-  return <TreeAnswer value={value} />;
+  return <TreeAnswer value={value} show={show} />;
 }
 
 /** `{question: {answer: {sub_question: {...}}}}` as nested lists. */
-function TreeAnswer({ value }: { value: Record<string, unknown> }) {
+function TreeAnswer({ value, show }: { value: Record<string, unknown>; show: Show }) {
   return (
     <ul className="answer-list">
       {Object.entries(value).map(([question, chosen]) => {
         const answers = isPlainObject(chosen) ? Object.entries(chosen) : [];
         return (
           <li key={question}>
-            <span className="muted">{keyLabel(question)}:</span>{' '}
+            <span className="muted">{keyLabel(question, show)}:</span>{' '}
             {answers.length === 0 ? (
               isPlainObject(chosen) ? (
                 <span className="muted">none</span>
               ) : (
-                <AnswerValue value={chosen} />
+                <AnswerValue value={chosen} show={show} />
               )
             ) : (
               answers.map(([answer, sub], i) => (
                 <span key={answer}>
                   {i > 0 && ', '}
-                  <strong>{answer}</strong>
-                  {isPlainObject(sub) && Object.keys(sub).length > 0 && <TreeAnswer value={sub} />}
+                  <strong>{show(answer)}</strong>
+                  {isPlainObject(sub) && Object.keys(sub).length > 0 && <TreeAnswer value={sub} show={show} />}
                 </span>
               ))
             )}

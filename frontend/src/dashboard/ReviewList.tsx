@@ -132,7 +132,7 @@ export function ReviewList({ page, onOpen, onOffset, onChanged }: Props) {
                     {item.verified === false && <span className="chip flag">Unverified</span>}
                     {!item.flagged && item.verified !== false && '–'}
                   </td>
-                  <td>{[...item.buckets, ...item.bots].join(', ') || '–'}</td>
+                  <td className="wrap">{[...item.buckets, ...item.bots].join(', ') || '–'}</td>
                 </tr>
               ))}
             </tbody>

@@ -55,8 +55,10 @@ export function Shell({ client, session, onSignedOut }: Props) {
   }, [client]);
 
   const select = useCallback((id: string) => {
-    setTab(id);
-    setUpdated(null);
+    setTab((was) => {
+      if (was !== id) setUpdated(null);
+      return id;
+    });
     if (window.location.hash !== `#${id}`) window.history.replaceState(null, '', `#${id}`);
   }, []);
 

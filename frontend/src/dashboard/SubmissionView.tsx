@@ -1,5 +1,5 @@
 import { DialogueView } from '../components/DialogueView';
-import { humanize, showFor, speakerNames, turnNumber } from '../display';
+import { humanize, showFor, speakerNames, turnNumber, type Show } from '../display';
 import type { Bucket, Dialogue, Turn } from '../types';
 import { AnswerValue } from './AnswerValue';
 import { label } from './format';
@@ -87,7 +87,7 @@ function StaticDialogue({ number, dialogue, buckets, names, answers }: DialogueP
               <div key={name}>
                 <dt>{bucketTitle(name, buckets)}</dt>
                 <dd>
-                  <AnswerValue value={perTarget[String(turn.index)]} />
+                  <AnswerValue value={perTarget[String(turn.index)]} show={showFor(names, turn.speaker)} />
                 </dd>
               </div>
             ))}
@@ -128,14 +128,14 @@ function StaticDialogue({ number, dialogue, buckets, names, answers }: DialogueP
       {Object.keys(dialogueLevel).length > 0 && (
         <div className="dialogue-answers">
           <h4>Answers about the whole dialogue</h4>
-          <BucketList answers={dialogueLevel} buckets={buckets} />
+          <BucketList answers={dialogueLevel} buckets={buckets} show={show} />
         </div>
       )}
       {dialogue.turns2 &&
         Object.entries(answers).some(([, v]) => isObject(v) && Object.keys(v).some((t) => /^\d+$/.test(t))) && (
           <div className="dialogue-answers">
             <h4>Answers per turn</h4>
-            <BucketList answers={answers} buckets={buckets} />
+            <BucketList answers={answers} buckets={buckets} show={show} />
           </div>
         )}
     </section>
@@ -143,7 +143,7 @@ function StaticDialogue({ number, dialogue, buckets, names, answers }: DialogueP
 }
 
 /** bucket → target → value, as a definition list. */
-function BucketList({ answers, buckets }: { answers: BucketAnswers; buckets: Record<string, Bucket> }) {
+function BucketList({ answers, buckets, show }: { answers: BucketAnswers; buckets: Record<string, Bucket>; show?: Show }) {
   return (
     <dl className="answer-dl">
       {Object.entries(answers).flatMap(([name, perTarget]) =>
@@ -154,7 +154,7 @@ function BucketList({ answers, buckets }: { answers: BucketAnswers; buckets: Rec
               {/^\d+$/.test(target) ? ` · Turn ${turnNumber(Number(target))}` : ''}
             </dt>
             <dd>
-              <AnswerValue value={value} />
+              <AnswerValue value={value} show={show} />
             </dd>
           </div>
         )),

@@ -68,7 +68,7 @@ export function SyncFailures({ failures, onChanged }: Props) {
                   <td className="mono">{r.unit_id}</td>
                   <td>{DECISION_LABELS[r.decision] ?? label(r.decision)}</td>
                   <td>{r.attempts}</td>
-                  <td>{r.last_error ?? '–'}</td>
+                  <td className="wrap">{r.last_error ?? '–'}</td>
                 </tr>
               ))}
             </tbody>
@@ -98,7 +98,7 @@ export function SyncFailures({ failures, onChanged }: Props) {
                   <td>{b.amount.toFixed(2)}</td>
                   <td>{SYNC_LABELS[b.state] ?? label(b.state)}</td>
                   <td>{b.attempts}</td>
-                  <td>{b.last_error ?? '–'}</td>
+                  <td className="wrap">{b.last_error ?? '–'}</td>
                   <td>
                     {b.state === 'uncertain' ? (
                       <span className="button-row">

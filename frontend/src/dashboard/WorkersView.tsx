@@ -78,7 +78,7 @@ function WorkerTableRow({ worker: w, expanded, onToggle }: { worker: WorkerRow; 
       <td>{formatDuration(w.median_s)}</td>
       <td>{w.screening ? label(w.screening) : '–'}</td>
       <td>{w.gold && w.gold.passed + w.gold.failed > 0 ? `${w.gold.passed} passed, ${w.gold.failed} failed` : '–'}</td>
-      <td>
+      <td className="wrap">
         {w.qualifications.length === 0
           ? '–'
           : w.qualifications.map((q) => (
@@ -88,7 +88,7 @@ function WorkerTableRow({ worker: w, expanded, onToggle }: { worker: WorkerRow; 
               </span>
             ))}
       </td>
-      <td>
+      <td className="wrap">
         {w.flags.length === 0
           ? '–'
           : w.flags.map((f) => (
