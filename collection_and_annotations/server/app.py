@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.server import (
+    requester_dashboard,  # noqa: F401 (its routes)
     requester_quals,  # noqa: F401 (its routes)
     requester_review,  # noqa: F401 (its routes)
 )
@@ -54,6 +55,15 @@ def create_app(
     @app.get("/")
     def index():  # type: ignore[no-untyped-def]
         return static.response("index.html", REVALIDATE)
+
+    @app.get("/dashboard")
+    def dashboard():  # type: ignore[no-untyped-def]
+        """The requester's page (docs/dashboard.md); a build older than it has none."""
+        if not (static_dir / "dashboard.html").is_file():
+            return jsonify({"error": "the requester dashboard is not built (no "
+                                     "server/static/dashboard.html); rebuild the frontend: "
+                                     "cd frontend && npm run build"}), 404
+        return static.response("dashboard.html", REVALIDATE)
 
     @app.get("/assets/<path:name>")
     def assets(name: str):  # type: ignore[no-untyped-def]

@@ -1,4 +1,6 @@
-"""Requester API (token required): progress of runs, submissions as JSON, JSONL or CSV."""
+"""Requester API: progress of runs, submissions as JSON, JSONL or CSV, and the sign-in of the
+dashboard. Every route needs the requester token as a bearer header (scripts) or the session
+cookie the dashboard got for it (server/requester_session.py, docs/dashboard.md)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import secrets
 from typing import Any
 
 from flask import Blueprint, Response, abort, current_app, jsonify, request
+from flask.typing import ResponseReturnValue
 from sqlalchemy import func, select
 
 from collection_and_annotations.engine.served import ServedTask
@@ -18,6 +21,18 @@ from collection_and_annotations.export.writers import json_safe, write_export
 from collection_and_annotations.quality.stats import task_outcomes, worker_outcomes
 from collection_and_annotations.server.auth import bearer, requester_token
 from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
+from collection_and_annotations.server.requester_session import (
+    COOKIE,
+    CSRF_HEADER,
+    SAFE_METHODS,
+    SESSION_SECONDS,
+    FailureLimit,
+    cookie_options,
+    csrf_token,
+    new_session,
+    valid_csrf,
+    valid_session,
+)
 from collection_and_annotations.storage.models import TaskRun, Unit, iso_utc
 
 requester_api = Blueprint("requester_api", __name__, url_prefix="/api/requester")
@@ -44,15 +59,82 @@ def json_body() -> dict[str, Any]:
         abort(exc.status, str(exc))
 
 
+def _error(message: str, status: int) -> ResponseReturnValue:
+    return jsonify({"error": message}), status
+
+
+def _token_matches(given: str) -> bool:
+    return hmac.compare_digest(given, requester_token(_served().secret))
+
+
 @requester_api.before_request
-def _require_token() -> Any:
-    """The token travels only in a header: a query string ends up in logs and browser history."""
+def _require_token() -> ResponseReturnValue | None:
+    """The token travels only in a header: a query string ends up in logs and browser history.
+    A cookie request that changes state needs the session's CSRF token too: another site's
+    page can make the browser send the cookie, but cannot read the token."""
+    if request.endpoint == "requester_api.open_session":
+        return None  # it carries the token itself
     given = bearer(request.headers.get("Authorization"))
-    if not given or not hmac.compare_digest(given, requester_token(_served().secret)):
-        hint = " (not as ?token=)" if "token" in request.args else ""
-        return jsonify({"error": "requester token missing or wrong: send the token printed at "
-                                 f"start as 'Authorization: Bearer <token>'{hint}"}), 401
-    return None
+    if given is not None:
+        return None if _token_matches(given) else _error(
+            "requester token wrong: send the token printed at start as "
+            "'Authorization: Bearer <token>'", 401)
+    secret, cookie = _served().secret, request.cookies.get(COOKIE)
+    if valid_session(secret, cookie):
+        if request.method in SAFE_METHODS or valid_csrf(secret, cookie,
+                                                        request.headers.get(CSRF_HEADER)):
+            return None
+        return _error(f"the {CSRF_HEADER} header is missing or wrong: send the csrf_token "
+                      "that GET /api/requester/session returns (reload the dashboard)", 403)
+    if cookie:
+        return _error("the dashboard session has expired or is no longer valid: sign in "
+                      "again with the requester token printed at start", 401)
+    hint = " (not as ?token=)" if "token" in request.args else ""
+    return _error("requester token missing: send the token printed at start as "
+                  f"'Authorization: Bearer <token>'{hint}, or sign in on /dashboard", 401)
+
+
+def _login_failures() -> FailureLimit:
+    return current_app.extensions.setdefault("cep_requester_login_failures", FailureLimit())
+
+
+@requester_api.post("/session")
+def open_session() -> ResponseReturnValue:
+    """`{"token": "<requester token>"}` -> the session cookie and its CSRF token."""
+    served, client = _served(), request.remote_addr or "?"
+    failures = _login_failures()
+    if failures.blocked(client):
+        return _error("too many wrong tokens from this address: wait a minute and try "
+                      "again", 429)
+    token = json_body().get("token")
+    if not isinstance(token, str) or not token or not _token_matches(token.strip()):
+        failures.failed(client)
+        return _error("wrong requester token: copy the token the server printed at start "
+                      "(the line '  token: ...' under 'requester API')", 401)
+    session = new_session(served.secret)
+    response = jsonify({"task": served.task_name,
+                        "csrf_token": csrf_token(served.secret, session)})
+    response.set_cookie(COOKIE, session, max_age=SESSION_SECONDS,
+                        **cookie_options(served.provider.public_url))
+    return response
+
+
+@requester_api.get("/session")
+def read_session() -> ResponseReturnValue:
+    """The signed-in session (the page asks on load); with a bearer token there is none."""
+    served, cookie = _served(), request.cookies.get(COOKIE)
+    if not valid_session(served.secret, cookie):
+        return _error("no dashboard session: sign in with the requester token", 401)
+    return jsonify({"task": served.task_name, "csrf_token": csrf_token(served.secret, cookie)})
+
+
+@requester_api.delete("/session")
+def close_session() -> ResponseReturnValue:
+    response = jsonify({"ok": True})
+    options = cookie_options(_served().provider.public_url)
+    response.delete_cookie(COOKIE, path="/", secure=bool(options["secure"]), httponly=True,
+                           samesite="Strict")
+    return response
 
 
 @requester_api.get("/progress")

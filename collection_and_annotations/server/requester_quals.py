@@ -1,8 +1,9 @@
 """Requester API for qualifications and blocks: the `quals` CLI over HTTP (same operations,
 quality/qualifications.py), so a requester manages workers while the task runs.
 
-Routes join the `requester_api` blueprint and so its bearer-token check. A bearer token is
-never sent by a browser on its own, so these POSTs need no CSRF token.
+Routes join the `requester_api` blueprint and so its checks: a bearer token (never sent by a
+browser on its own, so no CSRF token), or the dashboard's session cookie, which a browser does
+send on its own, so with it these POSTs need the session's `X-CSRF-Token` header too.
 """
 
 from __future__ import annotations

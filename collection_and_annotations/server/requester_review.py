@@ -8,16 +8,21 @@ Routes join the `requester_api` blueprint and so its bearer-token check.
 
 from __future__ import annotations
 
+import io
+
 from flask import Response, abort, jsonify, request
 from sqlalchemy import select
 
 from collection_and_annotations.engine import review
 from collection_and_annotations.engine.provider_sync import send_bonus, send_review
 from collection_and_annotations.export.identities import identities
+from collection_and_annotations.export.writers import write_csv
 from collection_and_annotations.providers.base import ProviderError
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.server.requester_api import _served, json_body, requester_api
 from collection_and_annotations.storage.models import Bonus, ReviewDecision, Worker
+
+IDENTITY_FIELDS = ("pseudonym", "provider", "worker_id", "units_submitted")
 
 
 @requester_api.errorhandler(review.ReviewRefused)
@@ -51,7 +56,8 @@ def bonus_unit(unit_id: str) -> Response:
         return jsonify({"unit_id": unit_id, **review.bonus_json(row)})
 
 
-def _worker(pseudonym: str) -> tuple[str, str]:
+def worker_by_pseudonym(pseudonym: str) -> tuple[str, str]:
+    """(provider, provider worker id) of a worker of this database, or 404."""
     with _served().db.read() as session:
         found = session.execute(select(Worker.provider, Worker.provider_worker_id)
                                 .where(Worker.pseudonym == pseudonym)).first()
@@ -60,7 +66,8 @@ def _worker(pseudonym: str) -> tuple[str, str]:
     return found[0], found[1]
 
 
-def _block_name() -> str:
+def block_name() -> str:
+    """This task's block qualification (its conf's `block_qualification`)."""
     served = _served()
     with served.db.snapshot() as connection:
         name = qualifications.task_block_name(connection, served.task_name)
@@ -71,9 +78,9 @@ def _block_name() -> str:
 def block_worker(pseudonym: str) -> Response:
     """Blocked here at once (the claim refuses them); on platforms with blocks (MTurk) too."""
     served = _served()
-    provider, worker = _worker(pseudonym)
+    provider, worker = worker_by_pseudonym(pseudonym)
     reason = request.get_json(silent=True) or {}
-    name = _block_name()
+    name = block_name()
     with served.db.transaction() as connection:
         qualifications.change(connection, provider, worker, name, 1)
     platform = "not_sent"
@@ -90,8 +97,8 @@ def block_worker(pseudonym: str) -> Response:
 @requester_api.post("/workers/<pseudonym>/unblock")
 def unblock_worker(pseudonym: str) -> Response:
     served = _served()
-    provider, worker = _worker(pseudonym)
-    name = _block_name()
+    provider, worker = worker_by_pseudonym(pseudonym)
+    name = block_name()
     with served.db.transaction() as connection:
         try:
             qualifications.change(connection, provider, worker, name, None)
@@ -102,7 +109,17 @@ def unblock_worker(pseudonym: str) -> Response:
 
 @requester_api.get("/workers/identities")
 def worker_identities() -> Response:
-    """Pseudonym -> provider worker id, for payment; exports keep pseudonyms only."""
+    """Pseudonym -> provider worker id, for payment; exports keep pseudonyms only.
+    `?format=csv` gives the same rows as a file."""
     served = _served()
-    return jsonify({"task": served.task_name,
-                    "workers": identities(served.db, served.task_name)})
+    rows = identities(served.db, served.task_name)
+    fmt = request.args.get("format", "json")
+    if fmt == "json":
+        return jsonify({"task": served.task_name, "workers": rows})
+    if fmt != "csv":
+        abort(400, "format must be json or csv")
+    out = io.StringIO()
+    write_csv(rows, IDENTITY_FIELDS, out)
+    filename = f"{served.task_name}-worker-identities.csv"
+    return Response(out.getvalue(), mimetype="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{filename}"'})

@@ -98,11 +98,18 @@ def enter():
         return _error(str(exc), exc.status)
 
 
+def unit_payload(served: ServedTask, unit_id: str, worker_id: int) -> dict[str, Any]:
+    """The unit as the worker page receives it, without the completion (read only: the
+    requester dashboard shows a submission through it, as its worker saw it)."""
+    view = unit_view(served.db, served.blueprint, unit_id, worker_id)
+    view["task"] = {"title": served.title, "description_html": served.description_html}
+    return view
+
+
 @worker_api.get("/units/<unit_id>")
 def get_unit(unit_id: str):
     served = _served()
-    view = unit_view(served.db, served.blueprint, unit_id, _worker_id())
-    view["task"] = {"title": served.title, "description_html": served.description_html}
+    view = unit_payload(served, unit_id, _worker_id())
     done = view["status"] != "assigned"
     view.update(_completion(served, unit_id).as_json() if done else {"completion_code": None})
     return jsonify(view)

@@ -1,0 +1,89 @@
+"""The requester's browser session: a signed cookie instead of the token in every request.
+
+The dashboard exchanges the requester token once for an HTTP-only cookie, so page scripts
+never hold the token. The cookie is stateless (`<expiry>.<nonce>.<mac>`, HMAC with the task's
+secret, like server/auth.py), so every server process of a deployment accepts it and a
+restart keeps it. A browser sends cookies on its own, so a cookie request that changes state
+must also carry the CSRF token, which only a page that read `/api/requester/session` knows
+(it is derived from the cookie, so nothing is stored).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import threading
+import time
+from collections import defaultdict, deque
+
+COOKIE = "cep_requester"
+CSRF_HEADER = "X-CSRF-Token"
+SESSION_SECONDS = 12 * 3600
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+def _mac(secret: str, message: str) -> str:
+    return hmac.new(secret.encode(), message.encode(), hashlib.sha256).hexdigest()
+
+
+def new_session(secret: str, now: float | None = None) -> str:
+    """A cookie value valid for SESSION_SECONDS from `now`."""
+    expires = int((time.time() if now is None else now) + SESSION_SECONDS)
+    nonce = secrets.token_hex(16)
+    return f"{expires}.{nonce}.{_mac(secret, f'requester-session:{expires}:{nonce}')}"
+
+
+def valid_session(secret: str, value: str | None, now: float | None = None) -> bool:
+    """Whether a cookie value was signed with `secret` and has not expired."""
+    if not value or value.count(".") != 2:
+        return False
+    expires, nonce, mac = value.split(".")
+    if not expires.isdigit() or not hmac.compare_digest(
+            mac, _mac(secret, f"requester-session:{expires}:{nonce}")):
+        return False
+    return int(expires) > (time.time() if now is None else now)
+
+
+def csrf_token(secret: str, session: str) -> str:
+    """The CSRF token of one session (the page reads it from the session endpoints)."""
+    return _mac(secret, f"requester-csrf:{session}")[:40]
+
+
+def valid_csrf(secret: str, session: str, given: str | None) -> bool:
+    return bool(given) and hmac.compare_digest(given, csrf_token(secret, session))
+
+
+def cookie_options(public_url: str) -> dict[str, object]:
+    """`Response.set_cookie` keywords: the cookie is unreadable by scripts, never sent by
+    another site's page, and over https only when the server is reached by https."""
+    return {"httponly": True, "samesite": "Strict", "path": "/",
+            "secure": public_url.lower().startswith("https:")}
+
+
+class FailureLimit:
+    """Wrong tokens per client in a sliding window: a guessing script is slowed to
+    `limit` tries per `window` seconds (the token has 160 bits; this keeps logs quiet)."""
+
+    def __init__(self, limit: int = 20, window: float = 60.0):
+        self.limit, self.window = limit, window
+        self._failures: dict[str, deque[float]] = defaultdict(deque)
+        self._lock = threading.Lock()
+
+    def _recent(self, client: str, now: float) -> deque[float]:
+        failures = self._failures[client]
+        while failures and failures[0] <= now - self.window:
+            failures.popleft()
+        return failures
+
+    def blocked(self, client: str) -> bool:
+        with self._lock:
+            blocked = len(self._recent(client, time.monotonic())) >= self.limit
+            if not self._failures[client]:
+                del self._failures[client]
+            return blocked
+
+    def failed(self, client: str) -> None:
+        with self._lock:
+            now = time.monotonic()
+            self._recent(client, now).append(now)
