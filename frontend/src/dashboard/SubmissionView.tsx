@@ -12,7 +12,17 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 function bucketTitle(name: string, buckets: Record<string, Bucket>): string {
-  return buckets[name]?.task_title || humanize(name);
+  return humanize(buckets[name]?.task_title || name);
+}
+
+/** A multiselect's stored values as the labels the worker ticked; other answers as stored. */
+function readable(value: unknown, bucket: Bucket | undefined): unknown {
+  if (bucket?.config !== 'multiselect' || !Array.isArray(value) || !Array.isArray(bucket.options)) return value;
+  const labels = new Map<string, string>();
+  for (const o of bucket.options as Array<{ value?: unknown; label?: unknown }>) {
+    if (typeof o?.value === 'string' && typeof o.label === 'string') labels.set(o.value, o.label);
+  }
+  return value.map((v) => (typeof v === 'string' ? (labels.get(v) ?? v) : v));
 }
 
 /**
@@ -87,7 +97,7 @@ function StaticDialogue({ number, dialogue, buckets, names, answers }: DialogueP
               <div key={name}>
                 <dt>{bucketTitle(name, buckets)}</dt>
                 <dd>
-                  <AnswerValue value={perTarget[String(turn.index)]} show={showFor(names, turn.speaker)} />
+                  <AnswerValue value={readable(perTarget[String(turn.index)], buckets[name])} show={showFor(names, turn.speaker)} />
                 </dd>
               </div>
             ))}
@@ -154,7 +164,7 @@ function BucketList({ answers, buckets, show }: { answers: BucketAnswers; bucket
               {/^\d+$/.test(target) ? ` · Turn ${turnNumber(Number(target))}` : ''}
             </dt>
             <dd>
-              <AnswerValue value={value} show={show} />
+              <AnswerValue value={readable(value, buckets[name])} show={show} />
             </dd>
           </div>
         )),
