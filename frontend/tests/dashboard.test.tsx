@@ -146,6 +146,8 @@ describe('actions', () => {
     expect(turn).toHaveTextContent('greets');
     expect(screen.getByText('Answers about the whole dialogue').parentElement).toHaveTextContent('How good?: 4');
     expect(container.querySelectorAll('input[type=radio]')).toHaveLength(0);
+    await userEvent.setup().click(screen.getByRole('button', { name: '← Back to the list' }));
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Open u_1' })).toHaveFocus());
   });
 });
 

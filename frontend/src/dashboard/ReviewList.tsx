@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { ActionMessage, type Outcome } from './ActionMessage';
 import { messageOf, useDashboard } from './context';
 import { DecisionBadge } from './DecisionBadge';
@@ -10,11 +10,21 @@ interface Props {
   onOpen: (unitId: string) => void;
   onOffset: (offset: number) => void;
   onChanged: () => void;
+  /** Move the focus to this unit's Open button once (after closing it). */
+  focusUnit?: string | null;
 }
 
 /** One page of submissions: checkboxes, **Approve selected**, paging, **Open** per row. */
-export function ReviewList({ page, onOpen, onOffset, onChanged }: Props) {
+export function ReviewList({ page, onOpen, onOffset, onChanged, focusUnit }: Props) {
   const { client, announce } = useDashboard();
+  const table = useRef<HTMLDivElement>(null);
+  const focused = useRef(false);
+  useEffect(() => {
+    if (focused.current || !focusUnit) return;
+    focused.current = true;
+    const rows = Array.from(table.current?.querySelectorAll<HTMLTableRowElement>('tr[data-unit-id]') ?? []);
+    rows.find((r) => r.dataset.unitId === focusUnit)?.querySelector<HTMLButtonElement>('button.link-button')?.focus();
+  }, [focusUnit]);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
@@ -72,7 +82,7 @@ export function ReviewList({ page, onOpen, onOffset, onChanged }: Props) {
       </div>
       <ActionMessage outcome={outcome} />
       {page.items.length > 0 && (
-        <div className="table-scroll" tabIndex={0} role="region" aria-labelledby="review-list-heading">
+        <div ref={table} className="table-scroll" tabIndex={0} role="region" aria-labelledby="review-list-heading">
           <table className="data review">
             <thead>
               <tr>

@@ -12,9 +12,18 @@ export function ReviewView() {
   const [filters, setFilters] = useState<ReviewFilters>(EMPTY_FILTERS);
   const [offset, setOffset] = useState(0);
   const [opened, setOpened] = useState<string | null>(null);
+  const [closed, setClosed] = useState<string | null>(null);
 
   if (opened) {
-    return <SubmissionDetail unitId={opened} onClose={() => setOpened(null)} />;
+    return (
+      <SubmissionDetail
+        unitId={opened}
+        onClose={() => {
+          setClosed(opened);
+          setOpened(null);
+        }}
+      />
+    );
   }
   return (
     <ReviewListView
@@ -26,6 +35,7 @@ export function ReviewView() {
       }}
       onOffset={setOffset}
       onOpen={setOpened}
+      focusUnit={closed}
     />
   );
 }
@@ -36,9 +46,11 @@ interface ListProps {
   onFilters: (f: ReviewFilters) => void;
   onOffset: (offset: number) => void;
   onOpen: (unitId: string) => void;
+  /** The unit just closed: its Open button gets the focus back. */
+  focusUnit: string | null;
 }
 
-function ReviewListView({ filters, offset, onFilters, onOffset, onOpen }: ListProps) {
+function ReviewListView({ filters, offset, onFilters, onOffset, onOpen, focusUnit }: ListProps) {
   const { client, loaded } = useDashboard();
   const query = reviewQuery(filters, offset, PAGE_SIZE);
   const load = useCallback(() => client.review(query), [client, query]);
@@ -48,7 +60,7 @@ function ReviewListView({ filters, offset, onFilters, onOffset, onOpen }: ListPr
       <h2 className="view-title">Review</h2>
       <ReviewFiltersForm filters={filters} buckets={data?.buckets ?? []} onChange={onFilters} />
       <ViewState data={data} error={error}>
-        {(page) => <ReviewList page={page} onOpen={onOpen} onOffset={onOffset} onChanged={() => void refresh()} />}
+        {(page) => <ReviewList page={page} focusUnit={focusUnit} onOpen={onOpen} onOffset={onOffset} onChanged={() => void refresh()} />}
       </ViewState>
     </>
   );
