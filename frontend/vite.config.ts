@@ -1,8 +1,10 @@
+import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vitest/config';
 import { mockApi } from './dev/mockApi.ts';
 
-// The built page is served by Flask at "/", its assets under "/assets/".
+// Two pages, built together: the worker page (index.html, served by Flask at "/") and the
+// requester dashboard (dashboard.html, served at "/dashboard"); their assets under "/assets/".
 // `npm run dev` serves a mock API (dev/mockApi.ts) unless CEP_API points at a running server,
 // e.g. CEP_API=http://127.0.0.1:3000 npm run dev
 const apiTarget = process.env.CEP_API;
@@ -16,6 +18,13 @@ export default defineConfig({
     assetsDir: 'assets',
     target: 'es2020',
     sourcemap: false,
+    // `rolldownOptions` is Vite 8's name for `rollupOptions`.
+    rolldownOptions: {
+      input: {
+        index: fileURLToPath(new URL('./index.html', import.meta.url)),
+        dashboard: fileURLToPath(new URL('./dashboard.html', import.meta.url)),
+      },
+    },
   },
   server: apiTarget ? { proxy: { '/api': { target: apiTarget, changeOrigin: false } } } : {},
   test: {

@@ -1,9 +1,11 @@
 /**
  * Development-only mock of the worker API for `npm run dev` (never part of the build).
  * Links: /?worker_id=dev&assignment_id=1 ; worker_id=forged gives 403, worker_id=full gives 409.
+ * The requester dashboard: /dashboard, token `dev-requester` (dev/mockRequester.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Plugin } from 'vite';
+import { requesterMock } from './mockRequester.ts';
 import { makeSampleUnit } from './sampleUnit.ts';
 
 function readBody(req: IncomingMessage): Promise<unknown> {
@@ -29,13 +31,16 @@ function send(res: ServerResponse, status: number, body: unknown) {
 export function mockApi(): Plugin {
   const unit = makeSampleUnit({ unit_id: 'u_dev' });
   let completed = false;
+  const requester = requesterMock();
   return {
     name: 'cep-mock-api',
     configureServer(server) {
       server.middlewares.use(async (req, res, next) => {
         const url = req.url ?? '';
+        if (url === '/dashboard' || url.startsWith('/dashboard?')) req.url = url.replace('/dashboard', '/dashboard.html');
         if (!url.startsWith('/api/')) return next();
         const body = (await readBody(req)) as Record<string, unknown> | null;
+        if (requester(req, res, body)) return;
         if (url === '/api/claim' && req.method === 'POST') {
           if (body?.worker_id === 'forged') return send(res, 403, { error: 'This link has an invalid signature.' });
           if (body?.worker_id === 'full') return send(res, 409, { error: 'All units of this task are taken.' });

@@ -1,0 +1,175 @@
+/** Shapes of the requester dashboard API (/work/dashboard-contract.md, docs/dashboard.md). */
+import type { Unit } from '../types';
+
+export interface Session {
+  task: string;
+  csrf_token: string;
+}
+
+export interface Progress {
+  total: number;
+  done: number;
+  in_progress: number;
+  waiting: number;
+}
+
+export interface RunSummary {
+  run_id: number;
+  status: string;
+  started_at: string | null;
+  units: Record<string, number>;
+}
+
+export interface ThroughputPoint {
+  t: string;
+  submissions: number;
+}
+
+export interface PassRate {
+  passed: number;
+  failed: number;
+  pass_rate: number | null;
+}
+
+export interface Quota {
+  bot: string;
+  needed: number;
+  done: number;
+  in_progress: number;
+}
+
+export interface Overview {
+  task: string;
+  current_run: number | null;
+  state: 'running' | 'complete' | 'stopped' | string;
+  provider: string;
+  server_time: string | null;
+  progress: Progress;
+  runs: RunSummary[];
+  throughput: { bucket_seconds: number; points: ThroughputPoint[] };
+  time_per_unit: { count: number; median_s: number | null; p90_s: number | null };
+  screening: PassRate;
+  gold: PassRate;
+  live_chats: number;
+  quotas: Quota[];
+  sync_failures: { reviews: number; bonuses: number };
+}
+
+export interface Qualification {
+  name: string;
+  value: number | null;
+}
+
+export interface WorkerRow {
+  pseudonym: string;
+  provider: string;
+  units_done: number;
+  in_progress: number;
+  median_s: number | null;
+  last_seen: string | null;
+  screening: 'passed' | 'failed' | string | null;
+  gold: { passed: number; failed: number } | null;
+  qualifications: Qualification[];
+  flags: string[];
+}
+
+export type DecisionName = 'approve' | 'reject' | 'soft_reject';
+
+export interface Decision {
+  decision: DecisionName | string;
+  reason: string | null;
+  rejection_category?: string | null;
+  sync_state: 'sent' | 'pending' | 'failed' | 'recorded' | string;
+  last_error: string | null;
+  decided_at: string | null;
+}
+
+export interface ReviewItem {
+  unit_id: string;
+  worker: string | null;
+  pool: string;
+  kind: 'static' | 'chat' | string;
+  status: string;
+  submitted_at: string | null;
+  duration_s: number | null;
+  decision: Decision | null;
+  flagged: boolean;
+  verified: boolean | null;
+  buckets: string[];
+  bots: string[];
+}
+
+export interface ReviewPage {
+  total: number;
+  offset: number;
+  limit: number;
+  buckets: string[];
+  items: ReviewItem[];
+}
+
+export interface BonusRow {
+  id: number;
+  amount: number;
+  reason: string;
+  state: 'paid' | 'pending' | 'failed' | 'uncertain' | 'recorded' | string;
+  last_error: string | null;
+}
+
+export interface ChatLogMessage {
+  index: number;
+  role: 'worker' | 'bot' | string;
+  text: string;
+  labels: Record<string, unknown> | null;
+}
+
+export interface ConversationLog {
+  conversation_id: number;
+  bot: string;
+  status: string;
+  position: number;
+  messages: ChatLogMessage[];
+}
+
+export interface UnitDetail extends Omit<ReviewItem, 'buckets' | 'bots'> {
+  bonuses: BonusRow[];
+  payload: Partial<Unit> | null;
+  answers: Record<string, unknown> | null;
+  timings: Record<string, unknown> | null;
+  conversations: ConversationLog[];
+}
+
+export type BulkResult =
+  | { unit_id: string; ok: true; decision: Decision }
+  | { unit_id: string; ok: false; error: string };
+
+export interface SyncFailures {
+  reviews: Array<{ unit_id: string; decision: string; attempts: number; last_error: string | null }>;
+  bonuses: Array<{
+    id: number;
+    unit_id: string;
+    worker: string | null;
+    amount: number;
+    state: string;
+    attempts: number;
+    last_error: string | null;
+  }>;
+}
+
+export interface QuestionResult {
+  bucket: string;
+  question: string;
+  text: string | null;
+  n: number;
+  answers: Record<string, number>;
+}
+
+export interface Results {
+  questions: QuestionResult[];
+  downloads: Array<{ label: string; url: string }>;
+}
+
+export interface ActionResult {
+  ok?: boolean;
+  message?: string;
+  [key: string]: unknown;
+}
