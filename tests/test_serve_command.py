@@ -46,6 +46,9 @@ def test_serve_opens_a_stored_task_for_review_without_new_work(tmp_path):
         progress = httpx.get(f"{base}/api/requester/progress", headers=auth).json()
         assert progress["runs"][0]["units"] == {"accepted": 1, "launched": 7}
         assert len(progress["runs"]) == 1  # no new run was opened
+        overview = httpx.get(f"{base}/api/requester/overview", headers=auth).json()
+        assert overview["state"] == "review_only" and overview["progress"]["done"] == 1
+        assert httpx.get(f"{base}/dashboard").status_code == 200
         served.process.send_signal(signal.SIGINT)
         assert served.process.wait(timeout=20) == 0
     finally:

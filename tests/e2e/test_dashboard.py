@@ -23,8 +23,8 @@ UPDATED = re.compile(r"^Updated \d\d:\d\d:\d\d$")
 class Requester:
     """The dashboard in its own browser context; records addresses, script errors, dialogs."""
 
-    def __init__(self, page: Page, base: str):
-        self.page, self.base = page, base
+    def __init__(self, page: Page, dashboard: str):
+        self.page, self.dashboard = page, dashboard
         self.urls: list[str] = []
         self.errors: list[str] = []
         page.on("request", lambda r: self.urls.append(r.url))
@@ -39,7 +39,7 @@ class Requester:
             self.errors.append(message.text)
 
     def sign_in(self, token: str) -> None:
-        self.page.goto(f"{self.base}/dashboard")
+        self.page.goto(self.dashboard)  # the address the launcher printed
         field = self.page.get_by_label("Requester token")
         expect(field).to_be_focused()
         assert field.get_attribute("type") == "password"
@@ -79,7 +79,8 @@ def test_requester_reviews_rejects_and_blocks(serve, browser, new_worker):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(10_000)
     try:
-        requester = Requester(context.new_page(), server.base)
+        assert server.dashboard == f"{server.base}/dashboard"
+        requester = Requester(context.new_page(), server.dashboard)
         requester.sign_in(server.token)
         progress = requester.page.get_by_test_id("progress")
         total = _api(server, "overview")["progress"]["total"]

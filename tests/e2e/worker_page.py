@@ -45,6 +45,7 @@ class Server:
         printed = "".join(self.run.lines)
         self.links = re.findall(r"(http://127\.0\.0\.1:\d+/\?worker_id=\S+)", printed)
         self.token = re.search(r"token: ([0-9a-f]+)", printed).group(1)
+        self.dashboard = re.search(r"dashboard: (\S+)", printed).group(1)
         assert self.links, printed
 
     def link(self, worker: str, assignment: str) -> str:

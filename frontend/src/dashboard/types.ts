@@ -41,7 +41,7 @@ export interface Quota {
 export interface Overview {
   task: string;
   current_run: number | null;
-  state: 'running' | 'complete' | 'stopped' | string;
+  state: 'running' | 'complete' | 'stopped' | 'review_only' | string;
   provider: string;
   server_time: string | null;
   progress: Progress;
