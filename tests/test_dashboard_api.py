@@ -7,8 +7,10 @@ import csv
 import io
 
 import pytest
+from click.testing import CliRunner
 from helpers import dialogue, write_task
 
+from collection_and_annotations.cli import main
 from collection_and_annotations.providers.local import link_signature
 from collection_and_annotations.server.app import create_app
 from collection_and_annotations.server.auth import requester_token
@@ -201,7 +203,7 @@ def test_results_count_the_answers_given_and_list_the_downloads(study):
     assert [d["url"] for d in shown["downloads"]] == [
         "/api/requester/submissions?format=jsonl", "/api/requester/submissions?format=csv",
         "/api/requester/submissions?format=items-jsonl",
-        "/api/requester/workers/identities?format=csv"]
+        "/api/requester/workers/identities?format=csv", "/api/requester/report"]
     study.answer(study.held, study.held_auth, 3)  # a new submission is counted at once
     [question] = study.get("results")["questions"]
     assert question["n"] == 4 and question["answers"] == {"3": 2, "5": 2}
@@ -217,3 +219,17 @@ def test_identities_as_csv(study):
                                                                     "w3": "0"}
     assert study.client.get(f"{API}/workers/identities?format=xml",
                             headers=study.auth).status_code == 400
+
+
+def test_the_report_link_serves_what_analyze_writes(study, tmp_path):
+    reply = study.client.get(f"{API}/report", headers=study.auth)
+    assert reply.status_code == 200 and reply.mimetype == "text/html"
+    assert 'filename="t-report.html"' in reply.headers["Content-Disposition"]
+    served = reply.get_data(as_text=True)
+    written = tmp_path / "report.html"
+    result = CliRunner().invoke(main, ["analyze", "--task", "t", "--output", str(written),
+                                       "--database-url", study.served.db.url])
+    assert result.exit_code == 0, result.output
+    assert "<title>Evaluation results: t</title>" in served
+    assert served.replace("Evaluation results: t", "Evaluation results") == \
+        written.read_text(encoding="utf-8")

@@ -219,6 +219,22 @@ def results() -> Response:
     downloads = [("Submissions (JSONL)", "/api/requester/submissions?format=jsonl"),
                  ("Items (CSV)", "/api/requester/submissions?format=csv"),
                  ("Items (JSONL)", "/api/requester/submissions?format=items-jsonl"),
-                 ("Worker identities (CSV)", "/api/requester/workers/identities?format=csv")]
+                 ("Worker identities (CSV)", "/api/requester/workers/identities?format=csv"),
+                 ("Analysis report (HTML)", "/api/requester/report")]
     return jsonify({"questions": answer_counts(served.db, served.task_name, served.task_id),
                     "downloads": [{"label": label, "url": url} for label, url in downloads]})
+
+
+@requester_api.get("/report")
+def report() -> Response:
+    """The analysis report of the task so far (docs/analysis.md), as `analyze --task` writes
+    it: a self-contained HTML file, computed on request."""
+    # Imported here: the statistics and plotting libraries would slow every server start.
+    from collection_and_annotations.analysis.stored import stored_report
+
+    served = _served()
+    quality = getattr(served.blueprint, "quality", None)
+    html = stored_report(served.db.url, served.task_name,
+                         getattr(quality, "max_incorrect_golds", 0))
+    return Response(html, mimetype="text/html", headers={
+        "Content-Disposition": f'attachment; filename="{served.task_name}-report.html"'})
