@@ -8,7 +8,9 @@ queries live in engine/dashboard.py and engine/review_queue.py.
 
 from __future__ import annotations
 
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from flask import Response, abort, jsonify, request
@@ -229,12 +231,19 @@ def results() -> Response:
 def report() -> Response:
     """The analysis report of the task so far (docs/analysis.md), as `analyze --task` writes
     it: a self-contained HTML file, computed on request."""
-    # Imported here: the statistics and plotting libraries would slow every server start.
-    from collection_and_annotations.analysis.stored import stored_report
-
     served = _served()
     quality = getattr(served.blueprint, "quality", None)
-    html = stored_report(served.db.url, served.task_name,
-                         getattr(quality, "max_incorrect_golds", 0))
+    # In its own process: seconds to a minute of statistics must not hold this server's
+    # interpreter while workers wait.
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        html = pool.submit(_report_html, served.db.url, served.task_name,
+                           getattr(quality, "max_incorrect_golds", 0)).result()
     return Response(html, mimetype="text/html", headers={
         "Content-Disposition": f'attachment; filename="{served.task_name}-report.html"'})
+
+
+def _report_html(database_url: str, task_name: str, max_failed_golds: int) -> str:
+    """Runs in the report's process: only it loads the statistics and plotting libraries."""
+    from collection_and_annotations.analysis.stored import stored_report
+
+    return stored_report(database_url, task_name, max_failed_golds)
