@@ -42,7 +42,7 @@ export function OverviewView() {
                 title="Time per unit"
                 value={`${formatDuration(o.time_per_unit.median_s)}`}
               >
-                median; 90th percentile {formatDuration(o.time_per_unit.p90_s)} ({o.time_per_unit.count} units)
+                median; 90th percentile {formatDuration(o.time_per_unit.p90_s)} ({o.time_per_unit.count} {o.time_per_unit.count === 1 ? 'unit' : 'units'})
               </StatCard>
               <StatCard title="Screening pass rate" value={formatRate(o.screening.pass_rate)}>
                 {passDetail(o.screening)}
