@@ -73,3 +73,9 @@ def test_serve_names_the_tasks_it_knows(tmp_path):
         [sys.executable, "-m", "collection_and_annotations", "serve", "--task", "demo",
          "--data-dir", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=60)
     assert missing.returncode == 1 and "no database in" in missing.stderr
+    bad_url = subprocess.run(
+        [sys.executable, "-m", "collection_and_annotations", "serve", "--task", "demo",
+         "--data-dir", str(tmp_path / "data"), "--public-url", "ftp://x"],
+        capture_output=True, text=True, timeout=60)
+    assert bad_url.returncode == 1
+    assert "--public-url='ftp://x' is not a web address" in bad_url.stderr
