@@ -13,7 +13,7 @@ import contextlib
 import json
 import logging
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlalchemy.engine import make_url
@@ -27,6 +27,18 @@ WATCHER_BACKLOG = 1000
 
 def sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def piece_events(position: int, index: int) -> Callable[[str], bytes]:
+    """The encoder of one reply's pieces: the same bytes as `sse("piece", {...})`, with only
+    the text encoded per piece (a reply has many pieces; their position and index never
+    change)."""
+    head = sse("piece", {"position": position, "index": index, "text": ""})[:-5]
+
+    def encode(text: str) -> bytes:
+        return b"".join((head, json.dumps(text).encode(), b"}\n\n"))
+
+    return encode
 
 
 class ChatBus:
@@ -57,7 +69,9 @@ class ChatBus:
     def publish(self, unit: str, event: str, data: dict[str, Any]) -> None:
         """Deliver to this process's watchers of the unit (its public id) now, and to the
         other processes' (if any)."""
-        encoded = sse(event, data)
+        self.publish_encoded(unit, sse(event, data))
+
+    def publish_encoded(self, unit: str, encoded: bytes) -> None:
         self.deliver(unit, encoded)
         if self.relay is not None:
             self.relay.send(unit, encoded)
