@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, Protocol
 
-from sqlalchemy import Connection, Row, bindparam, insert, select, update
+from sqlalchemy import Connection, Row, bindparam, select, update
 
 from collection_and_annotations.bots.base import Turn
 from collection_and_annotations.engine.allocation import release_units, return_unit
@@ -335,17 +335,17 @@ def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
         return None  # every chat is done: the page submits
     now = utcnow()
     opens = rules.start_mode == "hi"
-    conversation_id = connection.execute(insert(Conversation).values(
-        unit_id=unit.id, worker_id=worker_id, attempt=unit.times_expired,
-        position=position, bot=bots[position], status="active",
-        awaiting=BOT if opens else WORKER, turns_done=0, started_at=now,
-        respond_by=None if opens else now + timedelta(seconds=rules.max_resp_time),
-    ).returning(Conversation.id)).scalar_one()
+    sql, cursor = chat_sql(connection.dialect.name), driver_cursor(connection)
+    cursor.execute(sql.add_conversation, {
+        "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
+        "position": position, "bot": bots[position], "awaiting": BOT if opens else WORKER,
+        "started_at": sql.time(now),
+        "respond_by": None if opens else sql.time(now + timedelta(seconds=rules.max_resp_time))})
+    conversation_id = cursor.fetchone()[0]
     if not opens:
         return None
-    sql = chat_sql(connection.dialect.name)
-    driver_cursor(connection).execute(sql.add_message, sql.message(
-        conversation_id, 0, "worker", OPENER, now, opener=True))
+    cursor.execute(sql.add_message, sql.message(conversation_id, 0, "worker", OPENER, now,
+                                                opener=True))
     return ReplyJob(unit.id, public_id, conversation_id, unit.times_expired, position,
                     bots[position], layout, 1, (Turn("worker", OPENER),), now)
 
@@ -405,8 +405,8 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
             raise WorkRefused(f"the chat can end after {rules.num_turns} of your messages, "
                               "each answered", 409)
         _label_last_reply(cursor, sql, conversation.id, chat, label, rules)
-        connection.execute(update(Conversation).where(Conversation.id == conversation.id)
-                           .values(status="ended", ended_at=utcnow(), respond_by=None))
+        cursor.execute(sql.end_conversation, {"conversation_id": conversation.id,
+                                              "now": sql.time(utcnow())})
         return conversation.id, chat_state(connection, unit.id, unit.times_expired,
                                            full_layout(unit.data, unit.layout), rules,
                                            live_text)

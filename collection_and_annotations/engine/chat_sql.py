@@ -46,6 +46,14 @@ class ChatStatements:
             "WHERE unit_id = u.id AND attempt = u.times_expired ORDER BY position DESC LIMIT 1) "
             "LEFT JOIN messages m ON m.conversation_id = c.id "
             f"WHERE u.public_id = :public_id ORDER BY m.\"index\"{lock}")
+        self.add_conversation = driver(
+            "INSERT INTO conversations (unit_id, worker_id, attempt, position, bot, status, "
+            "awaiting, turns_done, started_at, respond_by) VALUES (:unit_id, :worker_id, "
+            ":attempt, :position, :bot, 'active', :awaiting, 0, :started_at, :respond_by) "
+            "RETURNING id")
+        self.end_conversation = driver(
+            "UPDATE conversations SET status = 'ended', ended_at = :now, respond_by = NULL "
+            "WHERE id = :conversation_id")
         self.lock_waiting = driver(
             "SELECT c.status, c.awaiting FROM units u JOIN conversations c "
             f"ON c.id = :conversation_id WHERE u.id = :unit_id{lock}")
