@@ -9,7 +9,7 @@ from typing import Any
 
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.server.chat import stream as stream_module
-from collection_and_annotations.server.chat.bus import sse
+from collection_and_annotations.server.chat.bus import Mailbox, sse
 from collection_and_annotations.server.chat.stream import END, PING, TIMED_OUT, EventStream
 from collection_and_annotations.storage.models import iso_utc, utcnow
 
@@ -20,17 +20,17 @@ def _state(respond_by: str | None = None) -> dict[str, Any]:
 
 async def _stream(state: dict[str, Any], events: list[bytes], end_after: float | None = None,
                   read: Any = None) -> list[bytes]:
-    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    mailbox = Mailbox()
     writes: list[bytes] = []
 
     async def send(message: dict[str, Any]) -> None:
         writes.append(message["body"])
 
     for event in events:
-        queue.put_nowait(event)
+        mailbox.put(event)
     if end_after is not None:
-        asyncio.get_running_loop().call_later(end_after, queue.put_nowait, END)
-    await asyncio.wait_for(EventStream(queue, send, read, 600).run(state), 10)
+        asyncio.get_running_loop().call_later(end_after, mailbox.put, END)
+    await asyncio.wait_for(EventStream(mailbox, send, read, 600).run(state), 10)
     return writes
 
 

@@ -5,7 +5,6 @@ Database steps run on a small thread pool of their own."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -15,7 +14,13 @@ from collection_and_annotations.engine.chat import ChatRules, ReplyJob
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.server.asgi_front import BodyTooLarge, Receive, Send, read_body
 from collection_and_annotations.server.auth import bearer, worker_from_token
-from collection_and_annotations.server.chat.bus import ChatBus, PostgresRelay
+from collection_and_annotations.server.chat.bus import (
+    ChatBus,
+    Mailbox,
+    PostgresRelay,
+    sse_json,
+    to_json,
+)
 from collection_and_annotations.server.chat.runner import ChatRunner
 from collection_and_annotations.server.chat.stream import END, EventStream
 from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
@@ -118,8 +123,13 @@ class ChatApp:
                                           runner.live_text)
         if job is not None:
             runner.run(job)
-        self.bus.publish(unit, "state", state)
-        await _json(send, 200, state)
+        await self._changed(unit, state, send)
+
+    async def _changed(self, unit: str, state: dict[str, Any], send: Send) -> None:
+        """The chat's new state to its streams and as the answer, encoded once."""
+        encoded = to_json(state)
+        self.bus.publish_encoded(unit, sse_json("state", encoded))
+        await _answer(send, 200, encoded.encode())
 
     async def _message(self, unit: str, worker_id: int, body: dict[str, Any],
                        _receive: Receive, send: Send) -> None:
@@ -141,8 +151,7 @@ class ChatApp:
                                                       self.rules, runner.live_text,
                                                       body.get("label"))
         await runner.close_session(conversation_id)
-        self.bus.publish(unit, "state", state)
-        await _json(send, 200, state)
+        await self._changed(unit, state, send)
 
     async def _retry(self, unit: str, worker_id: int, _body: dict[str, Any],
                      _receive: Receive, send: Send) -> None:
@@ -155,16 +164,16 @@ class ChatApp:
                       receive: Receive, send: Send) -> None:
         runner = await self._runner()
         read = (chat.read_chat, self.db, unit, worker_id, self.rules, runner.live_text)
-        with self.bus.watch(unit) as queue:
+        with self.bus.watch(unit) as mailbox:
             # Watching before reading: nothing that happens in between is missed.
             state = await self.in_thread(*read)
             await send({"type": "http.response.start", "status": 200, "headers": [
                 (b"content-type", b"text/event-stream; charset=utf-8"),
                 (b"cache-control", b"no-store"), (b"x-accel-buffering", b"no"), *_HEADERS]})
-            # The client leaving and the server stopping end the stream through its queue.
-            gone = asyncio.ensure_future(_disconnected(receive, queue))
+            # The client leaving and the server stopping end the stream through its mailbox.
+            gone = asyncio.ensure_future(_disconnected(receive, mailbox))
             try:
-                await EventStream(queue, send, lambda: self.in_thread(*read),
+                await EventStream(mailbox, send, lambda: self.in_thread(*read),
                                   self.rules.max_resp_time).run(state)
             finally:
                 gone.cancel()
@@ -177,14 +186,17 @@ class ChatApp:
             self._loop.call_soon_threadsafe(self.bus.end_all, END)
 
 
-async def _disconnected(receive: Receive, queue: asyncio.Queue[bytes]) -> None:
+async def _disconnected(receive: Receive, mailbox: Mailbox) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
-    queue.put_nowait(END)
+    mailbox.put(END, always=True)
 
 
 async def _json(send: Send, status: int, body: dict[str, Any]) -> None:
-    encoded = json.dumps(body, separators=(",", ":")).encode()
+    await _answer(send, status, to_json(body).encode())
+
+
+async def _answer(send: Send, status: int, encoded: bytes) -> None:
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(encoded)).encode()),
         (b"cache-control", b"no-store"), *_HEADERS]})

@@ -25,8 +25,17 @@ MAX_RELAYED = 7000
 WATCHER_BACKLOG = 1000
 
 
+def to_json(data: dict[str, Any]) -> str:
+    return json.dumps(data, separators=(",", ":"))
+
+
 def sse(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+    return sse_json(event, to_json(data))
+
+
+def sse_json(event: str, encoded: str) -> bytes:
+    """An event whose data is already JSON."""
+    return f"event: {event}\ndata: {encoded}\n\n".encode()
 
 
 def piece_events(position: int, index: int) -> Callable[[str], bytes]:
@@ -41,30 +50,58 @@ def piece_events(position: int, index: int) -> Callable[[str], bytes]:
     return encode
 
 
+class Mailbox:
+    """A stream's events, in order. Cheaper than an asyncio.Queue for one reader that takes
+    everything waiting at once: delivering appends, and wakes the reader only if it waits."""
+
+    def __init__(self, limit: int = WATCHER_BACKLOG):
+        self.events: list[bytes] = []
+        self.limit = limit
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, event: bytes, always: bool = False) -> None:
+        """Add an event. A stream that stopped reading loses events past the limit (it
+        reconnects and starts again from the whole state); `always` (markers that end or
+        wake the stream) ignores it."""
+        if len(self.events) >= self.limit and not always:
+            return
+        self.events.append(event)
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def take(self) -> list[bytes]:
+        """Every event waiting (at least one)."""
+        while not self.events:
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        events, self.events = self.events, []
+        return events
+
+
 class ChatBus:
     def __init__(self) -> None:
-        self._watchers: dict[str, set[asyncio.Queue[bytes]]] = {}
+        self._watchers: dict[str, set[Mailbox]] = {}
         self.relay: PostgresRelay | None = None
 
     @contextlib.contextmanager
-    def watch(self, unit: str) -> Iterator[asyncio.Queue[bytes]]:
-        queue: asyncio.Queue[bytes] = asyncio.Queue(WATCHER_BACKLOG)
-        self._watchers.setdefault(unit, set()).add(queue)
+    def watch(self, unit: str) -> Iterator[Mailbox]:
+        mailbox = Mailbox()
+        self._watchers.setdefault(unit, set()).add(mailbox)
         try:
-            yield queue
+            yield mailbox
         finally:
             watchers = self._watchers.get(unit)
             if watchers is not None:
-                watchers.discard(queue)
+                watchers.discard(mailbox)
                 if not watchers:
                     del self._watchers[unit]
 
     def end_all(self, marker: bytes) -> None:
-        """Put `marker` in every watcher's queue (the streams end on it)."""
+        """Put `marker` in every watcher's mailbox (the streams end on it)."""
         for watchers in self._watchers.values():
-            for queue in watchers:
-                with contextlib.suppress(asyncio.QueueFull):
-                    queue.put_nowait(marker)
+            for mailbox in watchers:
+                mailbox.put(marker, always=True)
 
     def publish(self, unit: str, event: str, data: dict[str, Any]) -> None:
         """Deliver to this process's watchers of the unit (its public id) now, and to the
@@ -77,11 +114,8 @@ class ChatBus:
             self.relay.send(unit, encoded)
 
     def deliver(self, unit: str, encoded: bytes) -> None:
-        for queue in self._watchers.get(unit, ()):
-            # A stream that stopped reading loses events; it reconnects and starts again from
-            # the whole state.
-            with contextlib.suppress(asyncio.QueueFull):
-                queue.put_nowait(encoded)
+        for mailbox in self._watchers.get(unit, ()):
+            mailbox.put(encoded)
 
 
 class PostgresRelay:

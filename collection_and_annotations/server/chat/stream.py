@@ -1,6 +1,6 @@
-"""One chat event stream: the events queued for a unit, written to the page as they come.
+"""One chat event stream: the events delivered for a unit, written to the page as they come.
 
-Events that wait in the queue together go out in one write: under load a stream falls a few
+Events that wait in the mailbox together go out in one write: under load a stream falls a few
 pieces behind, and one write costs far less than several. The stream wakes by itself only when
 a ping is due (after PING_SECONDS of silence) or the worker's reply time has run out, through
 one timer that it re-arms then, not through a timeout around every event.
@@ -9,7 +9,6 @@ one timer that it re-arms then, not through a timeout around every event.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
@@ -17,12 +16,12 @@ from typing import Any
 
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.server.asgi_front import Send
-from collection_and_annotations.server.chat.bus import sse
+from collection_and_annotations.server.chat.bus import Mailbox, sse
 from collection_and_annotations.storage.models import utcnow
 
 PING_SECONDS = 15.0
 PING = b": ping\n\n"
-END = b""  # put in a stream's queue: the stream ends
+END = b""  # put in a stream's mailbox: the stream ends
 STALE = sse("stale", {})  # another process changed the chat: read it again
 _WAKE = b": wake\n\n"  # put by the stream's own timer
 _BOT = b'"role":"bot"'
@@ -34,9 +33,9 @@ class EventStream:
     """Writes a unit's events after its initial `state`; `read` reads the state again (it
     raises WorkRefused once the unit is no longer the worker's)."""
 
-    def __init__(self, queue: asyncio.Queue[bytes], send: Send,
+    def __init__(self, mailbox: Mailbox, send: Send,
                  read: Callable[[], Awaitable[dict[str, Any]]], max_resp_time: int):
-        self.queue, self.send, self.read = queue, send, read
+        self.mailbox, self.send, self.read = mailbox, send, read
         self.max_resp_time = max_resp_time
         self.loop = asyncio.get_running_loop()
         self.last_sent = self.loop.time()
@@ -48,10 +47,7 @@ class EventStream:
         try:
             await self._write([self._state(state)])
             while True:
-                batch = [await self.queue.get()]
-                while not self.queue.empty():
-                    batch.append(self.queue.get_nowait())
-                if not await self._handle(batch):
+                if not await self._handle(await self.mailbox.take()):
                     return
                 if self.timer is None:
                     self._arm()
@@ -131,5 +127,4 @@ class EventStream:
 
     def _wake(self) -> None:
         self.timer = None
-        with contextlib.suppress(asyncio.QueueFull):  # a full queue wakes the stream anyway
-            self.queue.put_nowait(_WAKE)
+        self.mailbox.put(_WAKE, always=True)
