@@ -17,7 +17,6 @@ import os
 import resource
 import signal
 import socket
-import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -41,7 +40,6 @@ MAX_CONNECTIONS = 4096
 KEEP_ALIVE_SECONDS = 60
 BACKLOG = 2048
 STOP_SECONDS = 15
-SWITCH_INTERVAL = 0.001  # seconds a thread holds the GIL while another waits for it
 
 
 class _Server(uvicorn.Server):
@@ -80,10 +78,6 @@ def uvicorn_server(flask_app: Flask, max_connections: int = MAX_CONNECTIONS,
                    native: Mapping[str, ASGIApp] | None = None) -> _Server:
     """A server for `flask_app` behind the ASGI front (with `native` ASGI apps by path
     prefix), not yet listening."""
-    # The event loop shares the GIL with the pool threads; with the default 5 ms switch
-    # interval a busy pool holds back every event for up to 5 ms per hand-over, which
-    # stretched the chat's p99 under load (bench/RESULTS.md, issue 9).
-    sys.setswitchinterval(SWITCH_INTERVAL)
     front = Front(WsgiPool(flask_app, THREADS_PER_PROCESS), flask_app.config["MAX_CONTENT_LENGTH"],
                   native)
     return _Server(uvicorn.Config(
