@@ -20,8 +20,12 @@ from sqlalchemy.engine import make_url
 
 log = logging.getLogger(__name__)
 CHANNEL = "cep_chat"
-# NOTIFY payloads are at most 8000 bytes: bigger events go as a hint to re-read the state
+# NOTIFY payloads are at most 8000 bytes: bigger events go as a hint to re-read the state, and
+# events that wait together share a payload up to NOTIFY_BYTES (events are ASCII: JSON escapes
+# the rest, and the record separator between them)
 MAX_RELAYED = 7000
+NOTIFY_BYTES = 7900
+_SEPARATOR = b"\x1e"
 WATCHER_BACKLOG = 1000
 
 
@@ -54,7 +58,7 @@ class Mailbox:
     """A stream's events, in order. Cheaper than an asyncio.Queue for one reader that takes
     everything waiting at once: delivering appends, and wakes the reader only if it waits."""
 
-    def __init__(self, limit: int = WATCHER_BACKLOG):
+    def __init__(self, limit: int | None = WATCHER_BACKLOG):
         self.events: list[bytes] = []
         self.limit = limit
         self._waiter: asyncio.Future[None] | None = None
@@ -63,7 +67,7 @@ class Mailbox:
         """Add an event. A stream that stopped reading loses events past the limit (it
         reconnects and starts again from the whole state); `always` (markers that end or
         wake the stream) ignores it."""
-        if len(self.events) >= self.limit and not always:
+        if self.limit is not None and len(self.events) >= self.limit and not always:
             return
         self.events.append(event)
         waiter, self._waiter = self._waiter, None
@@ -120,14 +124,16 @@ class ChatBus:
 
 class PostgresRelay:
     """Relays events between server processes through one LISTEN connection per process and
-    an ordered queue of NOTIFYs (so a stream sees a reply's pieces in order)."""
+    an ordered queue of NOTIFYs (so a stream sees a reply's pieces in order). The events that
+    wait together go in one NOTIFY: one round trip per event could not keep up with thousands
+    of pieces a second."""
 
     def __init__(self, database_url: str, bus: ChatBus):
         url = make_url(database_url)
         self.conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
         self.bus = bus
         self.origin = secrets.token_hex(4)
-        self._outbox: asyncio.Queue[str] = asyncio.Queue()
+        self._outbox = Mailbox(limit=None)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
@@ -139,24 +145,41 @@ class PostgresRelay:
         self._tasks = [asyncio.create_task(self._listen()), asyncio.create_task(self._send())]
 
     def send(self, unit: str, encoded: bytes) -> None:
-        text = encoded.decode()
-        if len(text) > MAX_RELAYED:
-            text = sse("stale", {}).decode()  # the other side re-reads the state
-        self._outbox.put_nowait(f"{self.origin} {unit} {text}")
+        if len(encoded) > MAX_RELAYED:
+            encoded = sse("stale", {})  # the other side re-reads the state
+        self._outbox.put(b"%s %s" % (unit.encode(), encoded))
 
     async def _send(self) -> None:
         while True:
-            payload = await self._outbox.get()
-            try:
-                await self._sender.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
-            except Exception:  # noqa: BLE001 - a lost event is recovered by a reconnect
-                log.exception("chat: relaying an event to the other server processes failed")
+            for payload in self._payloads(await self._outbox.take()):
+                try:
+                    await self._sender.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+                except Exception:  # noqa: BLE001 - a lost event is recovered by a reconnect
+                    log.exception("chat: relaying events to the other server processes failed")
+
+    def _payloads(self, events: list[bytes]) -> list[str]:
+        """`events` ("<unit> <event>") in order, as few NOTIFY payloads as fit: the origin,
+        then the events with a separator between them."""
+        payloads: list[str] = []
+        batch: list[bytes] = []
+        size = len(self.origin)
+        for event in events:
+            if batch and size + 1 + len(event) > NOTIFY_BYTES:
+                payloads.append(f"{self.origin} {_SEPARATOR.join(batch).decode()}")
+                batch, size = [], len(self.origin)
+            batch.append(event)
+            size += 1 + len(event)
+        if batch:
+            payloads.append(f"{self.origin} {_SEPARATOR.join(batch).decode()}")
+        return payloads
 
     async def _listen(self) -> None:
         async for notify in self._listener.notifies():
-            origin, unit, text = notify.payload.split(" ", 2)
+            origin, events = notify.payload.split(" ", 1)
             if origin != self.origin:
-                self.bus.deliver(unit, text.encode())
+                for event in events.split(_SEPARATOR.decode()):
+                    unit, text = event.split(" ", 1)
+                    self.bus.deliver(unit, text.encode())
 
     async def aclose(self) -> None:
         for task in self._tasks:
