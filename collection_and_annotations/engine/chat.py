@@ -221,10 +221,8 @@ def read_chat(db: Database, public_id: str, worker_id: int, rules: ChatRules,
               live_text: Callable[[int], str | None]) -> dict[str, Any]:
     """The `chat` object of a worker's unit that is still theirs."""
     with db.snapshot() as connection:
-        unit = owned_unit(connection.execute(hot(connection).unit_view, {
-            "public_id": public_id, "worker_id": worker_id}).first(), worker_id)
-        if unit.status != "assigned":
-            raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
+        unit = _open(owned_unit(connection.execute(hot(connection).unit_view, {
+            "public_id": public_id, "worker_id": worker_id}).first(), worker_id))
         return chat_state(connection, unit.id, unit.times_expired,
                           full_layout(unit.data, unit.layout), rules, live_text)
 
@@ -242,14 +240,14 @@ def job_state(db: Database, job: ReplyJob, rules: ChatRules,
 
 # -- the worker's steps ----------------------------------------------------------------------
 
-def _assigned_unit(connection: Connection, public_id: str, worker_id: int,
-                   with_data: bool = False) -> Row:
-    """The worker's unit, locked; with its data and layout only when asked (they cost a join
-    and two JSON decodes, and a message needs neither)."""
-    statements = hot(connection)
-    unit = owned_unit(connection.execute(
-        statements.lock_unit_with_data if with_data else statements.lock_unit,
-        {"public_id": public_id}).first(), worker_id)
+def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
+    """The worker's unit, locked, with its data and layout (a step that shows the state)."""
+    return _open(owned_unit(connection.execute(hot(connection).lock_unit_with_data, {
+        "public_id": public_id}).first(), worker_id))
+
+
+def _open(unit: Any) -> Any:
+    """The worker's unit, if its chat still takes steps."""
     if unit.status != "assigned":
         raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
     return unit
@@ -303,9 +301,7 @@ def _lock_chat(cursor: Any, sql: ChatStatements, public_id: str, worker_id: int)
     """One statement: the unit row locked first, as every step does."""
     cursor.execute(sql.lock_chat, {"public_id": public_id})
     rows = cursor.fetchall()
-    unit = owned_unit(_Unit(*rows[0][:4]) if rows else None, worker_id)
-    if unit.status != "assigned":
-        raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
+    unit = _open(owned_unit(_Unit(*rows[0][:4]) if rows else None, worker_id))
     conversation = None if rows[0][4] is None else _Current(*rows[0][4:10])
     return _LockedChat(unit, conversation,
                        [_Message(*row[10:]) for row in rows if row[10] is not None])
@@ -317,7 +313,7 @@ def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     mode the worker's opener is stored and the bot answers first. Returns the bot turn to
     run, if any, and the `chat` object after the step."""
     with db.transaction() as connection:
-        unit = _assigned_unit(connection, public_id, worker_id, with_data=True)
+        unit = _assigned_unit(connection, public_id, worker_id)
         layout = full_layout(unit.data, unit.layout)
         job = _begin(connection, unit, public_id, worker_id, layout, rules)
         return job, chat_state(connection, unit.id, unit.times_expired, layout, rules,
@@ -396,7 +392,7 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     """End the current conversation (only once it has its turns; `label` is the online
     annotation of the bot's last message); returns its id and the `chat` object after."""
     with db.transaction() as connection:
-        unit = _assigned_unit(connection, public_id, worker_id, with_data=True)
+        unit = _assigned_unit(connection, public_id, worker_id)
         sql, cursor = chat_sql(connection.dialect.name), driver_cursor(connection)
         conversation = (chat := _lock_chat(cursor, sql, public_id, worker_id)).conversation
         if conversation is None or conversation.status != "active":

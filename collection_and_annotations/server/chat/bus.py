@@ -21,8 +21,8 @@ from sqlalchemy.engine import make_url
 log = logging.getLogger(__name__)
 CHANNEL = "cep_chat"
 # NOTIFY payloads are at most 8000 bytes: bigger events go as a hint to re-read the state, and
-# events that wait together share a payload up to NOTIFY_BYTES (events are ASCII: JSON escapes
-# the rest, and the record separator between them)
+# events that wait together share a payload up to NOTIFY_BYTES, joined by a record separator
+# (events are ASCII JSON, which escapes control characters, so it never occurs inside one)
 MAX_RELAYED = 7000
 NOTIFY_BYTES = 7900
 _SEPARATOR = b"\x1e"
