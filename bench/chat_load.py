@@ -11,7 +11,13 @@ first piece of the reply reaching the worker, minus the bot's own time to its fi
 bot's configured delay). At the end every message of every chat is looked up in the database.
 
     .venv/bin/python bench/chat_load.py --clients 200
-    .venv/bin/python bench/chat_load.py --clients 2000 --think 5
+    .venv/bin/python bench/chat_load.py --clients 2000 --ramp 20
+    .venv/bin/python bench/chat_load.py --clients 2000 --ramp 20 --db postgres --processes 2
+
+With `--db postgres` the server uses a fresh PostgreSQL database (dropped at the end); with
+`--processes N` it runs N server processes (`mephisto.architect.server_processes`), whose chat
+events cross between processes through LISTEN/NOTIFY. CPU and memory are then the sums over
+the launcher and all its processes.
 
 The client is a small asyncio HTTP/1.1 client of its own (a keep-alive connection for requests
 and one for the stream per worker), so it costs little CPU; its event-loop lag, which would
@@ -36,8 +42,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from procstats import cpu_seconds, loop_lag, rss_mb  # noqa: E402
+from procstats import loop_lag, tree_cpu_seconds, tree_rss_mb  # noqa: E402
 from sqlalchemy import create_engine, func, select  # noqa: E402
+from worker_api_load import drop_postgres, postgres_database  # noqa: E402
 
 from collection_and_annotations.storage.models import Conversation, Message, Unit  # noqa: E402
 
@@ -204,11 +211,11 @@ async def drive(port: int, args: argparse.Namespace, server_pid: int) -> tuple[R
 
     async def sample_memory() -> None:
         while not stop.is_set():
-            peak[0] = max(peak[0], rss_mb(server_pid))
+            peak[0] = max(peak[0], tree_rss_mb(server_pid))
             await asyncio.sleep(0.5)
 
     memory_task = asyncio.create_task(sample_memory())
-    cpu_before, started = cpu_seconds(server_pid), time.monotonic()
+    cpu_before, started = tree_cpu_seconds(server_pid), time.monotonic()
     ramp = args.ramp
     await asyncio.gather(*(worker(n, port, args, results, started + ramp * n / args.clients)
                            for n in range(args.clients)))
@@ -216,7 +223,8 @@ async def drive(port: int, args: argparse.Namespace, server_pid: int) -> tuple[R
     stop.set()
     await asyncio.gather(lag_task, memory_task)
     lags.sort()
-    return results, {"elapsed_s": elapsed, "server_cpu_s": cpu_seconds(server_pid) - cpu_before,
+    return results, {"elapsed_s": elapsed,
+                     "server_cpu_s": tree_cpu_seconds(server_pid) - cpu_before,
                      "server_peak_rss_mb": peak[0],
                      "client_lag_p99_ms": 1000 * lags[int(0.99 * (len(lags) - 1))] if lags else 0}
 
@@ -226,8 +234,8 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def check_database(data_dir: Path, clients: int, turns: int) -> str:
-    engine = create_engine(f"sqlite:///{data_dir / 'cep.sqlite3'}")
+def check_database(url: str, clients: int, turns: int) -> str:
+    engine = create_engine(url)
     with engine.connect() as connection:
         completed = connection.scalar(select(func.count()).select_from(Unit)
                                       .where(Unit.status == "completed"))
@@ -250,6 +258,9 @@ def main() -> int:
     parser.add_argument("--bot-delay", type=float, default=2.0)
     parser.add_argument("--ramp", type=float, default=10.0,
                         help="seconds over which the workers arrive")
+    parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="server processes (more than 1 needs --db postgres)")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -257,8 +268,12 @@ def main() -> int:
         folder = Path(tmp)
         port = free_port()
         conf = write_task(folder, args.clients, args.turns, args.bot_delay, port)
+        url, pg_name = f"sqlite:///{folder / 'cep.sqlite3'}", None
+        if args.db == "postgres":
+            url, pg_name = postgres_database()
         server = subprocess.Popen(
-            [sys.executable, str(REPO / "welcome.py"), f"conf={conf}", f"data_dir={folder}"],
+            [sys.executable, str(REPO / "welcome.py"), f"conf={conf}", f"data_dir={folder}",
+             f"database_url={url}", f"mephisto.architect.server_processes={args.processes}"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
         try:
             for line in server.stdout:
@@ -266,15 +281,20 @@ def main() -> int:
                     break
             else:
                 raise SystemExit("the server did not start")
-            idle_rss = rss_mb(server.pid)
+            idle_rss = tree_rss_mb(server.pid)
             results, figures = asyncio.run(drive(port, args, server.pid))
         finally:
             server.send_signal(2)
             server.wait(30)
-        check = check_database(folder, args.clients, args.turns)
+        try:
+            check = check_database(url, args.clients, args.turns)
+        finally:
+            if pg_name:
+                drop_postgres(pg_name)
     overheads = [1000 * o for o in results.overheads]
     print(f"machine: {platform.node()} {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}; one server process, SQLite")
+          f"{platform.python_version()}; {args.processes} server process(es), "
+          f"{'PostgreSQL' if args.db == 'postgres' else 'SQLite'}")
     print(f"C={args.clients} workers, {args.turns} messages each (+ the opener), think "
           f"{args.think} s, bot: first piece after {args.bot_delay} s, 20 pieces 50 ms apart")
     print(f"chats completed: {results.chats}/{args.clients}; errors: {len(results.errors)}"

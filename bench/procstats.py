@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -27,3 +28,37 @@ def rss_mb(pid: int) -> float:
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tree(root: int) -> list[int]:
+    """`root` and its live descendants (the launcher, its supervisor and server processes)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int(
+                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    found = {root}
+    for pid in sorted(parents):  # children have larger pids than their parents, mostly
+        if parents[pid] in found:
+            found.add(pid)
+    return sorted(found)
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU time (user + system) of `root` and its live descendants, from /proc (Linux): the
+    server's cost per request, which other load on the machine hardly changes."""
+    return sum(_or_zero(cpu_seconds, pid) for pid in tree(root))
+
+
+def tree_rss_mb(root: int) -> float:
+    return sum(_or_zero(rss_mb, pid) for pid in tree(root))
+
+
+def _or_zero(read: Callable[[int], float], pid: int) -> float:
+    try:
+        return read(pid)
+    except OSError:  # the process ended meanwhile
+        return 0.0

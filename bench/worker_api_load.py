@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import platform
 import random
 import resource
@@ -44,6 +43,7 @@ from sqlalchemy.engine import make_url
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from baseline import checkout, python_for  # noqa: E402
+from procstats import tree_cpu_seconds  # noqa: E402
 
 from collection_and_annotations.storage.models import Submission, Unit  # noqa: E402
 
@@ -253,25 +253,6 @@ async def run_clients(port: int, clients: int, think: float, screening: bool = F
     await asyncio.gather(*(annotator(port, n, record, think, screening)
                            for n in range(clients)))
     return record, time.perf_counter() - start
-
-
-def tree_cpu_seconds(root: int) -> float:
-    """CPU time (user + system) of `root` and its live descendants, from /proc (Linux): the
-    server's cost per request, which other load on the machine hardly changes."""
-    stats = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            stats[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
-    tree, total = {root}, 0
-    for pid in sorted(stats):  # children have larger pids than their parents, mostly
-        if pid in tree or stats[pid][0] in tree:
-            tree.add(pid)
-            total += stats[pid][1]
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
-from sqlalchemy import Connection, DateTime, Row, bindparam, insert, select, update
+from sqlalchemy import Connection, Row, bindparam, select, update
 
 from collection_and_annotations.bots.base import Turn
 from collection_and_annotations.engine.allocation import release_units, return_unit
+from collection_and_annotations.engine.chat_sql import ChatStatements, chat_sql, driver_cursor
 from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.engine.work import WorkRefused, owned_unit
 from collection_and_annotations.storage.database import Database
@@ -68,25 +69,9 @@ _SHOWN_MESSAGES = (select(Message.conversation_id, Message.index, Message.role, 
                           Message.sent_at, Message.labels)
                    .where(Message.conversation_id.in_(bindparam("ids", expanding=True)))
                    .order_by(Message.conversation_id, Message.index))
-_HISTORY = (select(Message.role, Message.text)
-            .where(Message.conversation_id == bindparam("conversation_id"))
-            .order_by(Message.index))
-_ADD_MESSAGE = insert(Message)
 _UNIT_LAYOUT = (select(Unit.layout, Assignment.data)
                 .join(Assignment, Assignment.id == Unit.assignment_id)
                 .where(Unit.id == bindparam("unit_id")))
-_BY_CLIENT_ID = select(Message.index, Message.sent_at).where(
-    Message.conversation_id == bindparam("conversation_id"),
-    Message.client_message_id == bindparam("client_id"))
-_LABELS = select(Message.labels).where(Message.conversation_id == bindparam("conversation_id"),
-                                       Message.index == bindparam("index"))
-_WAITING = select(Conversation.status, Conversation.awaiting).where(
-    Conversation.id == bindparam("conversation_id"))
-_WORKER_SPOKE = (update(Conversation).where(Conversation.id == bindparam("conversation_id"))
-                 .values(awaiting=BOT, turns_done=Conversation.turns_done + 1,
-                         respond_by=None, error=None))
-_BOT_SPOKE = (update(Conversation).where(Conversation.id == bindparam("conversation_id"))
-              .values(awaiting=WORKER, respond_by=bindparam("respond_by", type_=DateTime())))
 
 
 @dataclass(frozen=True)
@@ -236,10 +221,8 @@ def read_chat(db: Database, public_id: str, worker_id: int, rules: ChatRules,
               live_text: Callable[[int], str | None]) -> dict[str, Any]:
     """The `chat` object of a worker's unit that is still theirs."""
     with db.snapshot() as connection:
-        unit = owned_unit(connection.execute(hot(connection).unit_view, {
-            "public_id": public_id, "worker_id": worker_id}).first(), worker_id)
-        if unit.status != "assigned":
-            raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
+        unit = _open(owned_unit(connection.execute(hot(connection).unit_view, {
+            "public_id": public_id, "worker_id": worker_id}).first(), worker_id))
         return chat_state(connection, unit.id, unit.times_expired,
                           full_layout(unit.data, unit.layout), rules, live_text)
 
@@ -257,14 +240,14 @@ def job_state(db: Database, job: ReplyJob, rules: ChatRules,
 
 # -- the worker's steps ----------------------------------------------------------------------
 
-def _assigned_unit(connection: Connection, public_id: str, worker_id: int,
-                   with_data: bool = False) -> Row:
-    """The worker's unit, locked; with its data and layout only when asked (they cost a join
-    and two JSON decodes, and a message needs neither)."""
-    statements = hot(connection)
-    unit = owned_unit(connection.execute(
-        statements.lock_unit_with_data if with_data else statements.lock_unit,
-        {"public_id": public_id}).first(), worker_id)
+def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
+    """The worker's unit, locked, with its data and layout (a step that shows the state)."""
+    return _open(owned_unit(connection.execute(hot(connection).lock_unit_with_data, {
+        "public_id": public_id}).first(), worker_id))
+
+
+def _open(unit: Any) -> Any:
+    """The worker's unit, if its chat still takes steps."""
     if unit.status != "assigned":
         raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
     return unit
@@ -276,18 +259,52 @@ def _current(connection: Connection, unit: Row) -> Row | None:
                                          "attempt": unit.times_expired}).first()
 
 
-def _history(connection: Connection, conversation_id: int) -> tuple[Turn, ...]:
-    return tuple(Turn(role, text) for role, text in connection.execute(
-        _HISTORY, {"conversation_id": conversation_id}))
+class _Unit(NamedTuple):
+    id: int
+    status: str
+    worker_id: int | None
+    times_expired: int
 
 
-def _add_message(connection: Connection, conversation_id: int, index: int, role: str,
-                 text: str, now: datetime, **extra: Any) -> None:
-    connection.execute(_ADD_MESSAGE, {
-        "conversation_id": conversation_id, "index": index, "role": role, "text": text,
-        "sent_at": now, "bot": None, "settings": None, "first_piece_ms": None,
-        "latency_ms": None, "client_message_id": None, "opener": False, "labels": None,
-        **extra})
+class _Current(NamedTuple):
+    id: int
+    position: int
+    bot: str
+    status: str
+    awaiting: str
+    turns_done: int
+
+
+class _Message(NamedTuple):
+    index: int
+    role: str
+    text: str
+    client_message_id: str | None
+    sent_at: Any
+    labelled: bool
+
+
+@dataclass(frozen=True)
+class _LockedChat:
+    """The worker's unit, locked, with its current conversation and that one's messages."""
+
+    unit: _Unit
+    conversation: _Current | None
+    messages: list[_Message]
+
+    @property
+    def history(self) -> tuple[Turn, ...]:
+        return tuple(Turn(m.role, m.text) for m in self.messages)
+
+
+def _lock_chat(cursor: Any, sql: ChatStatements, public_id: str, worker_id: int) -> _LockedChat:
+    """One statement: the unit row locked first, as every step does."""
+    cursor.execute(sql.lock_chat, {"public_id": public_id})
+    rows = cursor.fetchall()
+    unit = _open(owned_unit(_Unit(*rows[0][:4]) if rows else None, worker_id))
+    conversation = None if rows[0][4] is None else _Current(*rows[0][4:10])
+    return _LockedChat(unit, conversation,
+                       [_Message(*row[10:]) for row in rows if row[10] is not None])
 
 
 def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
@@ -296,7 +313,7 @@ def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     mode the worker's opener is stored and the bot answers first. Returns the bot turn to
     run, if any, and the `chat` object after the step."""
     with db.transaction() as connection:
-        unit = _assigned_unit(connection, public_id, worker_id, with_data=True)
+        unit = _assigned_unit(connection, public_id, worker_id)
         layout = full_layout(unit.data, unit.layout)
         job = _begin(connection, unit, public_id, worker_id, layout, rules)
         return job, chat_state(connection, unit.id, unit.times_expired, layout, rules,
@@ -314,15 +331,17 @@ def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
         return None  # every chat is done: the page submits
     now = utcnow()
     opens = rules.start_mode == "hi"
-    conversation_id = connection.execute(insert(Conversation).values(
-        unit_id=unit.id, worker_id=worker_id, attempt=unit.times_expired,
-        position=position, bot=bots[position], status="active",
-        awaiting=BOT if opens else WORKER, turns_done=0, started_at=now,
-        respond_by=None if opens else now + timedelta(seconds=rules.max_resp_time),
-    ).returning(Conversation.id)).scalar_one()
+    sql, cursor = chat_sql(connection.dialect.name), driver_cursor(connection)
+    cursor.execute(sql.add_conversation, {
+        "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
+        "position": position, "bot": bots[position], "awaiting": BOT if opens else WORKER,
+        "started_at": sql.time(now),
+        "respond_by": None if opens else sql.time(now + timedelta(seconds=rules.max_resp_time))})
+    conversation_id = cursor.fetchone()[0]
     if not opens:
         return None
-    _add_message(connection, conversation_id, 0, "worker", OPENER, now, opener=True)
+    cursor.execute(sql.add_message, sql.message(conversation_id, 0, "worker", OPENER, now,
+                                                opener=True))
     return ReplyJob(unit.id, public_id, conversation_id, unit.times_expired, position,
                     bots[position], layout, 1, (Turn("worker", OPENER),), now)
 
@@ -338,14 +357,15 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
         raise WorkRefused(f"the message is longer than {rules.max_message_chars} characters; "
                           "shorten it", 413)
     client_id = str(client_message_id)[:64] if client_message_id else None
-    with db.transaction() as connection:
-        unit = _assigned_unit(connection, public_id, worker_id)
-        conversation = _current(connection, unit)
-        if client_id is not None and conversation is not None:
-            repeated = connection.execute(_BY_CLIENT_ID, {
-                "conversation_id": conversation.id, "client_id": client_id}).first()
+    sql = chat_sql(db.engine.dialect.name)
+    with db.driver_transaction() as cursor:
+        chat = _lock_chat(cursor, sql, public_id, worker_id)
+        unit, conversation = chat.unit, chat.conversation
+        if client_id is not None:
+            repeated = next((m for m in chat.messages if m.client_message_id == client_id), None)
             if repeated is not None:
-                return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, None
+                return {"index": repeated.index,
+                        "sent_at": iso_utc(sql.read_time(repeated.sent_at))}, None
         if conversation is None or conversation.status != "active":
             raise WorkRefused("no chat is open: start the chat first", 409)
         if conversation.awaiting != WORKER:
@@ -353,13 +373,13 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
         if conversation.turns_done >= rules.num_turns:
             raise WorkRefused(f"this chat has its {rules.num_turns} turns; end it with the "
                               "End chat button", 409)
-        history = _history(connection, conversation.id)
-        _label_last_reply(connection, conversation.id, history, label, rules)
+        history = chat.history
+        _label_last_reply(cursor, sql, conversation.id, chat, label, rules)
         now = utcnow()
         index = len(history)
-        _add_message(connection, conversation.id, index, "worker", text, now,
-                     client_message_id=client_id)
-        connection.execute(_WORKER_SPOKE, {"conversation_id": conversation.id})
+        cursor.execute(sql.add_message, sql.message(conversation.id, index, "worker", text, now,
+                                                    client_message_id=client_id))
+        cursor.execute(sql.worker_spoke, {"conversation_id": conversation.id})
         job = ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
                        conversation.position, conversation.bot, None, index + 1,
                        (*history, Turn("worker", text)), now)
@@ -372,24 +392,24 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     """End the current conversation (only once it has its turns; `label` is the online
     annotation of the bot's last message); returns its id and the `chat` object after."""
     with db.transaction() as connection:
-        unit = _assigned_unit(connection, public_id, worker_id, with_data=True)
-        conversation = _current(connection, unit)
+        unit = _assigned_unit(connection, public_id, worker_id)
+        sql, cursor = chat_sql(connection.dialect.name), driver_cursor(connection)
+        conversation = (chat := _lock_chat(cursor, sql, public_id, worker_id)).conversation
         if conversation is None or conversation.status != "active":
             raise WorkRefused("no chat is open to end", 409)
         if conversation.awaiting != WORKER or conversation.turns_done < rules.num_turns:
             raise WorkRefused(f"the chat can end after {rules.num_turns} of your messages, "
                               "each answered", 409)
-        _label_last_reply(connection, conversation.id, _history(connection, conversation.id),
-                          label, rules)
-        connection.execute(update(Conversation).where(Conversation.id == conversation.id)
-                           .values(status="ended", ended_at=utcnow(), respond_by=None))
+        _label_last_reply(cursor, sql, conversation.id, chat, label, rules)
+        cursor.execute(sql.end_conversation, {"conversation_id": conversation.id,
+                                              "now": sql.time(utcnow())})
         return conversation.id, chat_state(connection, unit.id, unit.times_expired,
                                            full_layout(unit.data, unit.layout), rules,
                                            live_text)
 
 
-def _label_last_reply(connection: Connection, conversation_id: int, history: tuple[Turn, ...],
-                      label: Any, rules: ChatRules) -> None:
+def _label_last_reply(cursor: Any, sql: ChatStatements, conversation_id: int,
+                      chat: _LockedChat, label: Any, rules: ChatRules) -> None:
     """Check and store the online label of the conversation's last bot message, before the
     worker moves on; a required label that is missing refuses the step (422)."""
     annotations = rules.annotations
@@ -397,11 +417,11 @@ def _label_last_reply(connection: Connection, conversation_id: int, history: tup
         if label is not None:
             raise WorkRefused("this chat takes no labels ('label' must be absent)", 400)
         return
+    history = chat.history
     index = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "bot"), None)
     if index is None:
         return
-    stored = connection.scalar(_LABELS, {"conversation_id": conversation_id, "index": index})
-    if stored is not None:
+    if chat.messages[index].labelled:
         return  # labelled before (a stored label is final)
     if label is None and not annotations.online_required:
         return
@@ -413,22 +433,20 @@ def _label_last_reply(connection: Connection, conversation_id: int, history: tup
         raise WorkRefused(f"label your partner's message {index + 1} first "
                           f"('{annotations.online}'): {first}", 422, details)
     if label is not None:
-        connection.execute(update(Message).where(Message.conversation_id == conversation_id,
-                                                 Message.index == index)
-                           .values(labels={annotations.online: label}))
+        cursor.execute(sql.set_labels, {"conversation_id": conversation_id, "index": index,
+                                        "labels": sql.json({annotations.online: label})})
 
 
 def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
     """Ask the bot again for a reply that failed with a retryable error."""
-    with db.transaction() as connection:
-        unit = _assigned_unit(connection, public_id, worker_id)
-        conversation = _current(connection, unit)
+    sql = chat_sql(db.engine.dialect.name)
+    with db.driver_transaction() as cursor:
+        chat = _lock_chat(cursor, sql, public_id, worker_id)
+        unit, conversation, history = chat.unit, chat.conversation, chat.history
         if conversation is None or conversation.status != "active" \
                 or conversation.awaiting != RETRY:
             raise WorkRefused("there is no failed reply to ask for again", 409)
-        connection.execute(update(Conversation).where(Conversation.id == conversation.id)
-                           .values(awaiting=BOT, error=None))
-        history = _history(connection, conversation.id)
+        cursor.execute(sql.ask_again, {"conversation_id": conversation.id})
         return ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
                         conversation.position, conversation.bot, None,
                         len(history), history, utcnow())
@@ -436,10 +454,11 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
 
 # -- the runner's side -----------------------------------------------------------------------
 
-def _job_conversation(connection: Connection, job: ReplyJob) -> Row | None:
-    """The job's conversation if it still waits for this reply (the unit row locked first)."""
-    connection.execute(hot(connection).lock_unit_by_id, {"unit_id": job.unit_id})
-    return connection.execute(_WAITING, {"conversation_id": job.conversation_id}).first()
+def _waits_for(cursor: Any, sql: ChatStatements, job: ReplyJob) -> bool:
+    """Whether the job's conversation still waits for this reply (the unit row locked first)."""
+    cursor.execute(sql.lock_waiting, {"unit_id": job.unit_id,
+                                      "conversation_id": job.conversation_id})
+    return cursor.fetchone() == ("active", BOT)
 
 
 def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, Any],
@@ -447,18 +466,17 @@ def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, 
                 ) -> dict[str, Any] | None:
     """Store the bot's message; None when the conversation stopped waiting for it (the unit
     timed out or went back to the pool meanwhile): the reply is dropped."""
-    with db.transaction() as connection:
-        conversation = _job_conversation(connection, job)
-        if conversation is None or conversation.status != "active" \
-                or conversation.awaiting != BOT:
+    sql = chat_sql(db.engine.dialect.name)
+    with db.driver_transaction() as cursor:
+        if not _waits_for(cursor, sql, job):
             return None
         now = utcnow()
-        _add_message(connection, job.conversation_id, job.index, "bot", text, now,
-                     bot=job.bot, settings=bot_settings, first_piece_ms=first_piece_ms,
-                     latency_ms=latency_ms)
-        connection.execute(_BOT_SPOKE, {
+        cursor.execute(sql.add_message, sql.message(
+            job.conversation_id, job.index, "bot", text, now, bot=job.bot,
+            settings=bot_settings, first_piece_ms=first_piece_ms, latency_ms=latency_ms))
+        cursor.execute(sql.bot_spoke, {
             "conversation_id": job.conversation_id,
-            "respond_by": now + timedelta(seconds=rules.max_resp_time)})
+            "respond_by": sql.time(now + timedelta(seconds=rules.max_resp_time))})
         return {"position": job.position, "index": job.index, "role": "bot", "text": text,
                 "sent_at": iso_utc(now)}
 
@@ -468,9 +486,7 @@ def reply_failed(db: Database, job: ReplyJob, message: str, retryable: bool) -> 
     as failed and the unit goes back to the pool. Returns False when the conversation had
     already stopped waiting for this reply."""
     with db.transaction() as connection:
-        conversation = _job_conversation(connection, job)
-        if conversation is None or conversation.status != "active" \
-                or conversation.awaiting != BOT:
+        if not _waits_for(driver_cursor(connection), chat_sql(connection.dialect.name), job):
             return False
         error = {"message": message, "retry": retryable}
         connection.execute(update(Conversation).where(Conversation.id == job.conversation_id)

@@ -91,7 +91,6 @@ class HotStatements:
             "position = excluded.position, saved_at = excluded.saved_at"
         ).bindparams(bindparam("answers", type_=JSON()), bindparam("position", type_=JSON()),
                      *_now("now"))
-        self.lock_unit_by_id: TextClause = text(f"SELECT id FROM units WHERE id = :unit_id{lock}")
         self.lock_unit_with_data: TextualSelect = text(
             "SELECT u.id, u.status, u.worker_id, u.times_expired, u.task_run_id, u.assigned_at, "
             "u.layout, u.pool, a.data FROM units u JOIN assignments a ON a.id = u.assignment_id "

@@ -8,11 +8,8 @@ Responses are buffered whole; streaming belongs to native ASGI routes (see asgi_
 
 from __future__ import annotations
 
-import asyncio
 import io
-import queue
 import sys
-import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -23,6 +20,7 @@ from collection_and_annotations.server.compression import (
     compressible,
     gzip_bytes,
 )
+from collection_and_annotations.server.thread_pool import ThreadPool
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 Response = tuple[int, list[tuple[bytes, bytes]], bytes]
@@ -54,36 +52,17 @@ def wsgi_environ(scope: dict[str, Any], body: bytes) -> dict[str, Any]:
 
 
 class WsgiPool:
-    """A WSGI app behind `threads` threads; awaiting it never blocks the event loop.
-
-    The threads take requests from one queue and hand each response straight to the event
-    loop's future: cheaper than an executor, whose concurrent future is chained to an asyncio
-    one on every request (a tenth of the server's CPU under load)."""
+    """A WSGI app behind `threads` threads (thread_pool.py); awaiting it never blocks the event
+    loop."""
 
     def __init__(self, app: WSGIApp, threads: int):
         self.app = app
-        self.requests: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self.threads = [threading.Thread(target=self._work, name=f"wsgi-{n}", daemon=True)
-                        for n in range(threads)]
-        for thread in self.threads:
-            thread.start()
+        self.pool = ThreadPool(threads, "wsgi")
 
     async def __call__(self, scope: dict[str, Any], body: bytes, send: Callable[..., Any]) -> None:
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[Response] = loop.create_future()
-        self.requests.put((loop, done, scope, body))
-        status, headers, content = await done
+        status, headers, content = await self.pool.run(self.respond, scope, body)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": content})
-
-    def _work(self) -> None:
-        while (job := self.requests.get()) is not None:
-            loop, done, scope, body = job
-            try:
-                result: Response | BaseException = self.respond(scope, body)
-            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting request
-                result = exc
-            loop.call_soon_threadsafe(_settle, done, result)
 
     def respond(self, scope: dict[str, Any], body: bytes) -> Response:
         """Call the app in this (pool) thread and return its complete response."""
@@ -111,20 +90,7 @@ class WsgiPool:
             content
 
     def shutdown(self) -> None:
-        for _ in self.threads:
-            self.requests.put(None)
-
-
-_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Response]", dict[str, Any], bytes]
-
-
-def _settle(done: asyncio.Future[Response], result: Response | BaseException) -> None:
-    if done.cancelled():  # the client went away meanwhile
-        return
-    if isinstance(result, BaseException):
-        done.set_exception(result)
-    else:
-        done.set_result(result)
+        self.pool.shutdown()
 
 
 def _maybe_gzip(accept_encoding: str | None, headers: list[tuple[str, str]],

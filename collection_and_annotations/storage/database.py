@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -114,9 +115,8 @@ class Database:
         # SQLite takes one writer at a time; queueing this process's writers here is fairer and
         # faster than letting them poll the file lock through busy_timeout's sleeps. Readers
         # never wait for it.
-        self._serialize_writes = (
-            threading.Lock() if url.startswith("sqlite") else nullcontext()
-        )
+        self._sqlite = url.startswith("sqlite")
+        self._serialize_writes = threading.Lock() if self._sqlite else nullcontext()
 
     def check_reachable(self) -> None:
         """Connect and check the schema is ours and not newer, before anything is written."""
@@ -154,6 +154,25 @@ class Database:
         per-statement work would cost more than the database."""
         with self._serialize_writes, self.engine.begin() as connection:
             yield connection
+
+    @contextmanager
+    def driver_transaction(self) -> Iterator[Any]:
+        """A write transaction on the driver's own connection, yielding its cursor: for the
+        chat's frequent steps (engine/chat_sql.py), where even a plain connection's work per
+        statement and per transaction would cost more than the database."""
+        with self._serialize_writes:
+            connection = self.engine.raw_connection()
+            try:
+                cursor = connection.cursor()
+                if self._sqlite:
+                    cursor.execute("BEGIN IMMEDIATE")
+                yield cursor
+                connection.commit()
+            except BaseException:
+                connection.rollback()
+                raise
+            finally:
+                connection.close()
 
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:

@@ -5,10 +5,7 @@ Database steps run on a small thread pool of their own."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from collection_and_annotations.bots.base import Bot
@@ -17,24 +14,25 @@ from collection_and_annotations.engine.chat import ChatRules, ReplyJob
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.server.asgi_front import BodyTooLarge, Receive, Send, read_body
 from collection_and_annotations.server.auth import bearer, worker_from_token
-from collection_and_annotations.server.chat.bus import ChatBus, PostgresRelay, sse
+from collection_and_annotations.server.chat.bus import (
+    ChatBus,
+    Mailbox,
+    PostgresRelay,
+    sse_json,
+    to_json,
+)
 from collection_and_annotations.server.chat.runner import ChatRunner
+from collection_and_annotations.server.chat.stream import END, EventStream
 from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
 from collection_and_annotations.server.security import SECURITY_HEADERS, HostCheck
+from collection_and_annotations.server.thread_pool import ThreadPool
 from collection_and_annotations.storage.database import Database
-from collection_and_annotations.storage.models import utcnow
 
 PREFIX = "/api/chat/"
 MAX_BODY = 64_000
-PING_SECONDS = 15.0
 DB_THREADS = 4
 T = TypeVar("T")
 _HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
-_STALE = sse("stale", {})
-_END = b""  # put in a stream's queue: the stream ends
-_BOT = b'"role":"bot"'
-TIMED_OUT = ("The time for this chat ran out and it went back to the pool; your messages are "
-             "saved. Please open your task link again for new work.")
 
 
 class ChatApp:
@@ -44,13 +42,13 @@ class ChatApp:
         self.make_bots = make_bots
         self.relay = relay
         self.bus = ChatBus()
-        self.executor = ThreadPoolExecutor(DB_THREADS, thread_name_prefix="chat-db")
+        self.threads = ThreadPool(DB_THREADS, "chat-db")
         self.runner: ChatRunner | None = None
         self._starting: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self.executor, function, *args)
+        return await self.threads.run(function, *args)
 
     async def _runner(self) -> ChatRunner:
         """Bots and the relay are made in the process and loop that serve (after any fork)."""
@@ -78,7 +76,7 @@ class ChatApp:
             await self.runner.aclose()
         if self.bus.relay is not None:
             await self.bus.relay.aclose()
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.threads.shutdown()
 
     # -- HTTP ------------------------------------------------------------------------------
 
@@ -125,8 +123,13 @@ class ChatApp:
                                           runner.live_text)
         if job is not None:
             runner.run(job)
-        self.bus.publish(unit, "state", state)
-        await _json(send, 200, state)
+        await self._changed(unit, state, send)
+
+    async def _changed(self, unit: str, state: dict[str, Any], send: Send) -> None:
+        """The chat's new state to its streams and as the answer, encoded once."""
+        encoded = to_json(state)
+        self.bus.publish_encoded(unit, sse_json("state", encoded))
+        await _answer(send, 200, encoded.encode())
 
     async def _message(self, unit: str, worker_id: int, body: dict[str, Any],
                        _receive: Receive, send: Send) -> None:
@@ -148,8 +151,7 @@ class ChatApp:
                                                       self.rules, runner.live_text,
                                                       body.get("label"))
         await runner.close_session(conversation_id)
-        self.bus.publish(unit, "state", state)
-        await _json(send, 200, state)
+        await self._changed(unit, state, send)
 
     async def _retry(self, unit: str, worker_id: int, _body: dict[str, Any],
                      _receive: Receive, send: Send) -> None:
@@ -162,35 +164,17 @@ class ChatApp:
                       receive: Receive, send: Send) -> None:
         runner = await self._runner()
         read = (chat.read_chat, self.db, unit, worker_id, self.rules, runner.live_text)
-        with self.bus.watch(unit) as queue:
+        with self.bus.watch(unit) as mailbox:
             # Watching before reading: nothing that happens in between is missed.
             state = await self.in_thread(*read)
             await send({"type": "http.response.start", "status": 200, "headers": [
                 (b"content-type", b"text/event-stream; charset=utf-8"),
                 (b"cache-control", b"no-store"), (b"x-accel-buffering", b"no"), *_HEADERS]})
-            # The client leaving and the server stopping end the stream through its queue, so
-            # waiting for the next event is one `queue.get` (a piece costs no extra task).
-            gone = asyncio.ensure_future(_disconnected(receive, queue))
-            due = _due(state)
+            # The client leaving and the server stopping end the stream through its mailbox.
+            gone = asyncio.ensure_future(_disconnected(receive, mailbox))
             try:
-                encoded: bytes | None = sse("state", state)
-                while encoded != _END:
-                    if encoded == _STALE or (encoded is None and due and utcnow() >= due):
-                        try:  # another process changed it, or a deadline passed: re-read
-                            state = await self.in_thread(*read)
-                        except WorkRefused:
-                            await _send_chunk(send, sse("error", {
-                                "position": state["current"], "message": TIMED_OUT,
-                                "retry": False}))
-                            break
-                        encoded = sse("state", state)
-                    if encoded is not None:
-                        if encoded.startswith(b"event: state"):
-                            due = _due(json.loads(encoded.split(b"data: ", 1)[1]))
-                        elif encoded.startswith(b"event: message") and _BOT in encoded:
-                            due = utcnow() + timedelta(seconds=self.rules.max_resp_time)
-                        await _send_chunk(send, encoded)
-                    encoded = await _next_event(queue, _wait_seconds(due))
+                await EventStream(mailbox, send, lambda: self.in_thread(*read),
+                                  self.rules.max_resp_time).run(state)
             finally:
                 gone.cancel()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -199,46 +183,20 @@ class ChatApp:
         """From any thread: end the open event streams (the server is stopping; pages
         reconnect to whichever server comes next)."""
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self.bus.end_all, _END)
+            self._loop.call_soon_threadsafe(self.bus.end_all, END)
 
 
-async def _send_chunk(send: Send, chunk: bytes) -> None:
-    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-
-
-async def _next_event(queue: asyncio.Queue[bytes], timeout: float) -> bytes | None:
-    """The next event for the stream; a ping after `timeout` seconds of silence; None when a
-    deadline is due."""
-    try:
-        async with asyncio.timeout(timeout):
-            return await queue.get()
-    except TimeoutError:
-        return None if timeout < PING_SECONDS else b": ping\n\n"
-
-
-def _due(state: dict[str, Any]) -> datetime | None:
-    """When the worker's next message is due in the current conversation."""
-    current = state["current"]
-    respond_by = None if current is None else state["conversations"][current]["respond_by"]
-    return None if respond_by is None else datetime.fromisoformat(respond_by.rstrip("Z"))
-
-
-def _wait_seconds(due: datetime | None) -> float:
-    """Ping interval, shortened to wake up just after the worker's reply time runs out (the
-    launcher then returns the unit to the pool within a second or two)."""
-    if due is None:
-        return PING_SECONDS
-    return max(0.5, min(PING_SECONDS - 0.001, (due - utcnow()).total_seconds() + 2.0))
-
-
-async def _disconnected(receive: Receive, queue: asyncio.Queue[bytes]) -> None:
+async def _disconnected(receive: Receive, mailbox: Mailbox) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
-    queue.put_nowait(_END)
+    mailbox.put(END, always=True)
 
 
 async def _json(send: Send, status: int, body: dict[str, Any]) -> None:
-    encoded = json.dumps(body, separators=(",", ":")).encode()
+    await _answer(send, status, to_json(body).encode())
+
+
+async def _answer(send: Send, status: int, encoded: bytes) -> None:
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(encoded)).encode()),
         (b"cache-control", b"no-store"), *_HEADERS]})

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from collection_and_annotations.bots.base import Bot, BotSession, BotUnavailable
 from collection_and_annotations.engine.chat import ChatRules, ReplyJob, reply_failed, store_reply
-from collection_and_annotations.server.chat.bus import ChatBus
+from collection_and_annotations.server.chat.bus import ChatBus, piece_events
 from collection_and_annotations.storage.database import Database
 
 log = logging.getLogger(__name__)
@@ -52,6 +52,7 @@ class ChatRunner:
         pieces = self.live[job.conversation_id] = []
         self.bus.publish(job.public_id, "typing", {"position": job.position, "index": job.index})
         bot = self.bots[job.bot]
+        piece_event = piece_events(job.position, job.index)
         first_piece_ms = None
         try:
             session = self.sessions.get(job.conversation_id)
@@ -64,8 +65,7 @@ class ChatRunner:
                 if first_piece_ms is None:
                     first_piece_ms = round((time.monotonic() - started) * 1000)
                 pieces.append(piece)
-                self.bus.publish(job.public_id, "piece", {
-                    "position": job.position, "index": job.index, "text": piece})
+                self.bus.publish_encoded(job.public_id, piece_event(piece))
             if not "".join(pieces).strip():
                 raise BotUnavailable(EMPTY)
         except BotUnavailable as exc:

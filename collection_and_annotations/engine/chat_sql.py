@@ -1,0 +1,109 @@
+"""The statements of a chat's frequent steps (the worker's message, the bot's reply), as driver
+SQL run on the driver's cursor, built once per dialect.
+
+Each step is one transaction of three statements: the unit row locked together with what the
+step reads (the current conversation and its messages, in one query), the message inserted,
+the conversation updated. Through SQLAlchemy these steps took seven and four statements, and
+its per-statement work cost more CPU than the database's. Times and JSON are stored as the ORM
+stores them, so the ORM reads these rows back unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from sqlalchemy import Connection
+
+_PARAM = re.compile(r"(?<![:\w]):(\w+)")
+_MESSAGE_COLUMNS = ("conversation_id", "index", "role", "text", "sent_at", "bot", "settings",
+                    "first_piece_ms", "latency_ms", "client_message_id", "opener")
+_INSERT_MESSAGE = (f"INSERT INTO messages ({', '.join(map(repr, _MESSAGE_COLUMNS))}) "
+                   f"VALUES ({', '.join(':' + c for c in _MESSAGE_COLUMNS)})").replace("'", '"')
+
+
+class ChatStatements:
+    """One dialect's statements (named parameters: `:name`, or `%(name)s` for psycopg)."""
+
+    def __init__(self, dialect: str):
+        postgres = dialect == "postgresql"
+        self.postgres = postgres
+        lock = " FOR UPDATE OF u" if postgres else ""
+
+        def driver(sql: str) -> str:
+            return _PARAM.sub(r"%(\1)s", sql) if postgres else sql
+
+        # A row per message of the unit's current conversation (one row, its message columns
+        # NULL, when it has none or there is no conversation yet).
+        self.lock_chat = driver(
+            "SELECT u.id, u.status, u.worker_id, u.times_expired, c.id, c.position, c.bot, "
+            "c.status, c.awaiting, c.turns_done, m.\"index\", m.role, m.text, "
+            "m.client_message_id, m.sent_at, m.labels IS NOT NULL FROM units u "
+            "LEFT JOIN conversations c ON c.id = (SELECT id FROM conversations "
+            "WHERE unit_id = u.id AND attempt = u.times_expired ORDER BY position DESC LIMIT 1) "
+            "LEFT JOIN messages m ON m.conversation_id = c.id "
+            f"WHERE u.public_id = :public_id ORDER BY m.\"index\"{lock}")
+        self.add_conversation = driver(
+            "INSERT INTO conversations (unit_id, worker_id, attempt, position, bot, status, "
+            "awaiting, turns_done, started_at, respond_by) VALUES (:unit_id, :worker_id, "
+            ":attempt, :position, :bot, 'active', :awaiting, 0, :started_at, :respond_by) "
+            "RETURNING id")
+        self.end_conversation = driver(
+            "UPDATE conversations SET status = 'ended', ended_at = :now, respond_by = NULL "
+            "WHERE id = :conversation_id")
+        self.lock_waiting = driver(
+            "SELECT c.status, c.awaiting FROM units u JOIN conversations c "
+            f"ON c.id = :conversation_id WHERE u.id = :unit_id{lock}")
+        self.add_message = driver(_INSERT_MESSAGE)
+        self.worker_spoke = driver(
+            "UPDATE conversations SET awaiting = 'bot', turns_done = turns_done + 1, "
+            "respond_by = NULL, error = NULL WHERE id = :conversation_id")
+        self.bot_spoke = driver(
+            "UPDATE conversations SET awaiting = 'worker', respond_by = :respond_by "
+            "WHERE id = :conversation_id")
+        self.ask_again = driver(
+            "UPDATE conversations SET awaiting = 'bot', error = NULL WHERE id = :conversation_id")
+        self.set_labels = driver(
+            "UPDATE messages SET labels = :labels "
+            "WHERE conversation_id = :conversation_id AND \"index\" = :index")
+        if postgres:
+            from psycopg.types.json import Json
+
+            self._json = Json
+        else:
+            self._json = json.dumps
+
+    def time(self, moment: datetime) -> Any:
+        """A time as bound: SQLite stores the ORM's text form (always with microseconds)."""
+        return moment if self.postgres else moment.isoformat(" ", "microseconds")
+
+    def read_time(self, value: Any) -> datetime:
+        return value if self.postgres else datetime.fromisoformat(value)
+
+    def json(self, value: Any) -> Any:
+        """A JSON value as bound (None is SQL NULL, as the models' JSON columns store it)."""
+        return None if value is None else self._json(value)
+
+    def message(self, conversation_id: int, index: int, role: str, text: str,
+                sent_at: datetime, **extra: Any) -> dict[str, Any]:
+        """The parameters of `add_message`."""
+        return {"conversation_id": conversation_id, "index": index, "role": role, "text": text,
+                "sent_at": self.time(sent_at), "bot": extra.get("bot"),
+                "settings": self.json(extra.get("settings")),
+                "first_piece_ms": extra.get("first_piece_ms"),
+                "latency_ms": extra.get("latency_ms"),
+                "client_message_id": extra.get("client_message_id"),
+                "opener": extra.get("opener", False)}
+
+
+@cache
+def chat_sql(dialect: str) -> ChatStatements:
+    return ChatStatements(dialect)
+
+
+def driver_cursor(connection: Connection) -> Any:
+    """A driver cursor inside an SQLAlchemy connection's transaction."""
+    return connection.connection.cursor()

@@ -1,0 +1,130 @@
+"""One chat event stream: the events delivered for a unit, written to the page as they come.
+
+Events that wait in the mailbox together go out in one write: under load a stream falls a few
+pieces behind, and one write costs far less than several. The stream wakes by itself only when
+a ping is due (after PING_SECONDS of silence) or the worker's reply time has run out, through
+one timer that it re-arms then, not through a timeout around every event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from collection_and_annotations.engine.work import WorkRefused
+from collection_and_annotations.server.asgi_front import Send
+from collection_and_annotations.server.chat.bus import Mailbox, sse
+from collection_and_annotations.storage.models import utcnow
+
+PING_SECONDS = 15.0
+PING = b": ping\n\n"
+END = b""  # put in a stream's mailbox: the stream ends
+STALE = sse("stale", {})  # another process changed the chat: read it again
+_WAKE = b": wake\n\n"  # put by the stream's own timer
+_BOT = b'"role":"bot"'
+TIMED_OUT = ("The time for this chat ran out and it went back to the pool; your messages are "
+             "saved. Please open your task link again for new work.")
+
+
+class EventStream:
+    """Writes a unit's events after its initial `state`; `read` reads the state again (it
+    raises WorkRefused once the unit is no longer the worker's)."""
+
+    def __init__(self, mailbox: Mailbox, send: Send,
+                 read: Callable[[], Awaitable[dict[str, Any]]], max_resp_time: int):
+        self.mailbox, self.send, self.read = mailbox, send, read
+        self.max_resp_time = max_resp_time
+        self.loop = asyncio.get_running_loop()
+        self.last_sent = self.loop.time()
+        self.due_at: float | None = None  # loop time when the worker's next message is due
+        self.position: int | None = None  # the current conversation, for the timed-out error
+        self.timer: asyncio.TimerHandle | None = None
+
+    async def run(self, state: dict[str, Any]) -> None:
+        try:
+            await self._write([self._state(state)])
+            while True:
+                if not await self._handle(await self.mailbox.take()):
+                    return
+                if self.timer is None:
+                    self._arm()
+        finally:
+            if self.timer is not None:
+                self.timer.cancel()
+
+    async def _handle(self, batch: list[bytes]) -> bool:
+        """Write one batch of events; False when the stream ends."""
+        out: list[bytes] = []
+        for encoded in batch:
+            if encoded is END:
+                await self._write(out)
+                return False
+            if encoded is _WAKE:
+                now = self.loop.time()
+                if self.due_at is not None and now >= self.due_at:
+                    encoded = STALE  # the reply time ran out: see whether the unit went back
+                elif not out and now - self.last_sent >= PING_SECONDS - 0.01:
+                    out.append(PING)
+                    continue
+                else:
+                    continue
+            if encoded == STALE:
+                try:
+                    out.append(self._state(await self.read()))
+                except WorkRefused:
+                    out.append(sse("error", {"position": self.position, "message": TIMED_OUT,
+                                             "retry": False}))
+                    await self._write(out)
+                    return False
+                continue
+            if encoded.startswith(b"event: state"):
+                self._follow(json.loads(encoded.split(b"data: ", 1)[1]))
+            elif encoded.startswith(b"event: message") and _BOT in encoded:
+                self._set_due(utcnow() + timedelta(seconds=self.max_resp_time))
+            out.append(encoded)
+        await self._write(out)
+        return True
+
+    def _state(self, state: dict[str, Any]) -> bytes:
+        self._follow(state)
+        return sse("state", state)
+
+    def _follow(self, state: dict[str, Any]) -> None:
+        """Take the current conversation and its deadline from the state the page now has."""
+        current = state["current"]
+        self.position = current
+        respond_by = None if current is None else state["conversations"][current]["respond_by"]
+        self._set_due(None if respond_by is None
+                      else datetime.fromisoformat(respond_by.rstrip("Z")))
+
+    async def _write(self, events: list[bytes]) -> None:
+        if events:
+            await self.send({"type": "http.response.body", "body": b"".join(events),
+                             "more_body": True})
+            self.last_sent = self.loop.time()
+
+    def _set_due(self, due: datetime | None) -> None:
+        self.due_at = None if due is None else \
+            self.loop.time() + (due - utcnow()).total_seconds()
+        self._arm()
+
+    def _arm(self) -> None:
+        """Wake for the next ping, or just after the worker's reply time runs out (the launcher
+        then returns the unit to the pool within a second or two); an armed timer that rings
+        earlier stays."""
+        at = self.last_sent + PING_SECONDS
+        if self.due_at is not None:
+            at = min(at, self.due_at + 2.0)
+        at = max(at, self.loop.time() + 0.5)
+        if self.timer is not None:
+            if self.timer.when() <= at:
+                return
+            self.timer.cancel()
+        self.timer = self.loop.call_at(at, self._wake)
+
+    def _wake(self) -> None:
+        self.timer = None
+        self.mailbox.put(_WAKE, always=True)
