@@ -106,13 +106,15 @@ class MTurkProvider:
         return cls(client or mturk_client(sandbox), secret, public_url, sandbox, hit)
 
     def start(self, db: Database, task_name: str, units: int) -> list[str]:
-        """One HIT per task (an assignment per unit), created at its first launch."""
+        """One HIT per task (an assignment per unit), created at its first launch; later
+        launches add assignments when work was added."""
         key = f"{self.name}_hit:{task_name}"[:64]
         with db.read() as session:
             stored = session.get(Setting, key)
         if stored is not None:
             self.hit_id = stored.value
-            return [f"MTurk HIT {self.hit_id}{' (sandbox)' * self.sandbox}"]
+            return [f"MTurk HIT {self.hit_id}{' (sandbox)' * self.sandbox}"
+                    f"{self._extend(units)}"]
         created = call(self.client.create_hit, MaxAssignments=units,
                        Question=external_question(f"{self.public_url}/api/enter"), **self.hit)
         self.hit_id = created["HIT"]["HITId"]
@@ -120,6 +122,22 @@ class MTurkProvider:
             session.add(Setting(key=key, value=self.hit_id))
         return [f"MTurk HIT {self.hit_id} created with {units} assignments"
                 f"{' on the sandbox' * self.sandbox}"]
+
+    def _extend(self, units: int) -> str:
+        """Assignments for the units added since the HIT was made (the request token makes a
+        retried call add them once); what happened, for the start-up line."""
+        hit = call(self.client.get_hit, HITId=self.hit_id)["HIT"]
+        missing = units - int(hit.get("MaxAssignments", units))
+        if missing <= 0:
+            return ""
+        try:
+            call(self.client.create_additional_assignments_for_hit, HITId=self.hit_id,
+                 NumberOfAdditionalAssignments=missing,
+                 UniqueRequestToken=f"{self.hit_id}-{units}"[:64])
+        except ProviderError as exc:  # e.g. a HIT made with < 10 assignments stays below 10
+            return (f"; warning: MTurk did not add the {missing} assignment(s) for the work "
+                    f"added ({exc}): publish a new HIT or add them on MTurk")
+        return f": {missing} assignment(s) added for the work added"
 
     def link(self, worker_id: str, session_id: str) -> str:
         return self.links.link(worker_id, session_id)

@@ -11,6 +11,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 from sqlalchemy import func, select
 
+from collection_and_annotations.engine.runs import end_run
 from collection_and_annotations.providers import mturk
 from collection_and_annotations.providers.external import worker_code
 from collection_and_annotations.storage.models import Unit
@@ -62,6 +63,30 @@ def test_mturk_hit_preview_approve_bonus(task_for, stubbed):
                                             "UniqueRequestToken": ANY})
     bonus = task.post(f"units/{unit_id}/bonus", {"amount": 0.5, "reason": "thanks"})
     assert bonus.get_json()["state"] == "paid"
+    stubbed.assert_no_pending_responses()
+
+
+def test_mturk_adds_assignments_when_work_is_added(task_for, stubbed, capsys):
+    stubbed.add_response("create_hit", {"HIT": {"HITId": "HIT1"}}, {
+        "MaxAssignments": 12, "Title": ANY, "Description": ANY, "Keywords": ANY,
+        "Reward": ANY, "AssignmentDurationInSeconds": ANY, "LifetimeInSeconds": ANY,
+        "Question": ANY})
+    first = task_for("mephisto.provider._provider_type=mturk", groups=12)
+    end_run(first.served.db, first.served.run_id, "stopped")
+    stubbed.add_response("get_hit", {"HIT": {"HITId": "HIT1", "MaxAssignments": 12}},
+                         {"HITId": "HIT1"})
+    stubbed.add_response("create_additional_assignments_for_hit", {}, {
+        "HITId": "HIT1", "NumberOfAdditionalAssignments": 3, "UniqueRequestToken": "HIT1-15"})
+    second = task_for("mephisto.provider._provider_type=mturk", groups=15)
+    assert "3 assignment(s) added for the work added" in capsys.readouterr().out
+    end_run(second.served.db, second.served.run_id, "stopped")
+    stubbed.add_response("get_hit", {"HIT": {"HITId": "HIT1", "MaxAssignments": 15}},
+                         {"HITId": "HIT1"})
+    stubbed.add_client_error("create_additional_assignments_for_hit", "RequestError",
+                             "cannot extend")
+    third = task_for("mephisto.provider._provider_type=mturk", groups=16)  # starts anyway
+    assert third.served.run_id > second.served.run_id
+    assert "warning: MTurk did not add the 1 assignment(s)" in capsys.readouterr().out
     stubbed.assert_no_pending_responses()
 
 
