@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from helpers import dialogue, write_task
 
 from collection_and_annotations.cli import main
+from collection_and_annotations.export import answer_counts
 from collection_and_annotations.providers.local import link_signature
 from collection_and_annotations.server.app import create_app
 from collection_and_annotations.server.auth import requester_token
@@ -233,3 +234,29 @@ def test_the_report_link_serves_what_analyze_writes(study, tmp_path):
     assert "<title>Evaluation results: t</title>" in served
     assert served.replace("Evaluation results: t", "Evaluation results") == \
         written.read_text(encoding="utf-8")
+
+
+def test_results_read_only_what_arrived_since(study, monkeypatch):
+    read: list[tuple[int, int | None]] = []
+    real = answer_counts.whole_submissions
+
+    def spy(*args, **kwargs):
+        read.append(kwargs["ids"])
+        yield from real(*args, **kwargs)
+
+    monkeypatch.setattr(answer_counts, "whole_submissions", spy)
+    study.get("results")
+    study.get("results")  # nothing new: nothing read
+    first = read[-1]
+    study.answer(study.held, study.held_auth, 3)
+    [question] = study.get("results")["questions"]
+    assert question["n"] == 4 and question["answers"] == {"3": 2, "5": 2}
+    assert read[-1][0] == first[1] and read[-1][1] > first[1]  # only the new submission
+    # A submission with a lower id that committed late shows in the count, not in the window:
+    # the counts are read again in full.
+    tally = answer_counts._tallies[(str(study.served.db.engine.url), "t")]
+    tally.seen -= 1
+    (counted,) = tally.counts.values()
+    counted["3"] -= 1
+    [question] = study.get("results")["questions"]
+    assert question["answers"] == {"3": 2, "5": 2} and read[-1][0] == 0

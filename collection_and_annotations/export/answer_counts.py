@@ -2,13 +2,15 @@
 dashboard's results view, read through the same item rows as the CSV export, so the two agree.
 
 Reading every submission costs time on a large task and the page asks every few seconds, so
-the counts are kept per task until a new submission arrives.
+the counts are kept per task and brought up to date with the submissions that arrived since.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import func, select
@@ -21,7 +23,34 @@ from collection_and_annotations.storage.models import Assignment, Submission, Un
 FREE_TEXT = "(text)"
 FREE_TEXT_CHARS = 64  # a longer answer is someone's words, not an option
 
-_cache: dict[tuple[str, str], tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
+
+@dataclass
+class _Tally:
+    """Counts of the submissions up to `newest` (`seen` of them): submissions never change
+    once stored, so a refresh only reads those that arrived since."""
+
+    counts: dict[tuple[str, str], Counter[str]] = field(default_factory=dict)
+    answered: Counter[tuple[str, str]] = field(default_factory=Counter)
+    newest: int = 0
+    seen: int = 0
+
+    def add(self, records: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> int:
+        added = 0
+        for record, definitions in records:
+            added += 1
+            for row in answered_items(record, definitions):
+                question = (str(row["bucket"]), str(row["question"]))
+                self.counts.setdefault(question, Counter()).update(_answer_keys(row["answer"]))
+                self.answered[question] += 1
+        return added
+
+    def shown(self) -> list[dict[str, Any]]:
+        return [{"bucket": bucket, "question": question, "text": question,
+                 "n": self.answered[(bucket, question)], "answers": dict(sorted(tally.items()))}
+                for (bucket, question), tally in self.counts.items()]
+
+
+_tallies: dict[tuple[str, str], _Tally] = {}
 _lock = threading.Lock()
 
 
@@ -36,34 +65,32 @@ def _answer_keys(answer: Any) -> list[str]:
     return [str(answer).lower() if isinstance(answer, bool) else str(answer)]
 
 
-def _stamp(db: Database, task_id: int) -> tuple[Any, ...]:
-    """Changes whenever the counts may: the newest submission and how many there are."""
+def _stamp(db: Database, task_id: int) -> tuple[int, int]:
+    """The newest real-work submission of the task and how many there are."""
     with db.read() as session:
-        return tuple(session.execute(
+        newest, count = session.execute(
             select(func.max(Submission.id), func.count()).select_from(Submission)
             .join(Unit, Unit.id == Submission.unit_id).join(Assignment)
-            .where(Assignment.task_id == task_id, Unit.pool.not_in(QUALITY_POOLS))).one())
+            .where(Assignment.task_id == task_id, Unit.pool.not_in(QUALITY_POOLS))).one()
+    return newest or 0, count
 
 
 def answer_counts(db: Database, task_name: str, task_id: int) -> list[dict[str, Any]]:
     """`[{"bucket", "question", "text", "n", "answers": {answer: count}}]` in the order the
-    questions first appear."""
-    key, stamp = (str(db.engine.url), task_name), _stamp(db, task_id)
-    with _lock:
-        cached = _cache.get(key)
-    if cached is not None and cached[0] == stamp:
-        return cached[1]
-    counts: dict[tuple[str, str], Counter[str]] = {}
-    answered: Counter[tuple[str, str]] = Counter()
-    for record, definitions in whole_submissions(db, task_name, exclude_quality=True):
-        for row in answered_items(record, definitions):
-            question = (str(row["bucket"]), str(row["question"]))
-            keys = _answer_keys(row["answer"])
-            counts.setdefault(question, Counter()).update(keys)
-            answered[question] += 1
-    result = [{"bucket": bucket, "question": question, "text": question,
-               "n": answered[(bucket, question)], "answers": dict(sorted(tally.items()))}
-              for (bucket, question), tally in counts.items()]
-    with _lock:
-        _cache[key] = (stamp, result)
-    return result
+    questions first appear. The page asks every few seconds: only submissions that arrived
+    since the last answer are read (all of them again only when one with a lower id committed
+    late, which the count shows)."""
+    key = (str(db.engine.url), task_name)
+    with _lock:  # one refresh at a time: they would read the same rows
+        newest, count = _stamp(db, task_id)
+        tally = _tallies.get(key) or _Tally()
+        if (tally.newest, tally.seen) != (newest, count):
+            reading = (tally.newest, newest)
+            if tally.seen + tally.add(whole_submissions(db, task_name, exclude_quality=True,
+                                                        ids=reading)) != count:
+                tally = _Tally()
+                tally.add(whole_submissions(db, task_name, exclude_quality=True,
+                                            ids=(0, newest)))
+            tally.newest, tally.seen = newest, count
+            _tallies[key] = tally
+        return tally.shown()

@@ -46,11 +46,14 @@ def find_task(db: Database, task_name: str) -> Task:
 
 
 def whole_submissions(
-    db: Database, task_name: str, page_size: int = PAGE_SIZE, exclude_quality: bool = False
+    db: Database, task_name: str, page_size: int = PAGE_SIZE, exclude_quality: bool = False,
+    ids: tuple[int, int | None] = (0, None),
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """Each submission with its dialogues' own ids and the unit's layout, and the definitions
     (buckets) of its run. Each says which pool its unit came from (`main`, `screening`,
-    `gold`) and, for screening and gold, its score; `exclude_quality` keeps real work only."""
+    `gold`) and, for screening and gold, its score; `exclude_quality` keeps real work only.
+    `ids`: only submissions with `first < id <= last` (last None: the newest now), for
+    readers that catch up on what arrived since they last read."""
     task = find_task(db, task_name)
     reader: ExportReader = blueprint_class(task.blueprint)
     # a kind whose submissions store their own dialogues (live chat) reads them from there
@@ -71,9 +74,10 @@ def whole_submissions(
     if exclude_quality:
         query = query.where(Unit.pool.not_in(QUALITY_POOLS))
     definitions: dict[int, dict[str, Any]] = {}
-    with db.read() as session:
-        newest = session.scalar(select(func.max(Submission.id))) or 0
-    after = 0
+    after, newest = ids
+    if newest is None:
+        with db.read() as session:
+            newest = session.scalar(select(func.max(Submission.id))) or 0
     while after < newest:
         with db.read() as session:
             rows = session.execute(
