@@ -9,6 +9,7 @@ import pytest
 from helpers import dialogue, write_task
 
 from collection_and_annotations.providers.local import link_signature
+from collection_and_annotations.server import requester_session
 from collection_and_annotations.server.app import create_app
 from collection_and_annotations.server.auth import requester_token
 from collection_and_annotations.server.requester_session import (
@@ -141,3 +142,17 @@ def test_the_dashboard_page_and_an_old_build_without_it(served, client, tmp_path
     missing = client.get("/dashboard")
     assert missing.status_code == 404
     assert "cd frontend && npm run build" in missing.get_json()["error"]
+
+
+def test_the_failure_limit_forgets_quiet_addresses(monkeypatch):
+    monkeypatch.setattr(requester_session, "MAX_CLIENTS", 3)
+    clock = [1000.0]
+    limit = requester_session.FailureLimit(limit=2, window=60, clock=lambda: clock[0])
+    for client in ("a", "b", "c"):
+        limit.failed(client)
+    clock[0] += 61  # a, b and c are quiet now
+    limit.failed("d")
+    limit.failed("e")  # past the cap: the quiet ones are dropped
+    assert set(limit._failures) == {"d", "e"}
+    limit.failed("e")
+    assert limit.blocked("e") and not limit.blocked("d")

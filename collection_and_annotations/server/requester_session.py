@@ -16,11 +16,13 @@ import secrets
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 
 COOKIE = "cep_requester"
 CSRF_HEADER = "X-CSRF-Token"
 SESSION_SECONDS = 12 * 3600
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+MAX_CLIENTS = 10_000  # addresses with recent wrong tokens kept before quiet ones are dropped
 
 
 def _mac(secret: str, message: str) -> str:
@@ -65,8 +67,9 @@ class FailureLimit:
     """Wrong tokens per client in a sliding window: a guessing script is slowed to
     `limit` tries per `window` seconds (the token has 160 bits; this keeps logs quiet)."""
 
-    def __init__(self, limit: int = 20, window: float = 60.0):
-        self.limit, self.window = limit, window
+    def __init__(self, limit: int = 20, window: float = 60.0,
+                 clock: Callable[[], float] = time.monotonic):
+        self.limit, self.window, self.clock = limit, window, clock
         self._failures: dict[str, deque[float]] = defaultdict(deque)
         self._lock = threading.Lock()
 
@@ -78,12 +81,16 @@ class FailureLimit:
 
     def blocked(self, client: str) -> bool:
         with self._lock:
-            blocked = len(self._recent(client, time.monotonic())) >= self.limit
+            blocked = len(self._recent(client, self.clock())) >= self.limit
             if not self._failures[client]:
                 del self._failures[client]
             return blocked
 
     def failed(self, client: str) -> None:
         with self._lock:
-            now = time.monotonic()
+            now = self.clock()
             self._recent(client, now).append(now)
+            if len(self._failures) > MAX_CLIENTS:  # many addresses: forget the quiet ones
+                for quiet in [c for c, f in self._failures.items()
+                              if f[-1] <= now - self.window]:
+                    del self._failures[quiet]
