@@ -15,6 +15,7 @@ from datetime import timedelta
 
 from sqlalchemy import select, update
 
+from collection_and_annotations.engine.allocation import release_units
 from collection_and_annotations.providers.base import Provider, ProviderError, Visit
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -30,6 +31,8 @@ from collection_and_annotations.storage.models import (
 LEASE = timedelta(minutes=5)  # a row being sent; a sender that died frees it after this
 MAX_BACKOFF_SECONDS = 3600
 BATCH = 20
+# platform statuses of a visit the worker gave up (Prolific's): its unit goes back to the pool
+ABANDONED = frozenset({"RETURNED", "TIMED-OUT"})
 
 
 def backoff(attempts: int) -> timedelta:
@@ -117,9 +120,11 @@ def send_bonus(db: Database, provider: Provider, row_id: int) -> None:
 
 
 def verify_visits(db: Database, provider: Provider, task_id: int) -> int:
-    """Check completed units against the visits the platform lists (Prolific); a unit it does
-    not list is marked unverified and its submission flagged for review. Returns how many."""
-    listed = provider.listed_sessions()
+    """Check the task's units against the visits the platform lists (Prolific). A completed
+    unit it does not list is marked unverified and its submission flagged for review; an open
+    unit whose visit the worker returned or let time out there goes back to the pool now, not
+    at our own deadline. Returns how many units were flagged."""
+    listed = provider.listed_visits()
     if listed is None:
         return 0
     with db.read() as session:
@@ -128,8 +133,14 @@ def verify_visits(db: Database, provider: Provider, task_id: int) -> int:
             .join(Worker, Worker.id == Unit.worker_id).join(Assignment)
             .join(Submission, Submission.unit_id == Unit.id)
             .where(Assignment.task_id == task_id, Unit.provider_verified.is_not(True))).all()
+        open_units = session.execute(
+            select(Unit.id, Worker.provider_worker_id, Unit.provider_session)
+            .join(Worker, Worker.id == Unit.worker_id).join(Assignment)
+            .where(Assignment.task_id == task_id, Unit.status == "assigned")).all()
     forged = [u for u, worker, visit in units if (worker, visit) not in listed]
     verified = [u for u, worker, visit in units if (worker, visit) in listed]
+    abandoned = [u for u, worker, visit in open_units
+                 if listed.get((worker, visit)) in ABANDONED]
     with db.session() as session:
         if verified:
             session.execute(update(Unit).where(Unit.id.in_(verified))
@@ -139,8 +150,10 @@ def verify_visits(db: Database, provider: Provider, task_id: int) -> int:
                             .values(provider_verified=False))
             session.execute(update(Submission).where(Submission.unit_id.in_(forged))
                             .values(flagged_for_review=True))
+        if abandoned:  # only if still open: a submit that committed meanwhile stays
+            release_units(session, (Unit.id.in_(abandoned), Unit.status == "assigned"),
+                          "timed_out")
     return len(forged)
-
 
 def sync_due(db: Database, provider: Provider, task_id: int) -> None:
     """One pass: decisions, then bonuses, that are due (oldest first)."""

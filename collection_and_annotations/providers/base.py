@@ -123,9 +123,10 @@ class Provider(Protocol):
         """Where a worker arriving from the platform (its URL parameters) is sent: the page,
         with a link this server signed. Raises IdentityRefused."""
 
-    def listed_sessions(self) -> set[tuple[str, str]] | None:
-        """(worker id, session id) of every visit the platform lists for this run, to verify
-        identities taken from URL parameters; None when the platform vouched at claim."""
+    def listed_visits(self) -> dict[tuple[str, str], str] | None:
+        """(worker id, session id) -> the platform's status of every visit it lists for this
+        run, to verify identities taken from URL parameters and to free the units of visits
+        the worker gave up on the platform; None when the platform vouched at claim."""
 
 
 class NoPlatform:
@@ -156,5 +157,5 @@ class NoPlatform:
     def unblock(self, worker_id: str) -> bool:
         return False
 
-    def listed_sessions(self) -> set[tuple[str, str]] | None:
+    def listed_visits(self) -> dict[tuple[str, str], str] | None:
         return None

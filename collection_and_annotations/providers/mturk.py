@@ -201,5 +201,5 @@ class MTurkProvider:
         call(self.client.delete_worker_block, WorkerId=worker_id, Reason="unblocked")
         return True
 
-    def listed_sessions(self) -> set[tuple[str, str]] | None:
+    def listed_visits(self) -> dict[tuple[str, str], str] | None:
         return None  # MTurk pays only assignments it assigned: a forged id cannot be paid

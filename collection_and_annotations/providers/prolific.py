@@ -168,8 +168,8 @@ class ProlificProvider:
     def unblock(self, worker_id: str) -> bool:
         return False
 
-    def listed_sessions(self) -> set[tuple[str, str]] | None:
-        return {(s.get("participant_id") or s.get("participant"), s["id"])
+    def listed_visits(self) -> dict[tuple[str, str], str] | None:
+        return {(s.get("participant_id") or s.get("participant"), s["id"]): s.get("status", "")
                 for s in self.api.submissions(self._study())}
 
     def _study(self) -> str:

@@ -172,3 +172,22 @@ def test_forged_pid_is_flagged_and_never_paid(task_for, fake_prolific):
     bonus = task.post(f"units/{forged}/bonus", {"amount": 1, "reason": "x"})
     assert bonus.status_code == 409
     assert fake_prolific.count("POST", "submissions/") == 0
+
+
+def test_a_returned_visit_frees_its_unit_at_once(task_for, fake_prolific):
+    task = _task(task_for, fake_prolific, groups=1)
+    visit = {"PROLIFIC_PID": "p1", "STUDY_ID": "study1", "SESSION_ID": "s1"}
+    held = task.client.post("/api/claim", json=visit).get_json()["unit_id"]
+    fake_prolific.submissions["study1"].append({"id": "s1", "participant_id": "p1",
+                                                "status": "ACTIVE"})
+    verify_visits(task.served.db, task.served.provider, task.served.task_id)
+    busy = task.client.post("/api/claim", json={**visit, "PROLIFIC_PID": "p2",
+                                                "SESSION_ID": "s2"})
+    assert busy.status_code == 409  # the only unit is still p1's while they work
+    fake_prolific.submissions["study1"][0]["status"] = "RETURNED"  # p1 gave up on Prolific
+    verify_visits(task.served.db, task.served.provider, task.served.task_id)
+    with task.served.db.read() as session:
+        assert session.scalar(select(Unit.status).where(Unit.public_id == held)) == "launched"
+    taken = task.client.post("/api/claim", json={**visit, "PROLIFIC_PID": "p2",
+                                                 "SESSION_ID": "s2"})
+    assert taken.status_code == 200 and taken.get_json()["unit_id"] == held
