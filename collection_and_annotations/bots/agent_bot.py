@@ -3,8 +3,10 @@ Python-agent and ParlAI kinds, which differ only in how an agent is made."""
 
 from __future__ import annotations
 
+import json
+import os
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from typing import Any
 
 from collection_and_annotations.bots.base import BotUnavailable, Turn
@@ -13,6 +15,10 @@ from collection_and_annotations.bots.blocking import BlockingCalls
 WORKER_ID = "Worker"
 _END = object()
 _UNSET = object()
+# State loaded in this process, by what it was loaded from: the launch check loads a model and
+# the server's bots (built again, in the server's event loop) find it here instead of loading
+# it a second time. The process id is part of the key: a forked server process loads its own.
+_LOADED: dict[tuple[Hashable, ...], Any] = {}
 
 
 class AgentBot:
@@ -29,6 +35,10 @@ class AgentBot:
         """Blocking: the state every conversation's agent is made from."""
         raise NotImplementedError
 
+    def _load_key(self) -> tuple[Hashable, ...]:
+        """What `_load` depends on: bots with the same key share what it loaded."""
+        return (type(self), json.dumps(self.settings(), sort_keys=True, default=str))
+
     def _new_agent(self, shared: Any) -> Any:
         """Blocking: a fresh agent for one conversation."""
         raise NotImplementedError
@@ -39,7 +49,10 @@ class AgentBot:
     def _shared_state(self) -> Any:
         with self._lock:
             if self._shared is _UNSET:
-                self._shared = self._load()
+                key = (os.getpid(), *self._load_key())
+                if key not in _LOADED:
+                    _LOADED[key] = self._load()
+                self._shared = _LOADED[key]
             return self._shared
 
     def session(self, conversation_id: str) -> AgentSession:

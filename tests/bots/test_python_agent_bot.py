@@ -161,6 +161,16 @@ async def test_streaming_agent_and_shared_state_loaded_once(tmp_path, context):
     assert await reply(bot.session("b"), "three") == ["THREE "]
     assert _module(bot).LOADS == ["weights"]
     await bot.aclose()
+    # The server builds its bots again after the launch check: the weights are not reloaded.
+    again = _bot(tmp_path, context, "--model internal:streamer")
+    assert again is not bot
+    assert await reply(again.session("c"), "four") == ["FOUR "]
+    assert _module(again).LOADS == ["weights"]
+    other = _bot(tmp_path, context, "--model internal:streamer --temperature 0.5")
+    assert await reply(other.session("d"), "five") == ["FIVE "]
+    assert _module(other).LOADS == ["weights", "weights"]  # other options: its own load
+    await again.aclose()
+    await other.aclose()
 
 
 @pytest.mark.parametrize(("source", "reason"), [

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import sys
+from collections.abc import Hashable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -74,6 +75,10 @@ class PythonAgentBot(AgentBot):
 
     def _load(self) -> Any:
         return self._make().share() if self._shares else None
+
+    def _load_key(self) -> tuple[Hashable, ...]:
+        """The class itself: two files may define agents of the same name."""
+        return (*super()._load_key(), self._agent_class)
 
     def _new_agent(self, shared: Any) -> Any:
         return self._make(shared) if shared is not None else self._make()
