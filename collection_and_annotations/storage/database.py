@@ -116,7 +116,9 @@ class Database:
         # faster than letting them poll the file lock through busy_timeout's sleeps. Readers
         # never wait for it.
         self._sqlite = url.startswith("sqlite")
-        self._serialize_writes = threading.Lock() if self._sqlite else nullcontext()
+        self.write_lock = threading.Lock() if self._sqlite else None
+        self._serialize_writes = self.write_lock or nullcontext()
+        self.dialect = self.engine.dialect.name
 
     def check_reachable(self) -> None:
         """Connect and check the schema is ours and not newer, before anything is written."""
@@ -209,6 +211,12 @@ class Database:
             return
         with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.exec_driver_sql(f"VACUUM (ANALYZE) {', '.join(tables)}")
+
+    def checkpoint(self) -> None:
+        """SQLite: copy the write-ahead log into the database without waiting for anyone (for
+        writers whose own connection never does, storage/loop_writes.py)."""
+        with self.engine.connect() as connection:
+            connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
     def dispose(self) -> None:
         self.engine.dispose()
