@@ -215,11 +215,8 @@ class Database:
     def checkpoint(self) -> None:
         """SQLite: copy the write-ahead log into the database without waiting for anyone (for
         writers whose own connection never does, storage/loop_writes.py)."""
-        connection = self.engine.raw_connection()
-        try:
-            connection.cursor().execute("PRAGMA wal_checkpoint(PASSIVE)").close()
-        finally:
-            connection.close()
+        with self.engine.connect() as connection:
+            connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
     def dispose(self) -> None:
         self.engine.dispose()
