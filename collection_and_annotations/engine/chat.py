@@ -26,7 +26,6 @@ from collection_and_annotations.engine.chat_sql import ChatStatements, chat_sql,
 from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.engine.work import WorkRefused, owned_unit
 from collection_and_annotations.storage.database import Database
-from collection_and_annotations.storage.loop_writes import LoopWrites
 from collection_and_annotations.storage.models import (
     Assignment,
     Conversation,
@@ -347,9 +346,8 @@ def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
                     bots[position], layout, 1, (Turn("worker", OPENER),), now)
 
 
-def send(db: Database | LoopWrites, public_id: str, worker_id: int, text: Any,
-         client_message_id: Any, rules: ChatRules, label: Any = None
-         ) -> tuple[dict[str, Any], ReplyJob | None]:
+def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
+         rules: ChatRules, label: Any = None) -> tuple[dict[str, Any], ReplyJob | None]:
     """Store the worker's message (and `label`, the online annotation of the bot's last
     message); returns what the API answers and the bot turn to run (None when this was a
     retry of a message already stored)."""
@@ -359,7 +357,7 @@ def send(db: Database | LoopWrites, public_id: str, worker_id: int, text: Any,
         raise WorkRefused(f"the message is longer than {rules.max_message_chars} characters; "
                           "shorten it", 413)
     client_id = str(client_message_id)[:64] if client_message_id else None
-    sql = chat_sql(db.dialect)
+    sql = chat_sql(db.engine.dialect.name)
     with db.driver_transaction() as cursor:
         chat = _lock_chat(cursor, sql, public_id, worker_id)
         unit, conversation = chat.unit, chat.conversation
@@ -441,7 +439,7 @@ def _label_last_reply(cursor: Any, sql: ChatStatements, conversation_id: int,
 
 def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
     """Ask the bot again for a reply that failed with a retryable error."""
-    sql = chat_sql(db.dialect)
+    sql = chat_sql(db.engine.dialect.name)
     with db.driver_transaction() as cursor:
         chat = _lock_chat(cursor, sql, public_id, worker_id)
         unit, conversation, history = chat.unit, chat.conversation, chat.history
@@ -463,12 +461,12 @@ def _waits_for(cursor: Any, sql: ChatStatements, job: ReplyJob) -> bool:
     return cursor.fetchone() == ("active", BOT)
 
 
-def store_reply(db: Database | LoopWrites, job: ReplyJob, text: str,
-                bot_settings: dict[str, Any], first_piece_ms: int | None, latency_ms: int,
-                rules: ChatRules) -> dict[str, Any] | None:
+def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, Any],
+                first_piece_ms: int | None, latency_ms: int, rules: ChatRules
+                ) -> dict[str, Any] | None:
     """Store the bot's message; None when the conversation stopped waiting for it (the unit
     timed out or went back to the pool meanwhile): the reply is dropped."""
-    sql = chat_sql(db.dialect)
+    sql = chat_sql(db.engine.dialect.name)
     with db.driver_transaction() as cursor:
         if not _waits_for(cursor, sql, job):
             return None

@@ -116,9 +116,7 @@ class Database:
         # faster than letting them poll the file lock through busy_timeout's sleeps. Readers
         # never wait for it.
         self._sqlite = url.startswith("sqlite")
-        self.write_lock = threading.Lock() if self._sqlite else None
-        self._serialize_writes = self.write_lock or nullcontext()
-        self.dialect = self.engine.dialect.name
+        self._serialize_writes = threading.Lock() if self._sqlite else nullcontext()
 
     def check_reachable(self) -> None:
         """Connect and check the schema is ours and not newer, before anything is written."""
@@ -211,12 +209,6 @@ class Database:
             return
         with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.exec_driver_sql(f"VACUUM (ANALYZE) {', '.join(tables)}")
-
-    def checkpoint(self) -> None:
-        """SQLite: copy the write-ahead log into the database without waiting for anyone (for
-        writers whose own connection never does, storage/loop_writes.py)."""
-        with self.engine.connect() as connection:
-            connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -27,12 +27,10 @@ from collection_and_annotations.server.json_input import InvalidJson, parse_json
 from collection_and_annotations.server.security import SECURITY_HEADERS, HostCheck
 from collection_and_annotations.server.thread_pool import ThreadPool
 from collection_and_annotations.storage.database import Database
-from collection_and_annotations.storage.loop_writes import LoopWrites, WriterBusy
 
 PREFIX = "/api/chat/"
 MAX_BODY = 64_000
 DB_THREADS = 4
-CHECKPOINT_EVERY = 500  # commits in the loop (a few pages each; SQLite's own default: 1,000 pages)
 T = TypeVar("T")
 _HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
 
@@ -45,29 +43,12 @@ class ChatApp:
         self.relay = relay
         self.bus = ChatBus()
         self.threads = ThreadPool(DB_THREADS, "chat-db")
-        self.loop_writes: LoopWrites | None = None
-        self._checkpoint: asyncio.Future[None] | None = None
         self.runner: ChatRunner | None = None
         self._starting: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
         return await self.threads.run(function, *args)
-
-    async def write(self, step: Callable[..., T], *args: Any) -> T:
-        """A short chat step `step(db, *args)` (a message, a bot reply): in the loop when
-        SQLite's writer is free (storage/loop_writes.py), else in a thread."""
-        if self.loop_writes is not None:
-            try:
-                result = step(self.loop_writes, *args)
-            except WriterBusy:
-                pass
-            else:
-                if self.loop_writes.commits % CHECKPOINT_EVERY == 0 and (
-                        self._checkpoint is None or self._checkpoint.done()):
-                    self._checkpoint = asyncio.ensure_future(self.in_thread(self.db.checkpoint))
-                return result
-        return await self.in_thread(step, self.db, *args)
 
     async def _runner(self) -> ChatRunner:
         """Bots and the relay are made in the process and loop that serve (after any fork)."""
@@ -80,11 +61,8 @@ class ChatApp:
                         self.bus.relay = PostgresRelay(self.db.url, self.bus)
                         await self.bus.relay.start()
                     bots = await self.in_thread(self.make_bots)
-                    if self.db.write_lock is not None:
-                        self.loop_writes = LoopWrites(self.db)
                     self.runner = ChatRunner(self.db, bots, self.rules, self.bus,
-                                             self.in_thread, self.write,
-                                             self._publish_job_state)
+                                             self.in_thread, self._publish_job_state)
         return self.runner
 
     async def _publish_job_state(self, job: ReplyJob) -> None:
@@ -98,8 +76,6 @@ class ChatApp:
             await self.runner.aclose()
         if self.bus.relay is not None:
             await self.bus.relay.aclose()
-        if self.loop_writes is not None:
-            self.loop_writes.close()
         self.threads.shutdown()
 
     # -- HTTP ------------------------------------------------------------------------------
@@ -158,9 +134,9 @@ class ChatApp:
     async def _message(self, unit: str, worker_id: int, body: dict[str, Any],
                        _receive: Receive, send: Send) -> None:
         runner = await self._runner()
-        answer, job = await self.write(chat.send, unit, worker_id, body.get("text"),
-                                       body.get("client_message_id"), self.rules,
-                                       body.get("label"))
+        answer, job = await self.in_thread(chat.send, self.db, unit, worker_id,
+                                           body.get("text"), body.get("client_message_id"),
+                                           self.rules, body.get("label"))
         if job is not None:
             self.bus.publish(unit, "message", {
                 "position": job.position, "index": answer["index"], "role": "worker",

@@ -29,11 +29,10 @@ EMPTY = "Your partner did not answer. Press Try again to ask again."
 
 class ChatRunner:
     def __init__(self, db: Database, bots: Mapping[str, Bot], rules: ChatRules, bus: ChatBus,
-                 in_thread: Callable[..., Awaitable[Any]], write: Callable[..., Awaitable[Any]],
+                 in_thread: Callable[..., Awaitable[Any]],
                  on_change: Callable[[ReplyJob], Awaitable[None]]):
         self.db, self.bots, self.rules, self.bus = db, bots, rules, bus
         self.in_thread = in_thread  # runs a blocking database call off the event loop
-        self.write = write  # runs a short chat step `step(db, ...)` (ChatApp.write)
         self.on_change = on_change  # publishes the new state of a job's chat
         self.sessions: dict[int, BotSession] = {}
         self.live: dict[int, list[str]] = {}  # conversation id -> pieces of the reply so far
@@ -79,8 +78,8 @@ class ChatRunner:
             return
         finally:
             self.live.pop(job.conversation_id, None)
-        message = await self.write(
-            store_reply, job, "".join(pieces), bot.settings(), first_piece_ms,
+        message = await self.in_thread(
+            store_reply, self.db, job, "".join(pieces), bot.settings(), first_piece_ms,
             round((time.monotonic() - started) * 1000), self.rules)
         if message is not None:
             self.bus.publish(job.public_id, "message", message)
