@@ -88,13 +88,30 @@ def data_location(url: str) -> str:
     return parsed.set(password=None).render_as_string(hide_password=False)
 
 
+def checked_provider(cfg: DictConfig) -> type[Provider]:
+    """The conf's provider class, its own check passed (credentials) before anything is
+    written or sent."""
+    provider_cls = provider_class(cfg.mephisto.provider._provider_type)
+    check = getattr(provider_cls, "check", None)
+    if check is not None:
+        check(cfg)
+    return provider_cls
+
+
+def requester_lines(served: ServedTask) -> list[str]:
+    """Where the requester works: the dashboard, the API and its token."""
+    url = served.provider.public_url
+    return [f"dashboard: {url}/dashboard  (sign in with the requester token)",
+            f"requester API: {url}/api/requester/progress",
+            f"  token: {requester_token(served.secret)}  "
+            "(send as 'Authorization: Bearer <token>')"]
+
+
 def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     """Every check that needs no writes, in the order a user fixes them."""
     blueprint = build_blueprint(cfg)
     check_services_supported(cfg)
-    check_provider = getattr(provider_class(cfg.mephisto.provider._provider_type), "check", None)
-    if check_provider is not None:
-        check_provider(cfg)  # credentials, before anything is written
+    checked_provider(cfg)
     check_bots = getattr(blueprint, "check_bots", None)
     if check_bots is not None:
         for warning in check_bots():
@@ -191,7 +208,7 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     served = _load(cfg, conf_path)
     architect = cfg.mephisto.architect
     http = HttpService(served, architect.hostname, architect.port, architect.server_processes,
-                       HostNames(architect.allowed_hosts, architect.trusted_proxies))
+                       HostNames.of(architect))
     # `kill` (SIGTERM) stops as cleanly as Ctrl-C: server processes ended, run closed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     finished = _announce(served)
@@ -236,10 +253,7 @@ def _announce(served: ServedTask) -> bool:
         print("worker links (each new assignment_id gives that worker a new unit):")
         for i in range(1, SAMPLE_LINKS + 1):
             print(f"  {provider.link(f'worker_{i}', '1')}")
-    token = requester_token(served.secret)
-    print(f"dashboard: {provider.public_url}/dashboard  (sign in with the requester token)")
-    print(f"requester API: {provider.public_url}/api/requester/progress")
-    print(f"  token: {token}  (send as 'Authorization: Bearer <token>')")
+    print("\n".join(requester_lines(served)))
     print(f"  submissions: {provider.public_url}/api/requester/submissions?format=csv")
     if getattr(provider, "require_signature", True) and not finished:
         print(f"  more signed links: {provider.public_url}/api/requester/links?worker_id=W&n=3")

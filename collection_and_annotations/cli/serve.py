@@ -16,7 +16,9 @@ from collection_and_annotations.cli.database_options import database_options, st
 from collection_and_annotations.cli.run import (
     base_url,
     check_port_free,
+    checked_provider,
     data_location,
+    requester_lines,
     served_task,
 )
 from collection_and_annotations.config.checks import bad_address
@@ -25,9 +27,7 @@ from collection_and_annotations.engine.provider_sync import ProviderSync
 from collection_and_annotations.engine.runs import Progress, unit_counts
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
-from collection_and_annotations.providers import provider_class
 from collection_and_annotations.server.app import check_frontend_built
-from collection_and_annotations.server.auth import requester_token
 from collection_and_annotations.server.http import HostNames, HttpService
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import Task, TaskRun
@@ -93,31 +93,22 @@ def _open(db: Database, task_name: str, host: str, port: int,
     except UserError as exc:
         raise UserError(f"the files of task '{task_name}' (conf {run.config.get('conf_path')}) "
                         f"cannot be read any more: {exc}") from None
-    provider_cls = provider_class(cfg.mephisto.provider._provider_type)
-    check_provider = getattr(provider_cls, "check", None)
-    if check_provider is not None:
-        check_provider(cfg)  # credentials for review actions and bonuses
+    provider_cls = checked_provider(cfg)  # credentials for review actions and bonuses
     check_port_free(host, port)
     check_frontend_built()
     db.migrate()
     secret = db.setting("secret")
     provider = provider_cls.create(cfg, secret, base_url(cfg.mephisto.architect))
-    architect = cfg.mephisto.architect
     return (served_task(cfg, db, blueprint, (run.task_id, run.id), provider, secret,
-                        taking_work=False),
-            HostNames(architect.allowed_hosts, architect.trusted_proxies))
+                        taking_work=False), HostNames.of(cfg.mephisto.architect))
 
 
 def _announce(served: ServedTask) -> None:
     progress = Progress.of(unit_counts(served.db, served.task_id))
     state = "complete" if progress.complete else "not complete"
-    url = served.provider.public_url
     click.echo(f"task '{served.task_name}', run {served.run_id}: {progress.done}/"
                f"{progress.total} units completed ({state}); open for review only, no worker "
                "gets new work")
     click.echo(f"data: {data_location(served.db.url)}")
-    click.echo(f"dashboard: {url}/dashboard  (sign in with the requester token)")
-    click.echo(f"requester API: {url}/api/requester/progress")
-    click.echo(f"  token: {requester_token(served.secret)}  "
-               "(send as 'Authorization: Bearer <token>')")
-    click.echo("press Ctrl-C to stop")
+    for line in [*requester_lines(served), "press Ctrl-C to stop"]:
+        click.echo(line)

@@ -16,7 +16,8 @@ from sqlalchemy import ColumnElement, and_, case, func, literal, or_, select
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import QUALITY_POOLS
-from collection_and_annotations.engine.runs import DONE_STATUSES, Progress
+from collection_and_annotations.engine.provider_sync import FAILED_DECISION, UNSETTLED_BONUS
+from collection_and_annotations.engine.runs import DONE_STATUSES, Progress, task_units
 from collection_and_annotations.quality.stats import Outcomes, task_outcomes, worker_outcomes
 from collection_and_annotations.storage.models import (
     Assignment,
@@ -169,23 +170,26 @@ def _quotas(session: Session, task_id: int, pools: Mapping[str, str]) -> list[di
 
 
 def sync_failure_counts(session: Session, task_id: int) -> dict[str, int]:
-    units = select(Unit.id).join(Assignment).where(in_task(task_id))
+    units = task_units(task_id)
     return {
         "reviews": session.scalar(select(func.count()).select_from(ReviewDecision).where(
-            ReviewDecision.unit_id.in_(units), ReviewDecision.sync_state == "failed")) or 0,
+            ReviewDecision.unit_id.in_(units), FAILED_DECISION)) or 0,
         "bonuses": session.scalar(select(func.count()).select_from(Bonus).where(
-            Bonus.unit_id.in_(units), Bonus.state.in_(("failed", "uncertain")))) or 0,
+            Bonus.unit_id.in_(units), UNSETTLED_BONUS)) or 0,
     }
 
 
 def overview(session: Session, task_id: int, run_id: int, progress: Progress,
-             chat_pools: Mapping[str, str]) -> dict[str, Any]:
+             chat_pools: Mapping[str, str], taking_work: bool = True) -> dict[str, Any]:
     """Everything of the overview but the names the server adds (task, provider).
-    `progress` from `runs.unit_counts`; `chat_pools` pool -> bot spec ({} without chats)."""
+    `progress` from `runs.unit_counts`; `chat_pools` pool -> bot spec ({} without chats);
+    `taking_work` False: a review-only server (`serve --task`), whose state says so."""
     now = utcnow()
     status = session.scalar(select(TaskRun.status).where(TaskRun.id == run_id)) or "running"
-    state = "complete" if progress.total and progress.done == progress.total else \
-        RUN_STATES.get(status, status)
+    if progress.total and progress.complete:
+        state = "complete"
+    else:
+        state = RUN_STATES.get(status, status) if taking_work else "review_only"
     timing = unit_timings(session, task_id, by_worker=False).get(0, Timing())
     outcomes = task_outcomes(session, task_id)
     live = session.scalar(select(func.count()).select_from(Conversation)

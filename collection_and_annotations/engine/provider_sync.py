@@ -16,6 +16,7 @@ from datetime import timedelta
 from sqlalchemy import select, update
 
 from collection_and_annotations.engine.allocation import release_units
+from collection_and_annotations.engine.runs import task_units
 from collection_and_annotations.providers.base import Provider, ProviderError, Visit
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -31,6 +32,9 @@ from collection_and_annotations.storage.models import (
 LEASE = timedelta(minutes=5)  # a row being sent; a sender that died frees it after this
 MAX_BACKOFF_SECONDS = 3600
 BATCH = 20
+# sends the requester is shown and may retry or settle (the dashboard's "not sent" lists)
+FAILED_DECISION = ReviewDecision.sync_state == "failed"
+UNSETTLED_BONUS = Bonus.state.in_(("failed", "uncertain"))
 # platform statuses of a visit the worker gave up (Prolific's): its unit goes back to the pool
 ABANDONED = frozenset({"RETURNED", "TIMED-OUT"})
 
@@ -158,7 +162,7 @@ def verify_visits(db: Database, provider: Provider, task_id: int) -> int:
 def sync_due(db: Database, provider: Provider, task_id: int) -> None:
     """One pass: decisions, then bonuses, that are due (oldest first)."""
     now = utcnow()
-    in_task = select(Unit.id).join(Assignment).where(Assignment.task_id == task_id)
+    in_task = task_units(task_id)
     with db.read() as session:
         reviews = session.scalars(
             select(ReviewDecision.id).where(

@@ -16,8 +16,13 @@ from sqlalchemy.orm import Session
 from collection_and_annotations.blueprints.base import MAIN_POOL, QUALITY_POOLS
 from collection_and_annotations.engine.chat import transcripts
 from collection_and_annotations.engine.dashboard import in_task, seconds_between
-from collection_and_annotations.engine.provider_sync import sync_due
+from collection_and_annotations.engine.provider_sync import (
+    FAILED_DECISION,
+    UNSETTLED_BONUS,
+    sync_due,
+)
 from collection_and_annotations.engine.review import ReviewRefused, bonus_json, decision_json
+from collection_and_annotations.engine.runs import task_units
 from collection_and_annotations.providers.base import Provider
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -210,12 +215,12 @@ def sync_failures(session: Session, task_id: int) -> dict[str, Any]:
     """Decisions whose send failed; bonuses that failed or may or may not have been paid."""
     reviews = session.execute(
         select(Unit.public_id, ReviewDecision).join(Unit, Unit.id == ReviewDecision.unit_id)
-        .join(Assignment).where(in_task(task_id), ReviewDecision.sync_state == "failed")
+        .join(Assignment).where(in_task(task_id), FAILED_DECISION)
         .order_by(ReviewDecision.id)).all()
     bonuses = session.execute(
         select(Unit.public_id, Worker.pseudonym, Bonus).join(Unit, Unit.id == Bonus.unit_id)
         .join(Assignment).join(Worker, Worker.id == Bonus.worker_id)
-        .where(in_task(task_id), Bonus.state.in_(("failed", "uncertain")))
+        .where(in_task(task_id), UNSETTLED_BONUS)
         .order_by(Bonus.id)).all()
     return {
         "reviews": [{"unit_id": unit_id, "decision": row.decision, "attempts": row.attempts,
@@ -231,10 +236,10 @@ def retry_failures(db: Database, provider: Provider, task_id: int) -> None:
     """Make the failed sends of the task due now and run one pass of the provider sync (the
     uncertain bonuses stay: only the requester knows whether the platform paid)."""
     now = utcnow()
-    units = select(Unit.id).join(Assignment).where(in_task(task_id))
+    units = task_units(task_id)
     with db.session() as session:
         session.execute(update(ReviewDecision).where(
-            ReviewDecision.unit_id.in_(units), ReviewDecision.sync_state == "failed")
+            ReviewDecision.unit_id.in_(units), FAILED_DECISION)
             .values(next_attempt_at=now).execution_options(synchronize_session=False))
         session.execute(update(Bonus).where(Bonus.unit_id.in_(units), Bonus.state == "failed")
                         .values(next_attempt_at=now)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Table, delete, func, insert, select, text, update
+from sqlalchemy import Connection, Select, Table, delete, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import QUALITY_POOLS, AssignmentPlan, TaskBlueprint
@@ -349,6 +349,11 @@ def end_run(db: Database, run_id: int, status: str) -> None:
         session.execute(
             update(TaskRun).where(TaskRun.id == run_id).values(status=status, ended_at=utcnow())
         )
+
+
+def task_units(task_id: int) -> Select:
+    """The ids of the task's units (every run), for `... .in_(task_units(id))`."""
+    return select(Unit.id).join(Assignment).where(Assignment.task_id == task_id)
 
 
 def unit_counts(db: Database, task_id: int) -> dict[str, int]:

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import uvicorn
 from flask import Flask
@@ -50,6 +51,11 @@ class HostNames:
 
     allowed: list[str] | None = None
     proxies: list[str] | None = None
+
+    @classmethod
+    def of(cls, architect: Any) -> HostNames:
+        """From the conf's `mephisto.architect`."""
+        return cls(architect.allowed_hosts, architect.trusted_proxies)
 
 
 class _Server(uvicorn.Server):

@@ -68,12 +68,9 @@ def overview() -> Response:
     progress = Progress.of(unit_counts(served.db, served.task_id))
     with served.db.read() as session:
         shown = overview_of(session, served.task_id, served.run_id, progress,
-                            _chat_pools(served))
-    state = shown.pop("state")
-    if not served.taking_work and state != "complete":
-        state = "review_only"  # `serve --task`: nobody gets work from this server
+                            _chat_pools(served), served.taking_work)
     return jsonify({"task": served.task_name, "current_run": served.run_id,
-                    "state": state, "provider": served.provider.name, **shown})
+                    "state": shown.pop("state"), "provider": served.provider.name, **shown})
 
 
 @requester_api.get("/workers")
