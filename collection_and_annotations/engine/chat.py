@@ -13,7 +13,7 @@ finishes with `store_reply` or `reply_failed`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, Protocol
@@ -285,7 +285,7 @@ class _Message(NamedTuple):
 
 
 @dataclass(frozen=True)
-class _LockedChat:
+class LockedChat:
     """The worker's unit, locked, with its current conversation and that one's messages."""
 
     unit: _Unit
@@ -297,14 +297,22 @@ class _LockedChat:
         return tuple(Turn(m.role, m.text) for m in self.messages)
 
 
-def _lock_chat(cursor: Any, sql: ChatStatements, public_id: str, worker_id: int) -> _LockedChat:
+def _lock_chat(cursor: Any, sql: ChatStatements, public_id: str, worker_id: int) -> LockedChat:
     """One statement: the unit row locked first, as every step does."""
     cursor.execute(sql.lock_chat, {"public_id": public_id})
     rows = cursor.fetchall()
-    unit = _open(owned_unit(_Unit(*rows[0][:4]) if rows else None, worker_id))
-    conversation = None if rows[0][4] is None else _Current(*rows[0][4:10])
-    return _LockedChat(unit, conversation,
-                       [_Message(*row[10:]) for row in rows if row[10] is not None])
+    return locked_chat(rows[0][:10] if rows else None,
+                       [row[10:] for row in rows if row[10] is not None], worker_id)
+
+
+def locked_chat(head: Sequence[Any] | None, messages: Sequence[Sequence[Any]],
+                worker_id: int) -> LockedChat:
+    """The chat from its unit and conversation columns (`lock_chat`'s first ten) and its
+    message rows; WorkRefused when the unit is not this worker's or no longer takes steps."""
+    unit = _open(owned_unit(_Unit(*head[:4]) if head else None, worker_id))
+    conversation = None if head[4] is None else _Current(*head[4:10])
+    return LockedChat(unit, conversation,
+                       sorted((_Message(*row) for row in messages), key=lambda m: m.index))
 
 
 def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
@@ -316,8 +324,15 @@ def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
         unit = _assigned_unit(connection, public_id, worker_id)
         layout = full_layout(unit.data, unit.layout)
         job = _begin(connection, unit, public_id, worker_id, layout, rules)
-        return job, chat_state(connection, unit.id, unit.times_expired, layout, rules,
-                               live_text)
+    return job, _state_after(db, unit, layout, rules, live_text)
+
+
+def _state_after(db: Database, unit: Row, layout: dict[str, Any], rules: ChatRules,
+                 live_text: Callable[[int], str | None]) -> dict[str, Any]:
+    """The `chat` object once a step has committed, read outside its write transaction (so
+    the write lock is held for the step's writes alone): the step's change, or a later one."""
+    with db.snapshot() as connection:
+        return chat_state(connection, unit.id, unit.times_expired, layout, rules, live_text)
 
 
 def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
@@ -346,44 +361,64 @@ def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
                     bots[position], layout, 1, (Turn("worker", OPENER),), now)
 
 
-def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
-         rules: ChatRules, label: Any = None) -> tuple[dict[str, Any], ReplyJob | None]:
-    """Store the worker's message (and `label`, the online annotation of the bot's last
-    message); returns what the API answers and the bot turn to run (None when this was a
-    retry of a message already stored)."""
+def check_text(text: Any, rules: ChatRules) -> str:
+    """A worker's message as sent, refused when empty or too long."""
     if not isinstance(text, str) or not text.strip():
         raise WorkRefused("the message is empty; write something first", 422)
     if len(text) > rules.max_message_chars:
         raise WorkRefused(f"the message is longer than {rules.max_message_chars} characters; "
                           "shorten it", 413)
-    client_id = str(client_message_id)[:64] if client_message_id else None
+    return text
+
+
+def client_id_of(client_message_id: Any) -> str | None:
+    return str(client_message_id)[:64] if client_message_id else None
+
+
+def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
+         rules: ChatRules, label: Any = None) -> tuple[dict[str, Any], ReplyJob | None]:
+    """Store the worker's message (and `label`, the online annotation of the bot's last
+    message); returns what the API answers and the bot turn to run (None when this was a
+    retry of a message already stored)."""
+    text, client_id = check_text(text, rules), client_id_of(client_message_id)
     sql = chat_sql(db.engine.dialect.name)
     with db.driver_transaction() as cursor:
         chat = _lock_chat(cursor, sql, public_id, worker_id)
-        unit, conversation = chat.unit, chat.conversation
-        if client_id is not None:
-            repeated = next((m for m in chat.messages if m.client_message_id == client_id), None)
-            if repeated is not None:
-                return {"index": repeated.index,
-                        "sent_at": iso_utc(sql.read_time(repeated.sent_at))}, None
-        if conversation is None or conversation.status != "active":
-            raise WorkRefused("no chat is open: start the chat first", 409)
-        if conversation.awaiting != WORKER:
-            raise WorkRefused("your partner has not answered yet; wait for the reply", 409)
-        if conversation.turns_done >= rules.num_turns:
-            raise WorkRefused(f"this chat has its {rules.num_turns} turns; end it with the "
-                              "End chat button", 409)
-        history = chat.history
-        _label_last_reply(cursor, sql, conversation.id, chat, label, rules)
-        now = utcnow()
-        index = len(history)
-        cursor.execute(sql.add_message, sql.message(conversation.id, index, "worker", text, now,
-                                                    client_message_id=client_id))
-        cursor.execute(sql.worker_spoke, {"conversation_id": conversation.id})
-        job = ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
-                       conversation.position, conversation.bot, None, index + 1,
-                       (*history, Turn("worker", text)), now)
-        return {"index": index, "sent_at": iso_utc(now)}, job
+        answer, job, row = accept_message(cursor, sql, chat, public_id, text, client_id,
+                                          label, rules, utcnow())
+        if row is not None:
+            cursor.execute(sql.add_message, row)
+            cursor.execute(sql.worker_spoke, {"conversation_id": chat.conversation.id})
+        return answer, job
+
+
+def accept_message(cursor: Any, sql: ChatStatements, chat: LockedChat, public_id: str,
+                   text: str, client_id: str | None, label: Any, rules: ChatRules,
+                   now: datetime) -> tuple[dict[str, Any], ReplyJob | None, dict[str, Any] | None]:
+    """The checks of a worker's message against its locked chat (WorkRefused when it may not
+    be sent) and its online label stored: the answer, the bot turn and the message row to
+    insert, or the earlier answer alone when this repeats a message already stored."""
+    unit, conversation = chat.unit, chat.conversation
+    if client_id is not None:
+        repeated = next((m for m in chat.messages if m.client_message_id == client_id), None)
+        if repeated is not None:
+            return {"index": repeated.index,
+                    "sent_at": iso_utc(sql.read_time(repeated.sent_at))}, None, None
+    if conversation is None or conversation.status != "active":
+        raise WorkRefused("no chat is open: start the chat first", 409)
+    if conversation.awaiting != WORKER:
+        raise WorkRefused("your partner has not answered yet; wait for the reply", 409)
+    if conversation.turns_done >= rules.num_turns:
+        raise WorkRefused(f"this chat has its {rules.num_turns} turns; end it with the "
+                          "End chat button", 409)
+    history = chat.history
+    _label_last_reply(cursor, sql, conversation.id, chat, label, rules)
+    index = len(history)
+    job = ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
+                   conversation.position, conversation.bot, None, index + 1,
+                   (*history, Turn("worker", text)), now)
+    row = sql.message(conversation.id, index, "worker", text, now, client_message_id=client_id)
+    return {"index": index, "sent_at": iso_utc(now)}, job, row
 
 
 def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
@@ -403,13 +438,12 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
         _label_last_reply(cursor, sql, conversation.id, chat, label, rules)
         cursor.execute(sql.end_conversation, {"conversation_id": conversation.id,
                                               "now": sql.time(utcnow())})
-        return conversation.id, chat_state(connection, unit.id, unit.times_expired,
-                                           full_layout(unit.data, unit.layout), rules,
-                                           live_text)
+    return conversation.id, _state_after(db, unit, full_layout(unit.data, unit.layout), rules,
+                                         live_text)
 
 
 def _label_last_reply(cursor: Any, sql: ChatStatements, conversation_id: int,
-                      chat: _LockedChat, label: Any, rules: ChatRules) -> None:
+                      chat: LockedChat, label: Any, rules: ChatRules) -> None:
     """Check and store the online label of the conversation's last bot message, before the
     worker moves on; a required label that is missing refuses the step (422)."""
     annotations = rules.annotations
@@ -471,14 +505,30 @@ def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, 
         if not _waits_for(cursor, sql, job):
             return None
         now = utcnow()
-        cursor.execute(sql.add_message, sql.message(
-            job.conversation_id, job.index, "bot", text, now, bot=job.bot,
-            settings=bot_settings, first_piece_ms=first_piece_ms, latency_ms=latency_ms))
-        cursor.execute(sql.bot_spoke, {
-            "conversation_id": job.conversation_id,
-            "respond_by": sql.time(now + timedelta(seconds=rules.max_resp_time))})
-        return {"position": job.position, "index": job.index, "role": "bot", "text": text,
-                "sent_at": iso_utc(now)}
+        cursor.execute(sql.add_message, reply_row(sql, job, text, bot_settings, first_piece_ms,
+                                                  latency_ms, now))
+        cursor.execute(sql.bot_spoke, {"conversation_id": job.conversation_id,
+                                       "respond_by": respond_by(sql, now, rules)})
+        return shown_reply(job, text, now)
+
+
+def reply_row(sql: ChatStatements, job: ReplyJob, text: str, bot_settings: dict[str, Any],
+              first_piece_ms: int | None, latency_ms: int, now: datetime) -> dict[str, Any]:
+    """The bot message's row to insert."""
+    return sql.message(job.conversation_id, job.index, "bot", text, now, bot=job.bot,
+                       settings=bot_settings, first_piece_ms=first_piece_ms,
+                       latency_ms=latency_ms)
+
+
+def respond_by(sql: ChatStatements, now: datetime, rules: ChatRules) -> Any:
+    """The worker's deadline for answering a reply stored `now`."""
+    return sql.time(now + timedelta(seconds=rules.max_resp_time))
+
+
+def shown_reply(job: ReplyJob, text: str, now: datetime) -> dict[str, Any]:
+    """The stored reply as the chat's streams show it."""
+    return {"position": job.position, "index": job.index, "role": "bot", "text": text,
+            "sent_at": iso_utc(now)}
 
 
 def reply_failed(db: Database, job: ReplyJob, message: str, retryable: bool) -> bool:

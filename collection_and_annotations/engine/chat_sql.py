@@ -21,8 +21,9 @@ from sqlalchemy import Connection
 _PARAM = re.compile(r"(?<![:\w]):(\w+)")
 _MESSAGE_COLUMNS = ("conversation_id", "index", "role", "text", "sent_at", "bot", "settings",
                     "first_piece_ms", "latency_ms", "client_message_id", "opener")
-_INSERT_MESSAGE = (f"INSERT INTO messages ({', '.join(map(repr, _MESSAGE_COLUMNS))}) "
-                   f"VALUES ({', '.join(':' + c for c in _MESSAGE_COLUMNS)})").replace("'", '"')
+_COLUMN_LIST = ", ".join(f'"{c}"' for c in _MESSAGE_COLUMNS)
+_INSERT_MESSAGE = (f"INSERT INTO messages ({_COLUMN_LIST}) "
+                   f"VALUES ({', '.join(':' + c for c in _MESSAGE_COLUMNS)})")
 
 
 class ChatStatements:
@@ -69,12 +70,41 @@ class ChatStatements:
         self.set_labels = driver(
             "UPDATE messages SET labels = :labels "
             "WHERE conversation_id = :conversation_id AND \"index\" = :index")
+        if not postgres:
+            self._batch_statements()
         if postgres:
             from psycopg.types.json import Json
 
             self._json = Json
         else:
             self._json = json.dumps
+
+    def _batch_statements(self) -> None:
+        """SQLite: many steps in one transaction, each statement for all of them (see
+        engine/chat_batch.py). Lists go in as JSON and come out as one JSON value, so a
+        statement is one call into SQLite however many steps it serves."""
+        self.lock_batch = (
+            "SELECT (SELECT json_group_array(json_array(u.public_id, u.id, u.status, "
+            "u.worker_id, u.times_expired, c.id, c.position, c.bot, c.status, c.awaiting, "
+            "c.turns_done, json((SELECT json_group_array(json_array(m.\"index\", m.role, "
+            "m.text, m.client_message_id, m.sent_at, m.labels IS NOT NULL)) FROM messages m "
+            "WHERE m.conversation_id = c.id)))) FROM units u "
+            "LEFT JOIN conversations c ON c.id = (SELECT id FROM conversations "
+            "WHERE unit_id = u.id AND attempt = u.times_expired ORDER BY position DESC LIMIT 1) "
+            "WHERE u.public_id IN (SELECT value FROM json_each(:public_ids))), "
+            "(SELECT json_group_array(json_array(c.id, c.status, c.awaiting)) "
+            "FROM conversations c WHERE c.id IN (SELECT value FROM json_each(:conversation_ids)))")
+        self.add_messages = (
+            f"INSERT INTO messages ({_COLUMN_LIST}) SELECT "
+            + ", ".join(f"json_extract(value, '$[{n}]')" for n in range(len(_MESSAGE_COLUMNS)))
+            + " FROM json_each(:rows)")
+        self.workers_spoke = (
+            "UPDATE conversations SET awaiting = 'bot', turns_done = turns_done + 1, "
+            "respond_by = NULL, error = NULL "
+            "WHERE id IN (SELECT value FROM json_each(:conversation_ids))")
+        self.bots_spoke = (
+            "UPDATE conversations SET awaiting = 'worker', respond_by = :respond_by "
+            "WHERE id IN (SELECT value FROM json_each(:conversation_ids))")
 
     def time(self, moment: datetime) -> Any:
         """A time as bound: SQLite stores the ORM's text form (always with microseconds)."""
@@ -86,6 +116,11 @@ class ChatStatements:
     def json(self, value: Any) -> Any:
         """A JSON value as bound (None is SQL NULL, as the models' JSON columns store it)."""
         return None if value is None else self._json(value)
+
+    @staticmethod
+    def message_values(row: dict[str, Any]) -> list[Any]:
+        """A message's parameters (`message`) in `add_messages`' column order."""
+        return [row[c] for c in _MESSAGE_COLUMNS]
 
     def message(self, conversation_id: int, index: int, role: str, text: str,
                 sent_at: datetime, **extra: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from collection_and_annotations.bots.base import Bot
 from collection_and_annotations.engine import chat
 from collection_and_annotations.engine.chat import ChatRules, ReplyJob
+from collection_and_annotations.engine.chat_batch import MessageStep, Step, write_one
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.server.asgi_front import BodyTooLarge, Receive, Send, read_body
 from collection_and_annotations.server.auth import bearer, worker_from_token
@@ -23,6 +24,7 @@ from collection_and_annotations.server.chat.bus import (
 )
 from collection_and_annotations.server.chat.runner import ChatRunner
 from collection_and_annotations.server.chat.stream import END, EventStream
+from collection_and_annotations.server.chat.writer import StepWriter
 from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
 from collection_and_annotations.server.security import SECURITY_HEADERS, HostCheck
 from collection_and_annotations.server.thread_pool import ThreadPool
@@ -43,12 +45,20 @@ class ChatApp:
         self.relay = relay
         self.bus = ChatBus()
         self.threads = ThreadPool(DB_THREADS, "chat-db")
+        # SQLite's one writer: the frequent steps go to one thread, many to a transaction.
+        self.writer = StepWriter(db, rules) if db.engine.dialect.name == "sqlite" else None
         self.runner: ChatRunner | None = None
         self._starting: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
         return await self.threads.run(function, *args)
+
+    async def write(self, step: Step) -> Any:
+        """A message or a reply stored (engine/chat_batch.py)."""
+        if self.writer is not None:
+            return await self.writer.write(step)
+        return await self.in_thread(write_one, self.db, step, self.rules)
 
     async def _runner(self) -> ChatRunner:
         """Bots and the relay are made in the process and loop that serve (after any fork)."""
@@ -61,8 +71,8 @@ class ChatApp:
                         self.bus.relay = PostgresRelay(self.db.url, self.bus)
                         await self.bus.relay.start()
                     bots = await self.in_thread(self.make_bots)
-                    self.runner = ChatRunner(self.db, bots, self.rules, self.bus,
-                                             self.in_thread, self._publish_job_state)
+                    self.runner = ChatRunner(self.db, bots, self.bus, self.in_thread,
+                                             self.write, self._publish_job_state)
         return self.runner
 
     async def _publish_job_state(self, job: ReplyJob) -> None:
@@ -77,6 +87,8 @@ class ChatApp:
         if self.bus.relay is not None:
             await self.bus.relay.aclose()
         self.threads.shutdown()
+        if self.writer is not None:
+            self.writer.shutdown()
 
     # -- HTTP ------------------------------------------------------------------------------
 
@@ -134,9 +146,9 @@ class ChatApp:
     async def _message(self, unit: str, worker_id: int, body: dict[str, Any],
                        _receive: Receive, send: Send) -> None:
         runner = await self._runner()
-        answer, job = await self.in_thread(chat.send, self.db, unit, worker_id,
-                                           body.get("text"), body.get("client_message_id"),
-                                           self.rules, body.get("label"))
+        answer, job = await self.write(MessageStep.checked(
+            unit, worker_id, body.get("text"), body.get("client_message_id"), self.rules,
+            body.get("label")))
         if job is not None:
             self.bus.publish(unit, "message", {
                 "position": job.position, "index": answer["index"], "role": "worker",

@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from collection_and_annotations.bots.base import Bot, BotSession, BotUnavailable
-from collection_and_annotations.engine.chat import ChatRules, ReplyJob, reply_failed, store_reply
+from collection_and_annotations.engine.chat import ReplyJob, reply_failed
+from collection_and_annotations.engine.chat_batch import ReplyStep, Step
 from collection_and_annotations.server.chat.bus import ChatBus, piece_events
 from collection_and_annotations.storage.database import Database
 
@@ -28,11 +29,13 @@ EMPTY = "Your partner did not answer. Press Try again to ask again."
 
 
 class ChatRunner:
-    def __init__(self, db: Database, bots: Mapping[str, Bot], rules: ChatRules, bus: ChatBus,
+    def __init__(self, db: Database, bots: Mapping[str, Bot], bus: ChatBus,
                  in_thread: Callable[..., Awaitable[Any]],
+                 write: Callable[[Step], Awaitable[Any]],
                  on_change: Callable[[ReplyJob], Awaitable[None]]):
-        self.db, self.bots, self.rules, self.bus = db, bots, rules, bus
+        self.db, self.bots, self.bus = db, bots, bus
         self.in_thread = in_thread  # runs a blocking database call off the event loop
+        self.write = write  # stores a reply (server/chat/writer.py)
         self.on_change = on_change  # publishes the new state of a job's chat
         self.sessions: dict[int, BotSession] = {}
         self.live: dict[int, list[str]] = {}  # conversation id -> pieces of the reply so far
@@ -78,9 +81,9 @@ class ChatRunner:
             return
         finally:
             self.live.pop(job.conversation_id, None)
-        message = await self.in_thread(
-            store_reply, self.db, job, "".join(pieces), bot.settings(), first_piece_ms,
-            round((time.monotonic() - started) * 1000), self.rules)
+        message = await self.write(ReplyStep(
+            job, "".join(pieces), bot.settings(), first_piece_ms,
+            round((time.monotonic() - started) * 1000)))
         if message is not None:
             self.bus.publish(job.public_id, "message", message)
         else:

@@ -1,0 +1,158 @@
+"""The chat's frequent steps (the worker's message, the bot's reply) many to one transaction,
+on SQLite: group commit.
+
+SQLite has one writer at a time, and each call into it releases the GIL. A step run on its own
+makes about ten such calls while it holds the write lock, and under load each call can wait
+milliseconds for the GIL (the event loop streaming replies holds it), so every writer queues
+behind one that waits. Here the steps that wait together share one transaction of at most six
+calls, whatever their number: one query reads every chat they touch (as one JSON value), one
+statement inserts every message, one updates the conversations of each kind. Each step is
+checked exactly as on its own (engine/chat.py) and its outcome is its own: one step refused
+does not refuse the others.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from collection_and_annotations.engine.chat import (
+    BOT,
+    ChatRules,
+    ReplyJob,
+    accept_message,
+    check_text,
+    client_id_of,
+    locked_chat,
+    reply_row,
+    respond_by,
+    send,
+    shown_reply,
+    store_reply,
+)
+from collection_and_annotations.engine.chat_sql import chat_sql
+from collection_and_annotations.engine.work import WorkRefused
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import utcnow
+
+
+@dataclass(frozen=True)
+class MessageStep:
+    """A worker's message (engine/chat.py `send`)."""
+
+    public_id: str
+    worker_id: int
+    text: str
+    client_id: str | None
+    label: Any = None
+
+    @classmethod
+    def checked(cls, public_id: str, worker_id: int, text: Any, client_message_id: Any,
+                rules: ChatRules, label: Any = None) -> MessageStep:
+        """The step, or WorkRefused at once for what needs no database (empty, too long)."""
+        return cls(public_id, worker_id, check_text(text, rules),
+                   client_id_of(client_message_id), label)
+
+
+@dataclass(frozen=True)
+class ReplyStep:
+    """A bot's finished reply (engine/chat.py `store_reply`)."""
+
+    job: ReplyJob
+    text: str
+    settings: dict[str, Any]
+    first_piece_ms: int | None
+    latency_ms: int
+
+    @property
+    def public_id(self) -> str:
+        return self.job.public_id
+
+
+Step = MessageStep | ReplyStep
+
+
+@dataclass
+class Outcome:
+    """A step's result, or the exception it raises to its caller."""
+
+    result: Any = None
+    error: BaseException | None = None
+
+
+def write_one(db: Database, step: Step, rules: ChatRules) -> Any:
+    """A step in a transaction of its own (PostgreSQL, and the fallback of a failed batch)."""
+    if isinstance(step, MessageStep):
+        return send(db, step.public_id, step.worker_id, step.text, step.client_id, rules,
+                    step.label)
+    return store_reply(db, step.job, step.text, step.settings, step.first_piece_ms,
+                       step.latency_ms, rules)
+
+
+def write_batch(db: Database, steps: list[Step], rules: ChatRules) -> list[Outcome]:
+    """Every step in one SQLite transaction; at most one step per unit (the caller's rule:
+    a second step of a chat must see the first). If the transaction fails as a whole, each
+    step is written on its own, so each gets its own result or error."""
+    assert len({step.public_id for step in steps}) == len(steps), "one step per unit"
+    try:
+        return _in_one_transaction(db, steps, rules)
+    except Exception:  # noqa: BLE001 - each step on its own says what went wrong with it
+        outcomes = []
+        for step in steps:
+            try:
+                outcomes.append(Outcome(write_one(db, step, rules)))
+            except Exception as exc:  # noqa: BLE001 - handed to the step's caller
+                outcomes.append(Outcome(error=exc))
+        return outcomes
+
+
+def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> list[Outcome]:
+    sql = chat_sql(db.engine.dialect.name)
+    messages = [step for step in steps if isinstance(step, MessageStep)]
+    replies = [step for step in steps if isinstance(step, ReplyStep)]
+    outcomes: dict[int, Outcome] = {}
+    rows: list[list[Any]] = []
+    spoke: list[int] = []
+    answered: list[int] = []
+    with db.driver_transaction() as cursor:
+        now = utcnow()
+        cursor.execute(sql.lock_batch, {
+            "public_ids": json.dumps([step.public_id for step in messages]),
+            "conversation_ids": json.dumps([step.job.conversation_id for step in replies])})
+        chats_json, waiting_json = cursor.fetchone()
+        chats = {row[0]: row[1:] for row in json.loads(chats_json)}
+        waiting = {row[0]: (row[1], row[2]) for row in json.loads(waiting_json)}
+        for step in messages:
+            outcome = outcomes[id(step)] = Outcome()
+            try:
+                found = chats.get(step.public_id)
+                chat = locked_chat(found[:10] if found else None, found[10] if found else [],
+                                   step.worker_id)
+                answer, job, row = accept_message(cursor, sql, chat, step.public_id, step.text,
+                                                  step.client_id, step.label, rules, now)
+            except WorkRefused as exc:
+                outcome.error = exc
+                continue
+            outcome.result = (answer, job)
+            if row is not None:
+                rows.append(sql.message_values(row))
+                spoke.append(chat.conversation.id)
+        for step in replies:
+            job = step.job
+            if waiting.get(job.conversation_id) != ("active", BOT):
+                outcomes[id(step)] = Outcome(None)  # dropped, as store_reply drops it
+                continue
+            rows.append(sql.message_values(reply_row(sql, job, step.text, step.settings,
+                                                     step.first_piece_ms, step.latency_ms,
+                                                     now)))
+            answered.append(job.conversation_id)
+            outcomes[id(step)] = Outcome(shown_reply(job, step.text, now))
+        if rows:
+            cursor.execute(sql.add_messages, {"rows": json.dumps(rows)})
+        if spoke:
+            cursor.execute(sql.workers_spoke, {"conversation_ids": json.dumps(spoke)})
+        if answered:
+            cursor.execute(sql.bots_spoke, {"conversation_ids": json.dumps(answered),
+                                            "respond_by": respond_by(sql, now, rules)})
+    return [outcomes[id(step)] for step in steps]
