@@ -43,6 +43,7 @@ from collection_and_annotations.storage.database import Database, default_url
 USAGE = "usage: python welcome.py conf=<name or path.yaml> [key=value ...]"
 SAMPLE_LINKS = 5
 MAINTENANCE_EVERY = 60.0  # seconds between refreshes of the planner's statistics
+SERVING_GC_THRESHOLDS = (50_000, 50, 100)  # young objects, then young and middle collections
 
 
 def split_argv(argv: list[str]) -> tuple[str, list[str]]:
@@ -193,7 +194,11 @@ def _load(cfg: DictConfig, conf_path: str) -> ServedTask:
     """Checks, then the run. A large task builds hundreds of thousands of objects that live as
     long as the server: collecting garbage while they are made costs 40% of start-up, and
     frozen afterwards they stay out of every later collection (and are shared, not copied, by
-    forked server processes)."""
+    forked server processes).
+
+    Serving then makes fewer, larger young collections (SERVING_GC_THRESHOLDS): with
+    Python's defaults, 2,000 open chats made the collector run every few milliseconds and
+    stop the event loop for up to 280 ms at a time (bench/RESULTS.md, issue 9)."""
     gc.disable()
     try:
         db, blueprint = prepare(cfg)
@@ -201,6 +206,7 @@ def _load(cfg: DictConfig, conf_path: str) -> ServedTask:
     finally:
         gc.enable()
     gc.freeze()
+    gc.set_threshold(*SERVING_GC_THRESHOLDS)
     return served
 
 

@@ -13,6 +13,7 @@ finishes with `store_reply` or `reply_failed`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -40,6 +41,7 @@ SPEAKERS = {"worker": "user", "bot": "system"}  # as task data names them
 START_MODES = ("hi", "worker")
 # awaiting: whose move it is in an active conversation
 WORKER, BOT, RETRY = "worker", "bot", "retry"
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 INTERRUPTED = ("Your partner's reply was interrupted (the server restarted). "
                "Press Try again to ask again.")
 
@@ -368,7 +370,16 @@ def check_text(text: Any, rules: ChatRules) -> str:
     if len(text) > rules.max_message_chars:
         raise WorkRefused(f"the message is longer than {rules.max_message_chars} characters; "
                           "shorten it", 413)
+    if storable(text) != text:
+        raise WorkRefused("the message holds a character that cannot be stored (NUL or an "
+                          "unpaired surrogate); remove it", 422)
     return text
+
+
+def storable(text: str) -> str:
+    """Text as the database keeps it whole: NUL and unpaired surrogates (which a bot may
+    send; a worker's message is refused for them) become U+FFFD."""
+    return _UNSTORABLE.sub("\ufffd", text)
 
 
 def client_id_of(client_message_id: Any) -> str | None:
@@ -515,7 +526,7 @@ def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, 
 def reply_row(sql: ChatStatements, job: ReplyJob, text: str, bot_settings: dict[str, Any],
               first_piece_ms: int | None, latency_ms: int, now: datetime) -> dict[str, Any]:
     """The bot message's row to insert."""
-    return sql.message(job.conversation_id, job.index, "bot", text, now, bot=job.bot,
+    return sql.message(job.conversation_id, job.index, "bot", storable(text), now, bot=job.bot,
                        settings=bot_settings, first_piece_ms=first_piece_ms,
                        latency_ms=latency_ms)
 
@@ -527,8 +538,8 @@ def respond_by(sql: ChatStatements, now: datetime, rules: ChatRules) -> Any:
 
 def shown_reply(job: ReplyJob, text: str, now: datetime) -> dict[str, Any]:
     """The stored reply as the chat's streams show it."""
-    return {"position": job.position, "index": job.index, "role": "bot", "text": text,
-            "sent_at": iso_utc(now)}
+    return {"position": job.position, "index": job.index, "role": "bot",
+            "text": storable(text), "sent_at": iso_utc(now)}
 
 
 def reply_failed(db: Database, job: ReplyJob, message: str, retryable: bool) -> bool:

@@ -71,8 +71,9 @@ class ChatApp:
                         self.bus.relay = PostgresRelay(self.db.url, self.bus)
                         await self.bus.relay.start()
                     bots = await self.in_thread(self.make_bots)
-                    self.runner = ChatRunner(self.db, bots, self.bus, self.in_thread,
-                                             self.write, self._publish_job_state)
+                    self.runner = ChatRunner(self.db, bots, self.rules, self.bus,
+                                             self.in_thread, self.write,
+                                             self._publish_job_state)
         return self.runner
 
     async def _publish_job_state(self, job: ReplyJob) -> None:
@@ -146,13 +147,21 @@ class ChatApp:
     async def _message(self, unit: str, worker_id: int, body: dict[str, Any],
                        _receive: Receive, send: Send) -> None:
         runner = await self._runner()
-        answer, job = await self.write(MessageStep.checked(
-            unit, worker_id, body.get("text"), body.get("client_message_id"), self.rules,
-            body.get("label")))
+        step = MessageStep.checked(unit, worker_id, body.get("text"),
+                                   body.get("client_message_id"), self.rules, body.get("label"))
+        # The bot starts on the message while it is being stored (shown once it is).
+        early = runner.early(unit, step.text)
+        try:
+            answer, job = await self.write(step)
+        except BaseException:
+            if early is not None:
+                early.settle(None)
+            raise
         if job is not None:
             self.bus.publish(unit, "message", {
                 "position": job.position, "index": answer["index"], "role": "worker",
                 "text": job.history[-1].text, "sent_at": answer["sent_at"]})
+        if not (early is not None and early.settle(job)) and job is not None:
             runner.run(job)
         await _json(send, 202, answer)
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from collection_and_annotations.bots.base import Bot, BotSession, BotUnavailable
-from collection_and_annotations.engine.chat import ReplyJob, reply_failed
+from collection_and_annotations.bots.base import Bot, BotSession, BotUnavailable, Turn
+from collection_and_annotations.engine.chat import ChatRules, ReplyJob, reply_failed
 from collection_and_annotations.engine.chat_batch import ReplyStep, Step
 from collection_and_annotations.server.chat.bus import ChatBus, piece_events
 from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import utcnow
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -29,16 +31,18 @@ EMPTY = "Your partner did not answer. Press Try again to ask again."
 
 
 class ChatRunner:
-    def __init__(self, db: Database, bots: Mapping[str, Bot], bus: ChatBus,
+    def __init__(self, db: Database, bots: Mapping[str, Bot], rules: ChatRules, bus: ChatBus,
                  in_thread: Callable[..., Awaitable[Any]],
                  write: Callable[[Step], Awaitable[Any]],
                  on_change: Callable[[ReplyJob], Awaitable[None]]):
-        self.db, self.bots, self.bus = db, bots, bus
+        self.db, self.bots, self.rules, self.bus = db, bots, rules, bus
         self.in_thread = in_thread  # runs a blocking database call off the event loop
         self.write = write  # stores a reply (server/chat/writer.py)
         self.on_change = on_change  # publishes the new state of a job's chat
         self.sessions: dict[int, BotSession] = {}
         self.live: dict[int, list[str]] = {}  # conversation id -> pieces of the reply so far
+        # unit -> the last turn whose reply this process stored, and the reply's text
+        self.answered: dict[str, tuple[ReplyJob, str]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
 
     def live_text(self, conversation_id: int) -> str | None:
@@ -46,45 +50,97 @@ class ChatRunner:
         return None if pieces is None else "".join(pieces)
 
     def run(self, job: ReplyJob) -> None:
-        task = asyncio.get_running_loop().create_task(self._turn(job))
+        self._spawn(self._turn(job, None))
+
+    def early(self, public_id: str, text: str) -> EarlyTurn | None:
+        """Start the bot on a worker's message before the message is stored, when this
+        process stored the reply it answers (so it knows the conversation) and the message
+        looks acceptable: the bot's time and the write overlap. Nothing of the turn is shown
+        until `EarlyTurn.settle` confirms it. Not with online labels, whose checks may
+        refuse a message (the bot would have worked for nothing)."""
+        answered = self.answered.get(public_id)
+        annotations = self.rules.annotations
+        if answered is None or (annotations is not None and annotations.online is not None):
+            return None
+        last, reply = answered
+        worker_turns = sum(turn.role == "worker" for turn in last.history)
+        if worker_turns - (self.rules.start_mode == "hi") >= self.rules.num_turns:
+            return None  # the chat has its turns: this message will be refused
+        job = ReplyJob(last.unit_id, public_id, last.conversation_id, last.attempt,
+                       last.position, last.bot, last.layout, last.index + 2,
+                       (*last.history, Turn("bot", reply), Turn("worker", text)), utcnow())
+        confirmed: asyncio.Future[ReplyJob] = asyncio.get_running_loop().create_future()
+        return EarlyTurn(job, confirmed, self._spawn(self._turn(job, confirmed)))
+
+    def _spawn(self, turn: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(turn)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+        return task
 
-    async def _turn(self, job: ReplyJob) -> None:
+    async def _turn(self, job: ReplyJob, confirmed: asyncio.Future[ReplyJob] | None) -> None:
+        """The bot's reply to `job`; with `confirmed`, an early turn: its pieces wait for the
+        worker's message to be stored, and the task is cancelled if it is not."""
         started = time.monotonic()
-        pieces = self.live[job.conversation_id] = []
-        self.bus.publish(job.public_id, "typing", {"position": job.position, "index": job.index})
-        bot = self.bots[job.bot]
+        self.answered.pop(job.public_id, None)
+        pieces: list[str] = []
         piece_event = piece_events(job.position, job.index)
-        first_piece_ms = None
-        try:
-            session = self.sessions.get(job.conversation_id)
-            if session is None:
-                session = self.sessions[job.conversation_id] = bot.session(
-                    str(job.conversation_id))
-            async for piece in session.reply(list(job.history)):
-                if not piece:
-                    continue
-                if first_piece_ms is None:
-                    first_piece_ms = round((time.monotonic() - started) * 1000)
-                pieces.append(piece)
+
+        def show() -> None:
+            self.live[job.conversation_id] = pieces
+            self.bus.publish(job.public_id, "typing", {"position": job.position,
+                                                       "index": job.index})
+            for piece in pieces:
                 self.bus.publish_encoded(job.public_id, piece_event(piece))
-            if not "".join(pieces).strip():
-                raise BotUnavailable(EMPTY)
-        except BotUnavailable as exc:
-            await self._failed(job, str(exc) or EMPTY, retryable=True)
-            return
-        except Exception:  # noqa: BLE001 - a broken bot must not take the server down
-            log.exception("chat: bot '%s' failed in conversation %s; the chat is ended and "
-                          "its unit returned to the pool", job.bot, job.conversation_id)
-            await self._failed(job, BROKEN, retryable=False)
-            return
+
+        try:
+            if confirmed is None:
+                show()
+            failure, first_piece_ms = None, None
+            try:
+                session = self.sessions.get(job.conversation_id)
+                if session is None:
+                    session = self.sessions[job.conversation_id] = self.bots[job.bot].session(
+                        str(job.conversation_id))
+                async for piece in session.reply(list(job.history)):
+                    if not piece:
+                        continue
+                    if first_piece_ms is None:
+                        first_piece_ms = round((time.monotonic() - started) * 1000)
+                    pieces.append(piece)
+                    if confirmed is None:
+                        self.bus.publish_encoded(job.public_id, piece_event(piece))
+                    elif confirmed.done():
+                        confirmed = None  # stored: shown from now on, as any turn
+                        show()
+                if not "".join(pieces).strip():
+                    raise BotUnavailable(EMPTY)
+            except BotUnavailable as exc:
+                failure = (str(exc) or EMPTY, True)
+            except Exception:  # noqa: BLE001 - a broken bot must not take the server down
+                log.exception("chat: bot '%s' failed in conversation %s; the chat is ended "
+                              "and its unit returned to the pool", job.bot, job.conversation_id)
+                failure = (BROKEN, False)
+            if confirmed is not None:
+                await confirmed  # the turn (and its failure) belongs to a stored message
+                if failure is None:
+                    show()
+        except asyncio.CancelledError:
+            # An early turn whose message was not stored: its session saw that message.
+            self._drop_session(job.conversation_id)
+            raise
         finally:
-            self.live.pop(job.conversation_id, None)
+            if self.live.get(job.conversation_id) is pieces:
+                del self.live[job.conversation_id]
+        if failure is not None:
+            await self._failed(job, *failure)
+            return
+        text = "".join(pieces)
         message = await self.write(ReplyStep(
-            job, "".join(pieces), bot.settings(), first_piece_ms,
+            job, text, self.bots[job.bot].settings(), first_piece_ms,
             round((time.monotonic() - started) * 1000)))
         if message is not None:
+            self.answered[job.public_id] = (job, text)
             self.bus.publish(job.public_id, "message", message)
         else:
             await self.close_session(job.conversation_id)
@@ -99,11 +155,20 @@ class ChatRunner:
 
     async def close_session(self, conversation_id: int) -> None:
         session = self.sessions.pop(conversation_id, None)
+        for unit in [u for u, (job, _) in self.answered.items()
+                     if job.conversation_id == conversation_id]:
+            del self.answered[unit]
         if session is not None:
             try:
                 await session.close()
             except Exception:  # noqa: BLE001 - closing is best effort
                 log.exception("chat: closing a bot session failed")
+
+    def _drop_session(self, conversation_id: int) -> None:
+        """Closed in the background, and out of `sessions` at once: the next turn of the
+        conversation makes a new one (which gets the whole transcript)."""
+        if conversation_id in self.sessions:
+            self._spawn(self.close_session(conversation_id))
 
     async def aclose(self) -> None:
         for task in list(self.tasks):
@@ -112,3 +177,23 @@ class ChatRunner:
             await self.close_session(conversation_id)
         for bot in self.bots.values():
             await bot.aclose()
+
+
+@dataclass(frozen=True)
+class EarlyTurn:
+    """A bot turn started before its worker's message is stored (`ChatRunner.early`)."""
+
+    job: ReplyJob
+    confirmed: asyncio.Future[ReplyJob]
+    task: asyncio.Task[None]
+
+    def settle(self, stored: ReplyJob | None) -> bool:
+        """The message's write is done: `stored` is the turn it asks for (None when nothing
+        was stored). True when that is this turn, which may now show; otherwise it is
+        cancelled and its session dropped, and the caller runs the stored turn."""
+        if stored is not None and (stored.conversation_id, stored.index, stored.history) == (
+                self.job.conversation_id, self.job.index, self.job.history):
+            self.confirmed.set_result(stored)
+            return True
+        self.task.cancel()
+        return False
