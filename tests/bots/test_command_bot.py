@@ -142,3 +142,22 @@ def _history(text: str):
     from collection_and_annotations.bots import Turn
 
     return [Turn("worker", text)]
+
+
+async def test_a_reply_given_up_midway_leaves_the_process_serving_quietly(bot, caplog):
+    """A chat's early turn cancelled after its first piece: the rest of that reply's lines
+    are dropped without a warning, and the same process serves the next request whole."""
+    pid = _pid(await reply(bot.session("a"), "hi"))
+    with caplog.at_level(logging.WARNING):
+        async def first_piece() -> None:
+            async for _piece in bot.session("a").reply(_history("hi")):
+                await asyncio.sleep(10)  # cancelled here, with the reply half sent
+
+        given_up = asyncio.ensure_future(first_piece())
+        await asyncio.sleep(0.1)
+        given_up.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await given_up
+        await asyncio.sleep(0.5)  # the abandoned reply's remaining lines arrive meanwhile
+        assert _pid(await reply(bot.session("a"), "hi")) == pid
+    assert "no waiting request" not in caplog.text

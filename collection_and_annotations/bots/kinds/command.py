@@ -16,6 +16,7 @@ import json
 import logging
 import shlex
 import shutil
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from collection_and_annotations.bots.model_opts import BotSpec
 log = logging.getLogger(__name__)
 
 LINE_LIMIT = 1 << 20  # longest line read from the process
+ABANDONED_KEPT = 1000  # given-up requests whose late lines are still recognised
 NO_REPLY = "The bot could not answer right now."
 
 
@@ -52,6 +54,9 @@ class CommandBot:
         self._starting: asyncio.Lock | None = None
         # request id -> (the process it was sent to, where its lines go)
         self._pending: dict[str, tuple[asyncio.subprocess.Process, _Queue]] = {}
+        # requests given up before their last line (a chat's early turn cancelled): the lines
+        # still coming for them are dropped quietly
+        self._abandoned: OrderedDict[str, None] = OrderedDict()
         self._ids = itertools.count(1)
         self._last_line = 0.0
 
@@ -89,6 +94,7 @@ class CommandBot:
         request_id = str(next(self._ids))
         queue: _Queue = asyncio.Queue()
         self._pending[request_id] = process, queue
+        finished = False
         try:
             await self._send(process, {"id": request_id, "session": session, "history": [
                 {"role": turn.role, "text": turn.text} for turn in history]})
@@ -102,12 +108,14 @@ class CommandBot:
                         yield piece
                 elif "text" in message:
                     text = _text(message, "text")
+                    finished = True
                     if text:
                         yield text
                     elif not said:
                         raise BotUnavailable("The bot had nothing to say.")
                     return
                 elif message.get("done") is True:
+                    finished = True
                     if not said:
                         raise BotUnavailable("The bot had nothing to say.")
                     return
@@ -115,7 +123,10 @@ class CommandBot:
                     log.warning("bot %s: %s", self.nickname, _describe(message))
                     raise BotUnavailable(NO_REPLY)
         finally:
-            self._pending.pop(request_id, None)
+            if self._pending.pop(request_id, None) is not None and not finished:
+                self._abandoned[request_id] = None
+                while len(self._abandoned) > ABANDONED_KEPT:
+                    self._abandoned.popitem(last=False)
 
     async def _next(self, process: asyncio.subprocess.Process, queue: _Queue) -> dict[str, Any]:
         try:
@@ -203,6 +214,10 @@ class CommandBot:
         pending = self._pending.get(request) if isinstance(request, str) else None
         if pending is not None:
             pending[1].put_nowait(message)  # type: ignore[arg-type]
+            return
+        if request in self._abandoned:
+            if "text" in message or "error" in message or message.get("done") is True:
+                del self._abandoned[request]
             return
         shown = line[:200].decode(errors="replace").rstrip()
         if message is None and len(self._pending) == 1:  # it can only be that request's
