@@ -94,3 +94,25 @@ def test_demo_run_serves_links_records_progress_and_continues(tmp_path):
         assert not any("worker links" in line for line in finished.lines)
     finally:
         finished.process.kill()
+
+
+def test_the_serving_process_collects_garbage_in_larger_young_collections(tmp_path):
+    """What the launcher loads is frozen out of collections, and serving uses the larger
+    thresholds (with the defaults, 2,000 open chats stopped the event loop for up to 280 ms
+    per collection: bench/RESULTS.md, issue 9)."""
+    import gc
+
+    from collection_and_annotations.cli import run
+    from collection_and_annotations.config import load_run_config
+
+    loaded = load_run_config("demo", [f"data_dir={tmp_path}",
+                                      f"mephisto.architect.port={free_port()}"])
+    defaults = gc.get_threshold()
+    try:
+        served = run._load(loaded.config, str(loaded.path))
+        assert gc.get_threshold() == run.SERVING_GC_THRESHOLDS != defaults
+        assert gc.get_freeze_count() > 0
+        served.db.dispose()
+    finally:
+        gc.set_threshold(*defaults)
+        gc.unfreeze()
