@@ -5,6 +5,10 @@ A request only stores the worker's message and hands the turn over (`ChatRunner.
 bot that thinks for seconds holds no thread and no request. Each conversation has its own bot
 session (its own state), kept while the conversation lasts in the process that runs its turns;
 a session lost to a restart is made anew and gets the whole transcript in `reply(history)`.
+
+When this process stored the reply a worker's new message answers, the turn starts early, on
+the message while it is being stored (`ChatRunner.early`), and is shown once it is: the bot's
+time hides the write's (docs/architecture.md, "Early turns").
 """
 
 from __future__ import annotations
@@ -126,7 +130,8 @@ class ChatRunner:
                 if failure is None:
                     show()
         except asyncio.CancelledError:
-            # An early turn whose message was not stored: its session saw that message.
+            # An early turn whose message was not stored (its session saw that message), or
+            # the server stopping: the conversation's next turn starts a new session.
             self._drop_session(job.conversation_id)
             raise
         finally:
