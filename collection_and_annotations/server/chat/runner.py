@@ -32,6 +32,7 @@ T = TypeVar("T")
 BROKEN = ("Your partner had a technical problem and this chat cannot continue. Your messages "
           "are saved; please open your task link again for new work.")
 EMPTY = "Your partner did not answer. Press Try again to ask again."
+ANSWERED_KEPT = 20_000  # chats whose next turn may start early (the oldest forgotten first)
 
 
 class ChatRunner:
@@ -146,6 +147,8 @@ class ChatRunner:
             round((time.monotonic() - started) * 1000)))
         if message is not None:
             self.answered[job.public_id] = (job, text)
+            if len(self.answered) > ANSWERED_KEPT:  # chats that timed out are never closed here
+                del self.answered[next(iter(self.answered))]
             self.bus.publish(job.public_id, "message", message)
         else:
             await self.close_session(job.conversation_id)
