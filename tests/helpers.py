@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import queue
 import re
@@ -10,6 +11,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,13 @@ from collection_and_annotations import PACKAGE_DIR
 
 REPO = PACKAGE_DIR.parent
 BUCKETS = PACKAGE_DIR / "task_config" / "annotation_buckets.json"
+
+
+def run_coroutine(coroutine: Coroutine[Any, Any, Any], timeout: float = 30) -> Any:
+    """`asyncio.run` in a thread of its own: the browser tests' sync Playwright keeps an event
+    loop running in the main thread for the whole session."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result(timeout=timeout)
 
 
 def free_port() -> int:

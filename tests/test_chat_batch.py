@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from chat_helpers import write_chat_conf
-from helpers import BUCKETS
+from helpers import BUCKETS, run_coroutine
 
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.cli.run import open_task
@@ -606,7 +606,7 @@ def test_the_writer_batches_waiting_steps_one_per_unit_and_ends_on_shutdown(
             asyncio.gather(*waiting, return_exceptions=True), 10)
         return await first, results
 
-    first, results = asyncio.run(main())
+    first, results = run_coroutine(main())
     writer._thread.join(5)
     assert not writer._thread.is_alive()
 
@@ -648,7 +648,7 @@ def test_the_writer_settles_every_result_when_many_steps_arrive_at_once(make_tas
                                       for n in range(units)))
         return [*shown, *sent]
 
-    results = asyncio.run(asyncio.wait_for(main(), 20))
+    results = run_coroutine(main(), 20)
     writer.shutdown()
     writer._thread.join(5)
     assert not writer._thread.is_alive()

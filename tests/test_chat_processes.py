@@ -8,13 +8,12 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
 from chat_helpers import EventStream, auth, write_chat_conf
-from helpers import Running, free_port
+from helpers import Running, free_port, run_coroutine
 from sqlalchemy import create_engine, func, select
 
 from collection_and_annotations.server.chat.bus import ChatBus, PostgresRelay, sse
@@ -114,9 +113,7 @@ def test_the_relay_carries_events_between_processes_in_order(postgres_url):
             await here.relay.aclose()
             await there.relay.aclose()
 
-    # a loop of its own, in a thread: another test's browser may hold this thread's loop
-    with ThreadPoolExecutor(1) as thread:
-        received = thread.submit(asyncio.run, scenario()).result(timeout=30)
+    received = run_coroutine(scenario())
     assert received[:20] == [sse("piece", {"index": 1, "text": f"p{n}"}) for n in range(20)]
     assert received[20] == sse("stale", {})  # too big to relay: the stream re-reads the state
 

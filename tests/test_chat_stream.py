@@ -4,9 +4,10 @@ read once the worker's reply time has run out."""
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
+
+from helpers import run_coroutine
 
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.server.chat import stream as stream_module
@@ -35,22 +36,16 @@ async def _stream(state: dict[str, Any], events: list[bytes], end_after: float |
     return writes
 
 
-def _run(coroutine: Any) -> Any:
-    """In a thread of its own: the browser tests' sync Playwright keeps an event loop running
-    in the main thread for the whole session."""
-    with ThreadPoolExecutor(1) as thread:
-        return thread.submit(asyncio.run, coroutine).result(timeout=30)
-
 
 def test_events_that_wait_together_go_out_in_one_write():
     pieces = [sse("piece", {"position": 0, "index": 1, "text": t}) for t in ("a", "b", "c")]
-    writes = _run(_stream(_state(), [*pieces, END]))
+    writes = run_coroutine(_stream(_state(), [*pieces, END]))
     assert writes == [sse("state", _state()), b"".join(pieces)]
 
 
 def test_a_silent_stream_pings(monkeypatch):
     monkeypatch.setattr(stream_module, "PING_SECONDS", 0.1)
-    writes = _run(_stream(_state(), [], end_after=0.7))
+    writes = run_coroutine(_stream(_state(), [], end_after=0.7))
     assert writes[1:] == [PING]  # one ping: the stream wakes at most every half second
 
 
@@ -62,6 +57,6 @@ def test_a_passed_reply_time_reads_the_chat_again_and_ends_when_the_unit_went_ba
         raise WorkRefused("the unit went back to the pool", 409)
 
     due = iso_utc(utcnow() + timedelta(seconds=0.1))
-    writes = _run(_stream(_state(due), [], read=read))
+    writes = run_coroutine(_stream(_state(due), [], read=read))
     assert reads == [1]
     assert writes[-1] == sse("error", {"position": 0, "message": TIMED_OUT, "retry": False})
