@@ -5,14 +5,21 @@ session."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
 import pytest
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat_conf
+from helpers import run_coroutine
 
-from collection_and_annotations.engine.chat_batch import MessageStep
+from collection_and_annotations.bots.base import Turn
+from collection_and_annotations.engine.chat import ChatRules, ReplyJob
+from collection_and_annotations.engine.chat_batch import MessageStep, ReplyStep
 from collection_and_annotations.server.chat import writer as writer_module
+from collection_and_annotations.server.chat.bus import ChatBus
+from collection_and_annotations.server.chat.runner import ChatRunner
+from collection_and_annotations.storage.models import utcnow
 
 SLOW_WRITE = 0.6
 
@@ -108,3 +115,46 @@ def test_a_refused_message_cancels_the_early_turn_and_its_session(server):
     # A new session for the turn after the refused one, with the stored transcript only.
     assert bot.sessions == sessions + 1
     assert [turn.text for turn in bot.seen[-1]] == ["Hi!", "alpha heard: Hi! ", "this one"]
+
+
+def test_an_early_turn_for_a_chat_that_moved_on_elsewhere_gives_way_to_the_stored_one():
+    """This process's memory of the chat is stale (another server process answered the last
+    message): the stored turn differs, so the early one is cancelled unseen, its session
+    dropped, and the stored turn runs with a new session and the stored history."""
+    bot = TimedBot("alpha", delay=0.01)
+    stored_replies: list[ReplyStep] = []
+
+    async def write(step: ReplyStep) -> dict:
+        stored_replies.append(step)
+        return {"role": "bot", "index": step.job.index, "text": step.text}
+
+    async def scenario() -> tuple[list[bytes], int, int]:
+        bus = ChatBus()
+        runner = ChatRunner(None, {"alpha": bot}, ChatRules(num_turns=5, max_resp_time=60),
+                            bus, None, write, None)
+        hi = (Turn("worker", "Hi!"),)
+        last = ReplyJob(1, "u1", 7, 0, 0, "alpha", None, 1, hi, utcnow())
+        runner.answered["u1"] = (last, "alpha heard: Hi! ")  # stale: two turns behind
+        runner.sessions[7] = bot.session("7")
+        with bus.watch("u1") as mailbox:
+            early = runner.early("u1", "third")
+            await asyncio.sleep(0.05)  # the bot is answering, unseen
+            assert mailbox.events == []
+            history = (*hi, Turn("bot", "b1"), Turn("worker", "second"), Turn("bot", "b2"),
+                       Turn("worker", "third"))
+            stored = ReplyJob(1, "u1", 7, 0, 0, "alpha", None, 5, history, utcnow())
+            assert early.settle(stored) is False
+            runner.run(stored)
+            while not stored_replies:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            return list(mailbox.events), bot.sessions, len(runner.sessions)
+
+    sessions_before = bot.sessions
+    events, sessions, kept = run_coroutine(scenario())
+    [reply] = stored_replies
+    assert reply.job.index == 5 and reply.text == "alpha heard: third "
+    assert [turn.text for turn in bot.seen[-1]] == ["Hi!", "b1", "second", "b2", "third"]
+    assert bot.sessions == sessions_before + 2 and kept == 1  # the stale one dropped
+    assert all(b'"index": 3' not in event and b'"index":3' not in event for event in events)
+    assert any(b"typing" in event for event in events)

@@ -162,21 +162,17 @@ class ChatRunner:
             await self.on_change(job)
 
     async def close_session(self, conversation_id: int) -> None:
-        session = self.sessions.pop(conversation_id, None)
         for unit in [u for u, (job, _) in self.answered.items()
                      if job.conversation_id == conversation_id]:
             del self.answered[unit]
-        if session is not None:
-            try:
-                await session.close()
-            except Exception:  # noqa: BLE001 - closing is best effort
-                log.exception("chat: closing a bot session failed")
+        await _close(self.sessions.pop(conversation_id, None))
 
     def _drop_session(self, conversation_id: int) -> None:
-        """Closed in the background, and out of `sessions` at once: the next turn of the
-        conversation makes a new one (which gets the whole transcript)."""
-        if conversation_id in self.sessions:
-            self._spawn(self.close_session(conversation_id))
+        """Out of `sessions` at once, closed in the background: the conversation's next turn
+        makes a new one (which gets the whole transcript)."""
+        session = self.sessions.pop(conversation_id, None)
+        if session is not None:
+            self._spawn(_close(session))
 
     async def aclose(self) -> None:
         for task in list(self.tasks):
@@ -185,6 +181,14 @@ class ChatRunner:
             await self.close_session(conversation_id)
         for bot in self.bots.values():
             await bot.aclose()
+
+
+async def _close(session: BotSession | None) -> None:
+    if session is not None:
+        try:
+            await session.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            log.exception("chat: closing a bot session failed")
 
 
 @dataclass(frozen=True)
