@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { MessagePage } from '../components/MessagePage';
 import { RequesterClient } from './api';
 import { messageOf } from './context';
 import { LoginForm } from './LoginForm';
@@ -53,15 +54,13 @@ export function DashboardApp({ client: given }: { client?: RequesterClient } = {
       );
     case 'error':
       return (
-        <main className="page">
-          <div className="message-card" role="alert">
-            <h1>Cannot load the dashboard</h1>
-            <p>{state.message}</p>
-          </div>
-          <button type="button" className="btn btn-primary" onClick={() => void check()}>
-            Try again
-          </button>
-        </main>
+        <MessagePage
+          title="Cannot load the dashboard"
+          role="alert"
+          action={{ label: 'Try again', onClick: () => void check() }}
+        >
+          <p>{state.message}</p>
+        </MessagePage>
       );
     case 'login':
       return (

@@ -2,6 +2,7 @@ import { useCallback } from 'react';
 import { useDashboard } from './context';
 import { formatDuration, formatRate, formatTime, label } from './format';
 import { ProgressCard } from './ProgressCard';
+import { ScrollTable } from './ScrollTable';
 import { StatCard } from './StatCard';
 import { SyncFailures } from './SyncFailures';
 import { ThroughputChart } from './ThroughputChart';
@@ -68,28 +69,26 @@ export function OverviewView() {
             {o.quotas.length > 0 && (
               <section className="panel" aria-labelledby="quotas-heading">
                 <h2 id="quotas-heading">Conversations per bot</h2>
-                <div className="table-scroll" tabIndex={0} role="region" aria-labelledby="quotas-heading">
-                  <table className="data">
-                    <thead>
-                      <tr>
-                        <th scope="col">Bot</th>
-                        <th scope="col">Done</th>
-                        <th scope="col">In progress</th>
-                        <th scope="col">Needed</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {o.quotas.map((q) => (
-                        <tr key={q.bot}>
-                          <th scope="row">{q.bot}</th>
-                          <td>{q.done}</td>
-                          <td>{q.in_progress}</td>
-                          <td>{q.needed}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <ScrollTable
+                  labelledBy="quotas-heading"
+                  head={
+                    <>
+                      <th scope="col">Bot</th>
+                      <th scope="col">Done</th>
+                      <th scope="col">In progress</th>
+                      <th scope="col">Needed</th>
+                    </>
+                  }
+                >
+                  {o.quotas.map((q) => (
+                    <tr key={q.bot}>
+                      <th scope="row">{q.bot}</th>
+                      <td>{q.done}</td>
+                      <td>{q.in_progress}</td>
+                      <td>{q.needed}</td>
+                    </tr>
+                  ))}
+                </ScrollTable>
               </section>
             )}
 
@@ -107,36 +106,34 @@ function RunsTable({ overview }: { overview: Overview }) {
   const statuses = Array.from(new Set(overview.runs.flatMap((r) => Object.keys(r.units))));
   if (overview.runs.length === 0) return <p className="muted">No run yet.</p>;
   return (
-    <div className="table-scroll" tabIndex={0} role="region" aria-labelledby="runs-heading">
-      <table className="data">
-        <thead>
-          <tr>
-            <th scope="col">Run</th>
-            <th scope="col">Status</th>
-            <th scope="col">Started</th>
-            {statuses.map((s) => (
-              <th scope="col" key={s}>
-                {label(s)}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {overview.runs.map((r) => (
-            <tr key={r.run_id}>
-              <th scope="row">
-                {r.run_id}
-                {r.run_id === overview.current_run && <span className="muted"> (current)</span>}
-              </th>
-              <td>{label(r.status)}</td>
-              <td>{formatTime(r.started_at)}</td>
-              {statuses.map((s) => (
-                <td key={s}>{r.units[s] ?? 0}</td>
-              ))}
-            </tr>
+    <ScrollTable
+      labelledBy="runs-heading"
+      head={
+        <>
+          <th scope="col">Run</th>
+          <th scope="col">Status</th>
+          <th scope="col">Started</th>
+          {statuses.map((s) => (
+            <th scope="col" key={s}>
+              {label(s)}
+            </th>
           ))}
-        </tbody>
-      </table>
-    </div>
+        </>
+      }
+    >
+      {overview.runs.map((r) => (
+        <tr key={r.run_id}>
+          <th scope="row">
+            {r.run_id}
+            {r.run_id === overview.current_run && <span className="muted"> (current)</span>}
+          </th>
+          <td>{label(r.status)}</td>
+          <td>{formatTime(r.started_at)}</td>
+          {statuses.map((s) => (
+            <td key={s}>{r.units[s] ?? 0}</td>
+          ))}
+        </tr>
+      ))}
+    </ScrollTable>
   );
 }

@@ -3,6 +3,7 @@ import { ActionMessage, type Outcome } from './ActionMessage';
 import { messageOf, useDashboard } from './context';
 import { DecisionBadge } from './DecisionBadge';
 import { formatDuration, formatTime, label } from './format';
+import { ScrollTable } from './ScrollTable';
 import type { ReviewPage } from './types';
 
 interface Props {
@@ -82,72 +83,72 @@ export function ReviewList({ page, onOpen, onOffset, onChanged, focusUnit }: Pro
       </div>
       <ActionMessage outcome={outcome} />
       {page.items.length > 0 && (
-        <div ref={table} className="table-scroll" tabIndex={0} role="region" aria-labelledby="review-list-heading">
-          <table className="data review">
-            <thead>
-              <tr>
-                <th scope="col">
-                  <input
-                    type="checkbox"
-                    aria-label="Select every undecided submission on this page"
-                    checked={allChosen}
-                    disabled={selectable.length === 0}
-                    onChange={(e) => setSelected(e.target.checked ? new Set(selectable) : new Set())}
-                  />
-                </th>
-                <th scope="col">Unit</th>
-                <th scope="col">Worker</th>
-                <th scope="col">Submitted</th>
-                <th scope="col">Time</th>
-                <th scope="col">Status</th>
-                <th scope="col">Decision</th>
-                <th scope="col">Checks</th>
-                <th scope="col">Buckets / bots</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((item) => (
-                <tr key={item.unit_id} data-unit-id={item.unit_id}>
-                  <td>
-                    <input
-                      type="checkbox"
-                      aria-label={`Select ${item.unit_id}`}
-                      disabled={!!item.decision}
-                      checked={selected.has(item.unit_id) && !item.decision}
-                      onChange={(e) => toggle(item.unit_id, e.target.checked)}
-                    />
-                  </td>
-                  <th scope="row">
-                    <button
-                      type="button"
-                      className="link-button mono"
-                      aria-label={`Open ${item.unit_id}`}
-                      onClick={() => onOpen(item.unit_id)}
-                    >
-                      {item.unit_id}
-                    </button>
-                    <span className="cell-note">
-                      {label(item.kind)} · {item.pool}
-                    </span>
-                  </th>
-                  <td className="mono">{item.worker ?? '–'}</td>
-                  <td>{formatTime(item.submitted_at)}</td>
-                  <td>{formatDuration(item.duration_s)}</td>
-                  <td>{label(item.status)}</td>
-                  <td>
-                    <DecisionBadge decision={item.decision} />
-                  </td>
-                  <td>
-                    {item.flagged && <span className="chip flag">Flagged</span>}
-                    {item.verified === false && <span className="chip flag">Unverified</span>}
-                    {!item.flagged && item.verified !== false && '–'}
-                  </td>
-                  <td className="wrap">{[...item.buckets, ...item.bots].join(', ') || '–'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable
+          ref={table}
+          labelledBy="review-list-heading"
+          className="review"
+          head={
+            <>
+              <th scope="col">
+                <input
+                  type="checkbox"
+                  aria-label="Select every undecided submission on this page"
+                  checked={allChosen}
+                  disabled={selectable.length === 0}
+                  onChange={(e) => setSelected(e.target.checked ? new Set(selectable) : new Set())}
+                />
+              </th>
+              <th scope="col">Unit</th>
+              <th scope="col">Worker</th>
+              <th scope="col">Submitted</th>
+              <th scope="col">Time</th>
+              <th scope="col">Status</th>
+              <th scope="col">Decision</th>
+              <th scope="col">Checks</th>
+              <th scope="col">Buckets / bots</th>
+            </>
+          }
+        >
+          {page.items.map((item) => (
+            <tr key={item.unit_id} data-unit-id={item.unit_id}>
+              <td>
+                <input
+                  type="checkbox"
+                  aria-label={`Select ${item.unit_id}`}
+                  disabled={!!item.decision}
+                  checked={selected.has(item.unit_id) && !item.decision}
+                  onChange={(e) => toggle(item.unit_id, e.target.checked)}
+                />
+              </td>
+              <th scope="row">
+                <button
+                  type="button"
+                  className="link-button mono"
+                  aria-label={`Open ${item.unit_id}`}
+                  onClick={() => onOpen(item.unit_id)}
+                >
+                  {item.unit_id}
+                </button>
+                <span className="cell-note">
+                  {label(item.kind)} · {item.pool}
+                </span>
+              </th>
+              <td className="mono">{item.worker ?? '–'}</td>
+              <td>{formatTime(item.submitted_at)}</td>
+              <td>{formatDuration(item.duration_s)}</td>
+              <td>{label(item.status)}</td>
+              <td>
+                <DecisionBadge decision={item.decision} />
+              </td>
+              <td>
+                {item.flagged && <span className="chip flag">Flagged</span>}
+                {item.verified === false && <span className="chip flag">Unverified</span>}
+                {!item.flagged && item.verified !== false && '–'}
+              </td>
+              <td className="wrap">{[...item.buckets, ...item.bots].join(', ') || '–'}</td>
+            </tr>
+          ))}
+        </ScrollTable>
       )}
       {page.total > page.limit && (
         <nav className="pager" aria-label="Pages">

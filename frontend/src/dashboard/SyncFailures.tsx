@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { ActionMessage, type Outcome } from './ActionMessage';
 import { messageOf, useDashboard } from './context';
 import { DECISION_LABELS, label, SYNC_LABELS } from './format';
+import { ScrollTable } from './ScrollTable';
 import type { SyncFailures as Failures } from './types';
 
 interface Props {
@@ -51,92 +52,88 @@ export function SyncFailures({ failures, onChanged }: Props) {
       <ActionMessage outcome={outcome} />
       {count === 0 && <p className="muted">Nothing is waiting.</p>}
       {failures.reviews.length > 0 && (
-        <div className="table-scroll" tabIndex={0} role="region" aria-label="Decisions not sent">
-          <table className="data">
-            <caption>Decisions not sent</caption>
-            <thead>
-              <tr>
-                <th scope="col">Unit</th>
-                <th scope="col">Decision</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {failures.reviews.map((r) => (
-                <tr key={r.unit_id}>
-                  <td className="mono">{r.unit_id}</td>
-                  <td>{DECISION_LABELS[r.decision] ?? label(r.decision)}</td>
-                  <td>{r.attempts}</td>
-                  <td className="wrap">{r.last_error ?? '–'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable
+          label="Decisions not sent"
+          caption="Decisions not sent"
+          head={
+            <>
+              <th scope="col">Unit</th>
+              <th scope="col">Decision</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Last error</th>
+            </>
+          }
+        >
+          {failures.reviews.map((r) => (
+            <tr key={r.unit_id}>
+              <td className="mono">{r.unit_id}</td>
+              <td>{DECISION_LABELS[r.decision] ?? label(r.decision)}</td>
+              <td>{r.attempts}</td>
+              <td className="wrap">{r.last_error ?? '–'}</td>
+            </tr>
+          ))}
+        </ScrollTable>
       )}
       {failures.bonuses.length > 0 && (
-        <div className="table-scroll" tabIndex={0} role="region" aria-label="Bonuses not paid">
-          <table className="data">
-            <caption>Bonuses not paid</caption>
-            <thead>
-              <tr>
-                <th scope="col">Unit</th>
-                <th scope="col">Worker</th>
-                <th scope="col">Amount</th>
-                <th scope="col">State</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Settle</th>
-              </tr>
-            </thead>
-            <tbody>
-              {failures.bonuses.map((b) => (
-                <tr key={b.id}>
-                  <td className="mono">{b.unit_id}</td>
-                  <td className="mono">{b.worker ?? '–'}</td>
-                  <td>{b.amount.toFixed(2)}</td>
-                  <td>{SYNC_LABELS[b.state] ?? label(b.state)}</td>
-                  <td>{b.attempts}</td>
-                  <td className="wrap">{b.last_error ?? '–'}</td>
-                  <td>
-                    {b.state === 'uncertain' ? (
-                      <span className="button-row">
-                        <button
-                          type="button"
-                          className="btn btn-small"
-                          disabled={busy}
-                          aria-label={`Bonus ${b.id} was paid`}
-                          onClick={() =>
-                            void act(() => client.resolveBonus(b.id, true), `Bonus ${b.id} marked as paid.`)
-                          }
-                        >
-                          Was paid
-                        </button>
-                        <button
-                          type="button"
-                          className="btn btn-small"
-                          disabled={busy}
-                          aria-label={`Bonus ${b.id} was not paid: send it again`}
-                          onClick={() =>
-                            void act(
-                              () => client.resolveBonus(b.id, false),
-                              `Bonus ${b.id} marked as not paid; it will be sent again.`,
-                            )
-                          }
-                        >
-                          Not paid
-                        </button>
-                      </span>
-                    ) : (
-                      '–'
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ScrollTable
+          label="Bonuses not paid"
+          caption="Bonuses not paid"
+          head={
+            <>
+              <th scope="col">Unit</th>
+              <th scope="col">Worker</th>
+              <th scope="col">Amount</th>
+              <th scope="col">State</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Last error</th>
+              <th scope="col">Settle</th>
+            </>
+          }
+        >
+          {failures.bonuses.map((b) => (
+            <tr key={b.id}>
+              <td className="mono">{b.unit_id}</td>
+              <td className="mono">{b.worker ?? '–'}</td>
+              <td>{b.amount.toFixed(2)}</td>
+              <td>{SYNC_LABELS[b.state] ?? label(b.state)}</td>
+              <td>{b.attempts}</td>
+              <td className="wrap">{b.last_error ?? '–'}</td>
+              <td>
+                {b.state === 'uncertain' ? (
+                  <span className="button-row">
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      disabled={busy}
+                      aria-label={`Bonus ${b.id} was paid`}
+                      onClick={() =>
+                        void act(() => client.resolveBonus(b.id, true), `Bonus ${b.id} marked as paid.`)
+                      }
+                    >
+                      Was paid
+                    </button>
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      disabled={busy}
+                      aria-label={`Bonus ${b.id} was not paid: send it again`}
+                      onClick={() =>
+                        void act(
+                          () => client.resolveBonus(b.id, false),
+                          `Bonus ${b.id} marked as not paid; it will be sent again.`,
+                        )
+                      }
+                    >
+                      Not paid
+                    </button>
+                  </span>
+                ) : (
+                  '–'
+                )}
+              </td>
+            </tr>
+          ))}
+        </ScrollTable>
       )}
     </section>
   );

@@ -1,6 +1,7 @@
 import { Fragment, useCallback, useState } from 'react';
 import { useDashboard } from './context';
 import { FLAG_LABELS, formatDuration, formatTime, label } from './format';
+import { ScrollTable } from './ScrollTable';
 import type { WorkerRow } from './types';
 import { usePoll } from './usePoll';
 import { ViewState } from './ViewState';
@@ -21,42 +22,42 @@ export function WorkersView() {
           workers.length === 0 ? (
             <p className="muted">No worker has opened a link yet.</p>
           ) : (
-            <div className="table-scroll" tabIndex={0} role="region" aria-label="Workers">
-              <table className="data workers">
-                <caption className="sr-only">Workers</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Worker</th>
-                    <th scope="col">Units done</th>
-                    <th scope="col">In progress</th>
-                    <th scope="col">Median time</th>
-                    <th scope="col">Screening</th>
-                    <th scope="col">Gold</th>
-                    <th scope="col">Qualifications</th>
-                    <th scope="col">Flags</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {workers.map((w) => (
-                    <Fragment key={w.pseudonym}>
-                      <WorkerTableRow
-                        worker={w}
-                        expanded={open === w.pseudonym}
-                        onToggle={() => setOpen(open === w.pseudonym ? null : w.pseudonym)}
-                      />
-                      {open === w.pseudonym && (
-                        <tr className="row-detail">
-                          <td colSpan={9} id={`manage-${w.pseudonym}`}>
-                            <WorkerActions worker={w} onChanged={() => void refresh()} />
-                          </td>
-                        </tr>
-                      )}
-                    </Fragment>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <ScrollTable
+              label="Workers"
+              className="workers"
+              caption="Workers"
+              captionHidden
+              head={
+                <>
+                  <th scope="col">Worker</th>
+                  <th scope="col">Units done</th>
+                  <th scope="col">In progress</th>
+                  <th scope="col">Median time</th>
+                  <th scope="col">Screening</th>
+                  <th scope="col">Gold</th>
+                  <th scope="col">Qualifications</th>
+                  <th scope="col">Flags</th>
+                  <th scope="col">Actions</th>
+                </>
+              }
+            >
+              {workers.map((w) => (
+                <Fragment key={w.pseudonym}>
+                  <WorkerTableRow
+                    worker={w}
+                    expanded={open === w.pseudonym}
+                    onToggle={() => setOpen(open === w.pseudonym ? null : w.pseudonym)}
+                  />
+                  {open === w.pseudonym && (
+                    <tr className="row-detail">
+                      <td colSpan={9} id={`manage-${w.pseudonym}`}>
+                        <WorkerActions worker={w} onChanged={() => void refresh()} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
+              ))}
+            </ScrollTable>
           )
         }
       </ViewState>
