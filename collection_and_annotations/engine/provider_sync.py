@@ -131,20 +131,20 @@ def verify_visits(db: Database, provider: Provider, task_id: int) -> int:
     listed = provider.listed_visits()
     if listed is None:
         return 0
+    # One query for both: submitted units not yet verified, and open units.
+    to_verify = Submission.id.is_not(None) & Unit.provider_verified.is_not(True)
+    is_open = Unit.status == "assigned"
     with db.read() as session:
         units = session.execute(
-            select(Unit.id, Worker.provider_worker_id, Unit.provider_session)
+            select(Unit.id, Worker.provider_worker_id, Unit.provider_session, to_verify, is_open)
             .join(Worker, Worker.id == Unit.worker_id).join(Assignment)
-            .join(Submission, Submission.unit_id == Unit.id)
-            .where(Assignment.task_id == task_id, Unit.provider_verified.is_not(True))).all()
-        open_units = session.execute(
-            select(Unit.id, Worker.provider_worker_id, Unit.provider_session)
-            .join(Worker, Worker.id == Unit.worker_id).join(Assignment)
-            .where(Assignment.task_id == task_id, Unit.status == "assigned")).all()
-    forged = [u for u, worker, visit in units if (worker, visit) not in listed]
-    verified = [u for u, worker, visit in units if (worker, visit) in listed]
-    abandoned = [u for u, worker, visit in open_units
-                 if listed.get((worker, visit)) in ABANDONED]
+            .outerjoin(Submission, Submission.unit_id == Unit.id)
+            .where(Assignment.task_id == task_id, to_verify | is_open)).all()
+    submitted = [(u, (worker, visit)) for u, worker, visit, unverified, _ in units if unverified]
+    forged = [u for u, visit in submitted if visit not in listed]
+    verified = [u for u, visit in submitted if visit in listed]
+    abandoned = [u for u, worker, visit, _, still_open in units
+                 if still_open and listed.get((worker, visit)) in ABANDONED]
     with db.session() as session:
         if verified:
             session.execute(update(Unit).where(Unit.id.in_(verified))
