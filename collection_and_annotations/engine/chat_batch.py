@@ -109,45 +109,45 @@ def write_batch(db: Database, steps: list[Step], rules: ChatRules) -> list[Outco
 
 def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> list[Outcome]:
     sql = chat_sql(db.engine.dialect.name)
-    messages = [step for step in steps if isinstance(step, MessageStep)]
-    replies = [step for step in steps if isinstance(step, ReplyStep)]
-    outcomes: dict[int, Outcome] = {}
+    outcomes: list[Outcome] = []
     rows: list[list[Any]] = []
     spoke: list[int] = []
     answered: list[int] = []
     with db.driver_transaction() as cursor:
         now = utcnow()
         cursor.execute(sql.lock_batch, {
-            "public_ids": json.dumps([step.public_id for step in messages]),
-            "conversation_ids": json.dumps([step.job.conversation_id for step in replies])})
+            "public_ids": json.dumps([step.public_id for step in steps
+                                      if isinstance(step, MessageStep)]),
+            "conversation_ids": json.dumps([step.job.conversation_id for step in steps
+                                            if isinstance(step, ReplyStep)])})
         chats_json, waiting_json = cursor.fetchone()
         chats = {row[0]: row[1:] for row in json.loads(chats_json)}
         waiting = {row[0]: (row[1], row[2]) for row in json.loads(waiting_json)}
-        for step in messages:
-            outcome = outcomes[id(step)] = Outcome()
+        for step in steps:
+            if isinstance(step, ReplyStep):
+                job = step.job
+                if waiting.get(job.conversation_id) != ("active", BOT):
+                    outcomes.append(Outcome(None))  # dropped, as store_reply drops it
+                    continue
+                rows.append(sql.message_values(reply_row(
+                    sql, job, step.text, step.settings, step.first_piece_ms, step.latency_ms,
+                    now)))
+                answered.append(job.conversation_id)
+                outcomes.append(Outcome(shown_reply(job, step.text, now)))
+                continue
+            found = chats.get(step.public_id)
             try:
-                found = chats.get(step.public_id)
                 chat = locked_chat(found[:10] if found else None, found[10] if found else [],
                                    step.worker_id)
                 answer, job, row = accept_message(cursor, sql, chat, step.public_id, step.text,
                                                   step.client_id, step.label, rules, now)
             except WorkRefused as exc:
-                outcome.error = exc
+                outcomes.append(Outcome(error=exc))
                 continue
-            outcome.result = (answer, job)
+            outcomes.append(Outcome((answer, job)))
             if row is not None:
                 rows.append(sql.message_values(row))
                 spoke.append(chat.conversation.id)
-        for step in replies:
-            job = step.job
-            if waiting.get(job.conversation_id) != ("active", BOT):
-                outcomes[id(step)] = Outcome(None)  # dropped, as store_reply drops it
-                continue
-            rows.append(sql.message_values(reply_row(sql, job, step.text, step.settings,
-                                                     step.first_piece_ms, step.latency_ms,
-                                                     now)))
-            answered.append(job.conversation_id)
-            outcomes[id(step)] = Outcome(shown_reply(job, step.text, now))
         if rows:
             cursor.execute(sql.add_messages, {"rows": json.dumps(rows)})
         if spoke:
@@ -155,4 +155,4 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
         if answered:
             cursor.execute(sql.bots_spoke, {"conversation_ids": json.dumps(answered),
                                             "respond_by": respond_by(sql, now, rules)})
-    return [outcomes[id(step)] for step in steps]
+    return outcomes

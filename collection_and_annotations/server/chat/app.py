@@ -161,8 +161,8 @@ class ChatApp:
             self.bus.publish(unit, "message", {
                 "position": job.position, "index": answer["index"], "role": "worker",
                 "text": job.history[-1].text, "sent_at": answer["sent_at"]})
-        if not (early is not None and early.settle(job)) and job is not None:
-            runner.run(job)
+        if (early is None or not early.settle(job)) and job is not None:
+            runner.run(job)  # no early turn, or not this one (settle cancelled it)
         await _json(send, 202, answer)
 
     async def _end(self, unit: str, worker_id: int, body: dict[str, Any],

@@ -41,20 +41,19 @@ class StepWriter:
 
     def _work(self) -> None:
         held: deque[_Waiting] = deque()  # steps that wait for a later batch
+        stopping = False  # shutdown was asked: write what is held, take nothing new
         while True:
             if not held:
-                first = self._steps.get()
-                if first is None:
+                if stopping or (first := self._steps.get()) is None:
                     return
                 held.append(first)
-            stopping = False
             with contextlib.suppress(queue.Empty):
-                while len(held) < 4 * MAX_BATCH:
+                while not stopping and len(held) < 4 * MAX_BATCH:
                     waiting = self._steps.get_nowait()
                     if waiting is None:
                         stopping = True
-                        break
-                    held.append(waiting)
+                    else:
+                        held.append(waiting)
             batch, units, later = [], set(), deque()
             for waiting in held:
                 unit = waiting[2].public_id
@@ -71,10 +70,6 @@ class StepWriter:
             for loop, settled in by_loop.items():
                 with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
                     loop.call_soon_threadsafe(_settle, settled)
-            if stopping and not held:
-                return
-            if stopping:
-                self._steps.put(None)
 
     def shutdown(self) -> None:
         """The thread ends once the steps queued before this are written."""
