@@ -511,7 +511,7 @@ def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, 
                 ) -> dict[str, Any] | None:
     """Store the bot's message; None when the conversation stopped waiting for it (the unit
     timed out or went back to the pool meanwhile): the reply is dropped."""
-    sql = chat_sql(db.engine.dialect.name)
+    sql, text = chat_sql(db.engine.dialect.name), storable(text)
     with db.driver_transaction() as cursor:
         if not _waits_for(cursor, sql, job):
             return None
@@ -525,8 +525,8 @@ def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, 
 
 def reply_row(sql: ChatStatements, job: ReplyJob, text: str, bot_settings: dict[str, Any],
               first_piece_ms: int | None, latency_ms: int, now: datetime) -> dict[str, Any]:
-    """The bot message's row to insert."""
-    return sql.message(job.conversation_id, job.index, "bot", storable(text), now, bot=job.bot,
+    """The bot message's row to insert (`text` as `storable` gives it)."""
+    return sql.message(job.conversation_id, job.index, "bot", text, now, bot=job.bot,
                        settings=bot_settings, first_piece_ms=first_piece_ms,
                        latency_ms=latency_ms)
 
@@ -538,8 +538,8 @@ def respond_by(sql: ChatStatements, now: datetime, rules: ChatRules) -> Any:
 
 def shown_reply(job: ReplyJob, text: str, now: datetime) -> dict[str, Any]:
     """The stored reply as the chat's streams show it."""
-    return {"position": job.position, "index": job.index, "role": "bot",
-            "text": storable(text), "sent_at": iso_utc(now)}
+    return {"position": job.position, "index": job.index, "role": "bot", "text": text,
+            "sent_at": iso_utc(now)}
 
 
 def reply_failed(db: Database, job: ReplyJob, message: str, retryable: bool) -> bool:

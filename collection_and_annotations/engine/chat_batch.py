@@ -29,6 +29,7 @@ from collection_and_annotations.engine.chat import (
     respond_by,
     send,
     shown_reply,
+    storable,
     store_reply,
 )
 from collection_and_annotations.engine.chat_sql import chat_sql
@@ -129,11 +130,11 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
                 if waiting.get(job.conversation_id) != ("active", BOT):
                     outcomes.append(Outcome(None))  # dropped, as store_reply drops it
                     continue
+                text = storable(step.text)
                 rows.append(sql.message_values(reply_row(
-                    sql, job, step.text, step.settings, step.first_piece_ms, step.latency_ms,
-                    now)))
+                    sql, job, text, step.settings, step.first_piece_ms, step.latency_ms, now)))
                 answered.append(job.conversation_id)
-                outcomes.append(Outcome(shown_reply(job, step.text, now)))
+                outcomes.append(Outcome(shown_reply(job, text, now)))
                 continue
             found = chats.get(step.public_id)
             try:

@@ -146,7 +146,7 @@ class ChatRunner:
             job, text, self.bots[job.bot].settings(), first_piece_ms,
             round((time.monotonic() - started) * 1000)))
         if message is not None:
-            self.answered[job.public_id] = (job, text)
+            self.answered[job.public_id] = (job, message["text"])  # as stored
             if len(self.answered) > ANSWERED_KEPT:  # chats that timed out are never closed here
                 del self.answered[next(iter(self.answered))]
             self.bus.publish(job.public_id, "message", message)
