@@ -6,23 +6,25 @@ import hashlib
 import hmac
 
 
-def _mac(secret: str, message: str) -> str:
-    return hmac.new(secret.encode(), message.encode(), hashlib.sha256).hexdigest()[:40]
+def signature(secret: str, message: str, length: int = 40) -> str:
+    """HMAC-SHA256 of `message` with the task's secret, as `length` hex digits."""
+    return hmac.new(secret.encode(), message.encode(), hashlib.sha256).hexdigest()[:length]
 
 
 def worker_token(secret: str, worker_id: int) -> str:
-    return f"{worker_id}.{_mac(secret, f'worker:{worker_id}')}"
+    return f"{worker_id}.{signature(secret, f'worker:{worker_id}')}"
 
 
 def worker_from_token(secret: str, token: str) -> int | None:
     worker_id, _, mac = token.partition(".")
-    if not worker_id.isdigit() or not hmac.compare_digest(mac, _mac(secret, f"worker:{worker_id}")):
+    expected = signature(secret, f"worker:{worker_id}")
+    if not worker_id.isdigit() or not hmac.compare_digest(mac, expected):
         return None
     return int(worker_id)
 
 
 def requester_token(secret: str) -> str:
-    return _mac(secret, "requester")
+    return signature(secret, "requester")
 
 
 def bearer(header: str | None) -> str | None:

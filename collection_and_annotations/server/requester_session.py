@@ -10,13 +10,14 @@ must also carry the CSRF token, which only a page that read `/api/requester/sess
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable
+
+from collection_and_annotations.server.auth import signature
 
 COOKIE = "cep_requester"
 CSRF_HEADER = "X-CSRF-Token"
@@ -25,15 +26,11 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 MAX_CLIENTS = 10_000  # addresses with recent wrong tokens kept before quiet ones are dropped
 
 
-def _mac(secret: str, message: str) -> str:
-    return hmac.new(secret.encode(), message.encode(), hashlib.sha256).hexdigest()
-
-
 def new_session(secret: str, now: float | None = None) -> str:
     """A cookie value valid for SESSION_SECONDS from `now`."""
     expires = int((time.time() if now is None else now) + SESSION_SECONDS)
     nonce = secrets.token_hex(16)
-    return f"{expires}.{nonce}.{_mac(secret, f'requester-session:{expires}:{nonce}')}"
+    return f"{expires}.{nonce}.{signature(secret, f'requester-session:{expires}:{nonce}', 64)}"
 
 
 def valid_session(secret: str, value: str | None, now: float | None = None) -> bool:
@@ -42,14 +39,14 @@ def valid_session(secret: str, value: str | None, now: float | None = None) -> b
         return False
     expires, nonce, mac = value.split(".")
     if not expires.isdigit() or not hmac.compare_digest(
-            mac, _mac(secret, f"requester-session:{expires}:{nonce}")):
+            mac, signature(secret, f"requester-session:{expires}:{nonce}", 64)):
         return False
     return int(expires) > (time.time() if now is None else now)
 
 
 def csrf_token(secret: str, session: str) -> str:
     """The CSRF token of one session (the page reads it from the session endpoints)."""
-    return _mac(secret, f"requester-csrf:{session}")[:40]
+    return signature(secret, f"requester-csrf:{session}")
 
 
 def valid_csrf(secret: str, session: str, given: str | None) -> bool:
