@@ -15,9 +15,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, case, func, literal, or_, select
 from sqlalchemy.orm import Session
 
-from collection_and_annotations.blueprints.base import QUALITY_POOLS
 from collection_and_annotations.engine.provider_sync import FAILED_DECISION, UNSETTLED_BONUS
-from collection_and_annotations.engine.runs import DONE_STATUSES, Progress, task_units
+from collection_and_annotations.engine.runs import DONE_STATUSES, Progress, real_work, task_units
 from collection_and_annotations.quality.stats import Outcomes, task_outcomes, worker_outcomes
 from collection_and_annotations.storage.models import (
     Assignment,
@@ -43,11 +42,6 @@ RUN_STATES = {"completed": "complete"}  # TaskRun.status -> the overview's word
 def in_task(task_id: int) -> ColumnElement[bool]:
     """Units of the task (join Assignment)."""
     return Assignment.task_id == task_id
-
-
-def real_work() -> ColumnElement[bool]:
-    """Units of the work the task is run for (not screening or gold)."""
-    return Unit.pool.not_in(QUALITY_POOLS)
 
 
 def seconds_between(session: Session, start: Any, end: Any) -> ColumnElement[float]:

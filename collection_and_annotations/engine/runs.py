@@ -17,7 +17,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Select, Table, delete, func, insert, select, text, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    Table,
+    delete,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import QUALITY_POOLS, AssignmentPlan, TaskBlueprint
@@ -356,13 +367,18 @@ def task_units(task_id: int) -> Select:
     return select(Unit.id).join(Assignment).where(Assignment.task_id == task_id)
 
 
+def real_work() -> ColumnElement[bool]:
+    """Units of the work the task is run for (not screening or gold)."""
+    return Unit.pool.not_in(QUALITY_POOLS)
+
+
 def unit_counts(db: Database, task_id: int) -> dict[str, int]:
     """Units of real work of the task (every run) by status: screening and gold units are a
     supply, not work the requester waits for."""
     with db.read() as session:
         rows = session.execute(
             select(Unit.status, func.count()).join(Assignment)
-            .where(Assignment.task_id == task_id, Unit.pool.not_in(QUALITY_POOLS))
+            .where(Assignment.task_id == task_id, real_work())
             .group_by(Unit.status)
         ).all()
     return {status: count for status, count in rows}

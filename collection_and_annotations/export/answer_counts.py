@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from collection_and_annotations.blueprints.base import QUALITY_POOLS
+from collection_and_annotations.engine.runs import real_work
 from collection_and_annotations.export.submissions import answered_items, whole_submissions
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import Assignment, Submission, Unit
@@ -71,7 +71,7 @@ def _stamp(db: Database, task_id: int) -> tuple[int, int]:
         newest, count = session.execute(
             select(func.max(Submission.id), func.count()).select_from(Submission)
             .join(Unit, Unit.id == Submission.unit_id).join(Assignment)
-            .where(Assignment.task_id == task_id, Unit.pool.not_in(QUALITY_POOLS))).one()
+            .where(Assignment.task_id == task_id, real_work())).one()
     return newest or 0, count
 
 
