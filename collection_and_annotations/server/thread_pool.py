@@ -48,7 +48,7 @@ class ThreadPool:
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting caller
                 result, failed = exc, True
             with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
-                loop.call_soon_threadsafe(_settle, done, result, failed)
+                loop.call_soon_threadsafe(settle, done, result, failed)
 
     def shutdown(self) -> None:
         """The threads end once the calls queued before this are done."""
@@ -56,7 +56,8 @@ class ThreadPool:
             self._jobs.put(None)
 
 
-def _settle(done: asyncio.Future[Any], result: Any, failed: bool) -> None:
+def settle(done: asyncio.Future[Any], result: Any, failed: bool) -> None:
+    """In the loop: a call's result (or exception) to the future its caller awaits."""
     if done.cancelled():  # the caller went away meanwhile
         return
     if failed:
