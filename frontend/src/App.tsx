@@ -3,7 +3,7 @@ import { ApiError, claim, getNext, getUnit, NetworkError } from './api';
 import { isChatState } from './chat';
 import { Annotator } from './components/Annotator';
 import { ChatUnit } from './components/ChatUnit';
-import { MessagePage } from './components/MessagePage';
+import { LoadingPage, MessagePage } from './components/MessagePage';
 import { NotEligiblePage, ScreeningPassedPage, TrainingFullPage } from './components/Screening';
 import type { Unit } from './types';
 import { isWebLink } from './platform';
@@ -145,13 +145,7 @@ export function App({ search = window.location.search }: { search?: string }) {
 
   switch (state.phase) {
     case 'loading':
-      return (
-        <main className="page center" aria-busy="true">
-          <p className="muted" role="status">
-            Loading your task…
-          </p>
-        </main>
-      );
+      return <LoadingPage text="Loading your task…" />;
     case 'error':
       return (
         <MessagePage

@@ -38,3 +38,14 @@ export function MessagePage({ title, role, success = false, focusHeading = false
     </main>
   );
 }
+
+/** The whole page while its first data loads. */
+export function LoadingPage({ text }: { text: string }) {
+  return (
+    <main className="page center" aria-busy="true">
+      <p className="muted" role="status">
+        {text}
+      </p>
+    </main>
+  );
+}

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { MessagePage } from '../components/MessagePage';
+import { LoadingPage, MessagePage } from '../components/MessagePage';
 import { RequesterClient } from './api';
 import { messageOf } from './context';
 import { LoginForm } from './LoginForm';
@@ -45,13 +45,7 @@ export function DashboardApp({ client: given }: { client?: RequesterClient } = {
 
   switch (state.phase) {
     case 'loading':
-      return (
-        <main className="page center" aria-busy="true">
-          <p className="muted" role="status">
-            Loading the dashboard…
-          </p>
-        </main>
-      );
+      return <LoadingPage text="Loading the dashboard…" />;
     case 'error':
       return (
         <MessagePage
