@@ -23,11 +23,13 @@ def test_a_gold_unit_looks_like_real_work(cep_fixtures, serve, worker):
                    "mephisto.blueprint.use_golds=true", "mephisto.blueprint.min_golds=1",
                    # this worker answers at random: a failed gold must not block them here
                    "mephisto.blueprint.max_incorrect_golds=5")
-    gold = worker.open(server.link("goldie", "1"))
+    # (a worker id without "gold" in it: the completion page's "Take another unit" link
+    # carries it, and the check below reads the whole page)
+    gold = worker.open(server.link("annotator7", "1"))
     gold_id = worker.unit_id
     worker.complete()
     gold_page = worker.page.content()
-    real = worker.open(server.link("goldie", "2"))
+    real = worker.open(server.link("annotator7", "2"))
     real_id = worker.unit_id
     worker.complete()
 
