@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import Connection, Row, delete, func, select, update
+from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import (
@@ -23,7 +23,7 @@ from collection_and_annotations.blueprints.base import (
     NoWork,
     WorkerContext,
 )
-from collection_and_annotations.engine.hot_sql import hot
+from collection_and_annotations.engine.hot_sql import TakenUnit, hot
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Conversation,
@@ -61,10 +61,8 @@ class ClaimRefused(Exception):
 def lock_worker(connection: Connection, provider: str, provider_worker_id: str) -> int:
     """The worker's id, created on first sight; the row stays locked until the transaction
     ends, so one worker's claims happen one by one (a single upsert, one round trip)."""
-    return connection.execute(hot(connection).upsert_worker, {
-        "provider": provider, "provider_worker_id": provider_worker_id,
-        "pseudonym": f"w_{secrets.token_hex(6)}", "now": utcnow(),
-    }).scalar_one()
+    return hot(connection).upsert_worker(connection, provider, provider_worker_id,
+                                         f"w_{secrets.token_hex(6)}", utcnow())
 
 
 def expire_overdue(connection: Connection | Session, run_id: int) -> int:
@@ -140,18 +138,15 @@ def _check_limits(connection: Connection, run_id: int, held: list[tuple[str, str
 def _take_free_unit(
     connection: Connection, task_id: int, run_id: int, pools: list[str], worker_id: int,
     provider_worker_id: str, provider_session: str, duration: int,
-) -> Row | None:
+) -> TakenUnit | None:
     """Assign the first unit this worker may take from the first pool that has one: a group
-    they have not had, an assignment they did not author. Returns (id, public_id,
-    assignment_id, times_expired) or None."""
+    they have not had, an assignment they did not author."""
     now = utcnow()
     for pool in pools:
-        taken = connection.execute(hot(connection).take_unit, {
-            "worker_id": worker_id, "session_id": provider_session, "now": now,
-            "deadline": now + timedelta(seconds=duration) if duration > 0 else None,
-            "run_id": run_id, "pool": pool, "task_id": task_id,
-            "provider_worker_id": provider_worker_id,
-        }).first()
+        taken = hot(connection).take_unit(
+            connection, run_id=run_id, task_id=task_id, pool=pool, worker_id=worker_id,
+            provider_worker_id=provider_worker_id, session_id=provider_session, now=now,
+            deadline=now + timedelta(seconds=duration) if duration > 0 else None)
         if taken is not None:
             return taken
     return None
@@ -199,8 +194,7 @@ def claim_unit(
         statements = hot(connection)
         worker_id = lock_worker(connection, provider, provider_worker_id)
         # One query for both resuming and the per-worker limits: the worker's units here.
-        held = connection.execute(statements.held_units,
-                                  {"task_id": task_id, "worker_id": worker_id}).all()
+        held = statements.held_units(connection, task_id, worker_id)
         for public_id, status, session_id, pool in held:
             # A finished screening unit does not end the visit: real work follows it.
             if session_id == provider_session and not (
@@ -227,10 +221,6 @@ def claim_unit(
             raise _Rehearsed
         unit_id, public_id, assignment_id, times_expired = taken
         if times_expired:  # a unit that changed hands keeps nothing of its earlier worker
-            connection.execute(statements.clear_other_drafts,
-                               {"unit_id": unit_id, "worker_id": worker_id})
-        connection.execute(statements.add_groups, {
-            "task_id": task_id, "worker_id": worker_id, "unit_id": unit_id,
-            "assignment_id": assignment_id,
-        })
+            statements.clear_other_drafts(connection, unit_id, worker_id)
+        statements.add_groups(connection, task_id, worker_id, unit_id, assignment_id)
         return Claim(worker_id, public_id, "assigned")

@@ -23,8 +23,9 @@ from sqlalchemy import Connection, Row, bindparam, select, update
 
 from collection_and_annotations.bots.base import Turn
 from collection_and_annotations.engine.allocation import release_units, return_unit
-from collection_and_annotations.engine.chat_sql import ChatStatements, chat_sql, driver_cursor
-from collection_and_annotations.engine.hot_sql import hot
+from collection_and_annotations.engine.chat_sql import ChatStatements, chat_sql
+from collection_and_annotations.engine.driver_sql import driver_cursor
+from collection_and_annotations.engine.hot_sql import UnitWithData, hot
 from collection_and_annotations.engine.work import WorkRefused, owned_unit
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -223,8 +224,8 @@ def read_chat(db: Database, public_id: str, worker_id: int, rules: ChatRules,
               live_text: Callable[[int], str | None]) -> dict[str, Any]:
     """The `chat` object of a worker's unit that is still theirs."""
     with db.snapshot() as connection:
-        unit = _open(owned_unit(connection.execute(hot(connection).unit_view, {
-            "public_id": public_id, "worker_id": worker_id}).first(), worker_id))
+        unit = _open(owned_unit(hot(connection).unit_view(connection, public_id, worker_id),
+                                worker_id))
         return chat_state(connection, unit.id, unit.times_expired,
                           full_layout(unit.data, unit.layout), rules, live_text)
 
@@ -242,10 +243,10 @@ def job_state(db: Database, job: ReplyJob, rules: ChatRules,
 
 # -- the worker's steps ----------------------------------------------------------------------
 
-def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
+def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> UnitWithData:
     """The worker's unit, locked, with its data and layout (a step that shows the state)."""
-    return _open(owned_unit(connection.execute(hot(connection).lock_unit_with_data, {
-        "public_id": public_id}).first(), worker_id))
+    return _open(owned_unit(hot(connection).lock_unit_with_data(connection, public_id),
+                            worker_id))
 
 
 def _open(unit: Any) -> Any:

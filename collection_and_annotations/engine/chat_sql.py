@@ -1,24 +1,20 @@
 """The statements of a chat's frequent steps (the worker's message, the bot's reply), as driver
-SQL run on the driver's cursor, built once per dialect.
+SQL (engine/driver_sql.py) built once per dialect.
 
 Each step is one transaction of three statements: the unit row locked together with what the
 step reads (the current conversation and its messages, in one query), the message inserted,
 the conversation updated. Through SQLAlchemy these steps took seven and four statements, and
-its per-statement work cost more CPU than the database's. Times and JSON are stored as the ORM
-stores them, so the ORM reads these rows back unchanged.
+its per-statement work cost more CPU than the database's.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection
+from collection_and_annotations.engine.driver_sql import DriverSQL
 
-_PARAM = re.compile(r"(?<![:\w]):(\w+)")
 _MESSAGE_COLUMNS = ("conversation_id", "index", "role", "text", "sent_at", "bot", "settings",
                     "first_piece_ms", "latency_ms", "client_message_id", "opener")
 _COLUMN_LIST = ", ".join(f'"{c}"' for c in _MESSAGE_COLUMNS)
@@ -26,16 +22,14 @@ _INSERT_MESSAGE = (f"INSERT INTO messages ({_COLUMN_LIST}) "
                    f"VALUES ({', '.join(':' + c for c in _MESSAGE_COLUMNS)})")
 
 
-class ChatStatements:
-    """One dialect's statements (named parameters: `:name`, or `%(name)s` for psycopg)."""
+class ChatStatements(DriverSQL):
+    """One dialect's statements."""
 
     def __init__(self, dialect: str):
-        postgres = dialect == "postgresql"
-        self.postgres = postgres
+        super().__init__(dialect)
+        postgres = self.postgres
         lock = " FOR UPDATE OF u" if postgres else ""
-
-        def driver(sql: str) -> str:
-            return _PARAM.sub(r"%(\1)s", sql) if postgres else sql
+        driver = self.sql
 
         # A row per message of the unit's current conversation (one row, its message columns
         # NULL, when it has none or there is no conversation yet).
@@ -72,12 +66,6 @@ class ChatStatements:
             "WHERE conversation_id = :conversation_id AND \"index\" = :index")
         if not postgres:
             self._batch_statements()
-        if postgres:
-            from psycopg.types.json import Json
-
-            self._json = Json
-        else:
-            self._json = json.dumps
 
     def _batch_statements(self) -> None:
         """SQLite: many steps in one transaction, each statement for all of them (see
@@ -106,17 +94,6 @@ class ChatStatements:
             "UPDATE conversations SET awaiting = 'worker', respond_by = :respond_by "
             "WHERE id IN (SELECT value FROM json_each(:conversation_ids))")
 
-    def time(self, moment: datetime) -> Any:
-        """A time as bound: SQLite stores the ORM's text form (always with microseconds)."""
-        return moment if self.postgres else moment.isoformat(" ", "microseconds")
-
-    def read_time(self, value: Any) -> datetime:
-        return value if self.postgres else datetime.fromisoformat(value)
-
-    def json(self, value: Any) -> Any:
-        """A JSON value as bound (None is SQL NULL, as the models' JSON columns store it)."""
-        return None if value is None else self._json(value)
-
     @staticmethod
     def message_values(row: dict[str, Any]) -> list[Any]:
         """A message's parameters (`message`) in `add_messages`' column order."""
@@ -138,7 +115,3 @@ class ChatStatements:
 def chat_sql(dialect: str) -> ChatStatements:
     return ChatStatements(dialect)
 
-
-def driver_cursor(connection: Connection) -> Any:
-    """A driver cursor inside an SQLAlchemy connection's transaction."""
-    return connection.connection.cursor()

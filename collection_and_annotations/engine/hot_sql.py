@@ -1,52 +1,93 @@
-"""The statements of the worker API's hot path (claim, view, draft, submit), written once as SQL.
+"""The statements of the worker API's hot path (claim, view, draft, submit), as driver SQL.
 
 Building an SQLAlchemy expression and computing its cache key on every request cost more CPU
-than the database work itself (about two thirds of a request); these textual statements are
-built once per dialect and only bound to values per request. The SQL is the same on SQLite and
-PostgreSQL except for row locks, which SQLite does not have (it serialises writers instead).
-Column types are declared so datetimes and JSON are stored exactly as the ORM stores them.
+than the database work itself (about two thirds of a request); running even prepared textual
+statements through SQLAlchemy's execution path still cost a sixth of a request. So these run on
+the driver's cursor (engine/driver_sql.py), inside the caller's SQLAlchemy transaction, and
+each method binds and reads its values as the ORM stores them. The SQL is the same on SQLite
+and PostgreSQL except for row locks, which SQLite does not have (it serialises writers instead).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from functools import cache
+from typing import Any, NamedTuple
 
-from sqlalchemy import JSON, Connection, DateTime, TextClause, bindparam, column, text
-from sqlalchemy.sql.elements import BindParameter
-from sqlalchemy.sql.selectable import TextualSelect
+from sqlalchemy import Connection
+from sqlalchemy.exc import IntegrityError
 
+from collection_and_annotations.engine.driver_sql import DriverSQL, driver_cursor
 from collection_and_annotations.engine.runs import DONE_STATUSES
 
 
-def _now(*names: str) -> list[BindParameter[datetime]]:
-    """Datetime parameters, stored in the ORM's format (a string on SQLite)."""
-    return [bindparam(name, type_=DateTime()) for name in names]
+class UnitView(NamedTuple):
+    """A unit as its worker's page shows it, with that worker's draft (None without one)."""
+
+    id: int
+    public_id: str
+    status: str
+    worker_id: int | None
+    times_expired: int
+    deadline: datetime | None
+    pool: str
+    layout: Any
+    data: Any
+    answers: Any
+    position: Any
+    saved_at: datetime | None
 
 
-class HotStatements:
-    """One dialect's statements."""
+class LockedUnit(NamedTuple):
+    id: int
+    status: str
+    worker_id: int | None
+    times_expired: int
+
+
+class UnitWithData(NamedTuple):
+    """A locked unit with what a submission or a chat step needs of it."""
+
+    id: int
+    status: str
+    worker_id: int | None
+    times_expired: int
+    task_run_id: int
+    assigned_at: datetime | None
+    layout: Any
+    pool: str
+    data: Any
+
+
+class TakenUnit(NamedTuple):
+    id: int
+    public_id: str
+    assignment_id: int
+    times_expired: int
+
+
+class HotStatements(DriverSQL):
+    """One dialect's statements, each as a method on an open transaction's connection."""
 
     def __init__(self, dialect: str):
-        postgres = dialect == "postgresql"
-        lock = " FOR UPDATE" if postgres else ""
-        lock_unit = " FOR UPDATE OF u" if postgres else ""
-        skip_locked = " FOR UPDATE SKIP LOCKED" if postgres else ""
+        super().__init__(dialect)
+        lock = " FOR UPDATE" if self.postgres else ""
+        lock_unit = " FOR UPDATE OF u" if self.postgres else ""
+        skip_locked = " FOR UPDATE SKIP LOCKED" if self.postgres else ""
         done = ", ".join(f"'{status}'" for status in DONE_STATUSES)
+        sql = self.sql
 
-        self.upsert_worker: TextClause = text(
+        self._upsert_worker = sql(
             "INSERT INTO workers (provider, provider_worker_id, pseudonym, created_at) "
             "VALUES (:provider, :provider_worker_id, :pseudonym, :now) "
             "ON CONFLICT (provider, provider_worker_id) DO UPDATE SET provider = excluded.provider "
-            "RETURNING id"
-        ).bindparams(*_now("now"))
-        self.held_units: TextClause = text(
+            "RETURNING id")
+        self._held_units = sql(
             "SELECT u.public_id, u.status, u.provider_session, u.pool FROM units u "
             "JOIN assignments a ON a.id = u.assignment_id "
             f"WHERE a.task_id = :task_id AND u.worker_id = :worker_id "
-            f"AND u.status IN ('assigned', {done}) ORDER BY u.id DESC"
-        )
-        self.take_unit: TextualSelect = text(
+            f"AND u.status IN ('assigned', {done}) ORDER BY u.id DESC")
+        self._take_unit = sql(
             "UPDATE units SET status = 'assigned', worker_id = :worker_id, "
             "provider_session = :session_id, assigned_at = :now, deadline = :deadline "
             "WHERE id = (SELECT u.id FROM units u WHERE u.task_run_id = :run_id "
@@ -58,61 +99,141 @@ class HotStatements:
             "WHERE ae.assignment_id = u.assignment_id "
             "AND ae.provider_worker_id = :provider_worker_id) "
             f"ORDER BY u.id LIMIT 1{skip_locked}) AND status = 'launched' "
-            "RETURNING id, public_id, assignment_id, times_expired"
-        ).bindparams(*_now("now", "deadline")).columns(
-            column("id"), column("public_id"), column("assignment_id"), column("times_expired"))
-        self.clear_other_drafts: TextClause = text(
+            "RETURNING id, public_id, assignment_id, times_expired")
+        self._clear_other_drafts = sql(
             "DELETE FROM drafts WHERE unit_id = :unit_id AND worker_id <> :worker_id")
-        self.add_groups: TextClause = text(
+        self._add_groups = sql(
             "INSERT INTO worker_groups (task_id, worker_id, group_id, unit_id) "
             "SELECT :task_id, :worker_id, group_id, :unit_id FROM assignment_groups "
-            "WHERE assignment_id = :assignment_id"
-        )
-        self.unit_view: TextualSelect = text(
+            "WHERE assignment_id = :assignment_id")
+        self._unit_view = sql(
             "SELECT u.id, u.public_id, u.status, u.worker_id, u.times_expired, u.deadline, "
             "u.pool, u.layout, a.data, d.answers, d.position, d.saved_at FROM units u "
             "JOIN assignments a ON a.id = u.assignment_id "
             "LEFT JOIN drafts d ON d.unit_id = u.id AND d.worker_id = :worker_id "
-            "WHERE u.public_id = :public_id"
-        ).columns(
-            column("id"), column("public_id"), column("status"), column("worker_id"),
-            column("times_expired"), column("deadline", DateTime()), column("pool"),
-            column("layout", JSON()), column("data", JSON()), column("answers", JSON()),
-            column("position", JSON()), column("saved_at", DateTime()),
-        )
-        self.lock_unit: TextualSelect = text(
+            "WHERE u.public_id = :public_id")
+        self._lock_unit = sql(
             "SELECT id, status, worker_id, times_expired FROM units "
-            f"WHERE public_id = :public_id{lock}"
-        ).columns(column("id"), column("status"), column("worker_id"), column("times_expired"))
-        self.upsert_draft: TextClause = text(
+            f"WHERE public_id = :public_id{lock}")
+        self._upsert_draft = sql(
             "INSERT INTO drafts (unit_id, worker_id, answers, position, saved_at) "
             "VALUES (:unit_id, :worker_id, :answers, :position, :now) "
             "ON CONFLICT (unit_id, worker_id) DO UPDATE SET answers = excluded.answers, "
-            "position = excluded.position, saved_at = excluded.saved_at"
-        ).bindparams(bindparam("answers", type_=JSON()), bindparam("position", type_=JSON()),
-                     *_now("now"))
-        self.lock_unit_with_data: TextualSelect = text(
+            "position = excluded.position, saved_at = excluded.saved_at")
+        self._lock_unit_with_data = sql(
             "SELECT u.id, u.status, u.worker_id, u.times_expired, u.task_run_id, u.assigned_at, "
             "u.layout, u.pool, a.data FROM units u JOIN assignments a ON a.id = u.assignment_id "
-            f"WHERE u.public_id = :public_id{lock_unit}"
-        ).columns(
-            column("id"), column("status"), column("worker_id"), column("times_expired"),
-            column("task_run_id"), column("assigned_at", DateTime()), column("layout", JSON()),
-            column("pool"), column("data", JSON()),
-        )
-        self.stored_answers: TextualSelect = text(
-            "SELECT answers FROM submissions WHERE unit_id = :unit_id"
-        ).columns(column("answers", JSON()))
-        self.insert_submission: TextClause = text(
+            f"WHERE u.public_id = :public_id{lock_unit}")
+        self._stored_answers = sql("SELECT answers FROM submissions WHERE unit_id = :unit_id")
+        self._insert_submission = sql(
             "INSERT INTO submissions (unit_id, worker_id, task_run_id, answers, timings, "
             "client_id, created_at) VALUES (:unit_id, :worker_id, :task_run_id, :answers, "
-            ":timings, :client_id, :now)"
-        ).bindparams(bindparam("answers", type_=JSON()), bindparam("timings", type_=JSON()),
-                     *_now("now"))
-        self.delete_drafts: TextClause = text("DELETE FROM drafts WHERE unit_id = :unit_id")
-        self.complete_unit: TextClause = text(
-            "UPDATE units SET status = 'completed', completed_at = :now WHERE id = :unit_id"
-        ).bindparams(*_now("now"))
+            ":timings, :client_id, :now)")
+        self._delete_drafts = sql("DELETE FROM drafts WHERE unit_id = :unit_id")
+        self._complete_unit = sql(
+            "UPDATE units SET status = 'completed', completed_at = :now WHERE id = :unit_id")
+
+    # -- claim --------------------------------------------------------------------------------
+
+    def upsert_worker(self, connection: Connection, provider: str, provider_worker_id: str,
+                      pseudonym: str, now: datetime) -> int:
+        """The worker's id; their row stays locked until the transaction ends."""
+        cursor = driver_cursor(connection)
+        cursor.execute(self._upsert_worker, {
+            "provider": provider, "provider_worker_id": provider_worker_id,
+            "pseudonym": pseudonym, "now": self.time(now)})
+        return cursor.fetchone()[0]
+
+    def held_units(self, connection: Connection, task_id: int, worker_id: int
+                   ) -> list[tuple[str, str, str | None, str]]:
+        """(public id, status, provider session, pool) of the worker's units in the task."""
+        cursor = driver_cursor(connection)
+        cursor.execute(self._held_units, {"task_id": task_id, "worker_id": worker_id})
+        return cursor.fetchall()
+
+    def take_unit(self, connection: Connection, *, run_id: int, task_id: int, pool: str,
+                  worker_id: int, provider_worker_id: str, session_id: str, now: datetime,
+                  deadline: datetime | None) -> TakenUnit | None:
+        cursor = driver_cursor(connection)
+        cursor.execute(self._take_unit, {
+            "worker_id": worker_id, "session_id": session_id, "now": self.time(now),
+            "deadline": self.time(deadline), "run_id": run_id, "pool": pool,
+            "task_id": task_id, "provider_worker_id": provider_worker_id})
+        row = cursor.fetchone()
+        return None if row is None else TakenUnit._make(row)
+
+    def clear_other_drafts(self, connection: Connection, unit_id: int, worker_id: int) -> None:
+        driver_cursor(connection).execute(self._clear_other_drafts,
+                                          {"unit_id": unit_id, "worker_id": worker_id})
+
+    def add_groups(self, connection: Connection, task_id: int, worker_id: int, unit_id: int,
+                   assignment_id: int) -> None:
+        driver_cursor(connection).execute(self._add_groups, {
+            "task_id": task_id, "worker_id": worker_id, "unit_id": unit_id,
+            "assignment_id": assignment_id})
+
+    # -- view and draft -----------------------------------------------------------------------
+
+    def unit_view(self, connection: Connection, public_id: str, worker_id: int
+                  ) -> UnitView | None:
+        cursor = driver_cursor(connection)
+        cursor.execute(self._unit_view, {"public_id": public_id, "worker_id": worker_id})
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        (unit_id, public, status, owner, expired, deadline, pool, layout, data, answers,
+         position, saved_at) = row
+        read_json = self.read_json
+        return UnitView(unit_id, public, status, owner, expired, self.read_time(deadline), pool,
+                        read_json(layout), read_json(data), read_json(answers),
+                        read_json(position), self.read_time(saved_at))
+
+    def lock_unit(self, connection: Connection, public_id: str) -> LockedUnit | None:
+        cursor = driver_cursor(connection)
+        cursor.execute(self._lock_unit, {"public_id": public_id})
+        row = cursor.fetchone()
+        return None if row is None else LockedUnit._make(row)
+
+    def upsert_draft(self, connection: Connection, unit_id: int, worker_id: int, answers: Any,
+                     position: Any, now: datetime) -> None:
+        driver_cursor(connection).execute(self._upsert_draft, {
+            "unit_id": unit_id, "worker_id": worker_id, "answers": self.document(answers),
+            "position": self.document(position), "now": self.time(now)})
+
+    # -- submit -------------------------------------------------------------------------------
+
+    def lock_unit_with_data(self, connection: Connection, public_id: str
+                            ) -> UnitWithData | None:
+        cursor = driver_cursor(connection)
+        cursor.execute(self._lock_unit_with_data, {"public_id": public_id})
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        unit_id, status, owner, expired, run_id, assigned_at, layout, pool, data = row
+        return UnitWithData(unit_id, status, owner, expired, run_id,
+                            self.read_time(assigned_at), self.read_json(layout), pool,
+                            self.read_json(data))
+
+    def stored_answers(self, connection: Connection, unit_id: int) -> Any:
+        cursor = driver_cursor(connection)
+        cursor.execute(self._stored_answers, {"unit_id": unit_id})
+        return self.read_json(cursor.fetchone()[0])
+
+    def store_submission(self, connection: Connection, *, unit_id: int, worker_id: int,
+                         task_run_id: int, answers: Any, timings: Any, client_id: str | None,
+                         now: datetime) -> None:
+        """The submission stored, the unit's drafts gone and the unit completed."""
+        cursor = driver_cursor(connection)
+        bound_now = self.time(now)
+        values = {"unit_id": unit_id, "worker_id": worker_id, "task_run_id": task_run_id,
+                  "answers": self.document(answers), "timings": self.document(timings),
+                  "client_id": client_id, "now": bound_now}
+        try:
+            cursor.execute(self._insert_submission, values)
+        except connection.dialect.loaded_dbapi.IntegrityError as exc:  # as SQLAlchemy says it
+            raise IntegrityError(self._insert_submission, values, exc) from None
+        cursor.execute(self._delete_drafts, {"unit_id": unit_id})
+        cursor.execute(self._complete_unit, {"unit_id": unit_id, "now": bound_now})
 
 
 @cache
@@ -122,4 +243,3 @@ def _for_dialect(dialect: str) -> HotStatements:
 
 def hot(connection: Connection) -> HotStatements:
     return _for_dialect(connection.dialect.name)
-

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Row
+from sqlalchemy import Connection
 from sqlalchemy.exc import IntegrityError
 
 from collection_and_annotations.blueprints.base import SubmitRefused, SubmittedUnit, TaskBlueprint
@@ -16,6 +16,7 @@ from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import iso_utc, utcnow
 
 MAX_DRAFT_BYTES = 1_000_000
+OwnedT = TypeVar("OwnedT", bound=tuple)  # a unit row with `worker_id` and `times_expired`
 
 
 class WorkRefused(Exception):
@@ -27,7 +28,7 @@ class WorkRefused(Exception):
         self.problems = problems
 
 
-def owned_unit(unit: Row | None, worker_id: int) -> Row:
+def owned_unit(unit: OwnedT | None, worker_id: int) -> OwnedT:
     """The unit if it is this worker's; otherwise why not (expired, or not theirs at all)."""
     if unit is not None and unit.worker_id == worker_id:
         return unit
@@ -41,9 +42,7 @@ def unit_view(
 ) -> dict[str, Any]:
     """Everything the page shows for a unit, with this worker's latest draft (one query)."""
     with db.snapshot() as connection:
-        unit = owned_unit(connection.execute(hot(connection).unit_view,
-                                             {"public_id": public_id, "worker_id": worker_id}
-                                             ).first(), worker_id)
+        unit = owned_unit(hot(connection).unit_view(connection, public_id, worker_id), worker_id)
         unit_state = getattr(blueprint, "unit_state", None)
         state = ({} if unit_state is None or unit.status != "assigned" else
                  unit_state(connection, unit.id, unit.times_expired, unit.data, unit.layout))
@@ -73,15 +72,11 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
         statements = hot(connection)
         # The unit row stays locked until the draft is written: an expiry cannot slip between
         # the ownership check and the write and hand the unit to someone else.
-        unit = owned_unit(
-            connection.execute(statements.lock_unit, {"public_id": public_id}).first(), worker_id)
+        unit = owned_unit(statements.lock_unit(connection, public_id), worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; drafts are closed", 409)
         now = utcnow()
-        connection.execute(statements.upsert_draft, {
-            "unit_id": unit.id, "worker_id": worker_id, "answers": answers,
-            "position": position, "now": now,
-        })
+        statements.upsert_draft(connection, unit.id, worker_id, answers, position, now)
         return iso_utc(now)
 
 
@@ -110,13 +105,11 @@ def _store_submission(
 ) -> str:
     with db.transaction() as connection:
         statements = hot(connection)
-        unit = owned_unit(connection.execute(statements.lock_unit_with_data,
-                                             {"public_id": public_id}).first(), worker_id)
+        unit = owned_unit(statements.lock_unit_with_data(connection, public_id), worker_id)
         submitted = SubmittedUnit(unit.id, unit.pool, unit.task_run_id, worker_id, unit.data,
                                   unit.layout, answers, unit.times_expired)
         if unit.status in DONE_STATUSES:
-            stored = connection.execute(statements.stored_answers,
-                                        {"unit_id": unit.id}).scalar_one()
+            stored = statements.stored_answers(connection, unit.id)
             if stored == _stored(connection, blueprint, submitted):
                 return unit.status
             raise WorkRefused("this unit was already submitted with other answers", 409)
@@ -135,14 +128,10 @@ def _store_submission(
             "submitted_at": iso_utc(now),
             "duration_seconds": round((now - unit.assigned_at).total_seconds(), 3),
         }
-        connection.execute(statements.insert_submission, {
-            "unit_id": unit.id, "worker_id": worker_id, "task_run_id": unit.task_run_id,
-            "answers": stored_answers,
-            "timings": {"server": server_timings, "client": timings}, "client_id": client_id,
-            "now": now,
-        })
-        connection.execute(statements.delete_drafts, {"unit_id": unit.id})
-        connection.execute(statements.complete_unit, {"unit_id": unit.id, "now": now})
+        statements.store_submission(
+            connection, unit_id=unit.id, worker_id=worker_id, task_run_id=unit.task_run_id,
+            answers=stored_answers, timings={"server": server_timings, "client": timings},
+            client_id=client_id, now=now)
         after_submit = getattr(blueprint, "after_submit", None)
         if after_submit is not None:
             try:
@@ -184,8 +173,7 @@ def check_dialogue(
     the dialogue's submission, so the feedback it returns may name the expected answers."""
     check = getattr(blueprint, "check_dialogue", None)
     with db.transaction() as connection:
-        unit = owned_unit(connection.execute(hot(connection).lock_unit_with_data,
-                                             {"public_id": public_id}).first(), worker_id)
+        unit = owned_unit(hot(connection).lock_unit_with_data(connection, public_id), worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; nothing to check", 409)
         result = None if check is None else check(connection, SubmittedUnit(

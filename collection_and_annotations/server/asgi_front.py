@@ -94,7 +94,7 @@ class Front:
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """Native apps with an `aclose` (bots, processes, connections) close when the
-        server stops."""
+        server stops, and the WSGI threads end (closing their database connections)."""
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
@@ -104,5 +104,6 @@ class Front:
                     aclose = getattr(app, "aclose", None)
                     if aclose is not None:
                         await aclose()
+                self.wsgi.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

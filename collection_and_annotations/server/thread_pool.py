@@ -3,7 +3,8 @@
 One queue in, and each result handed straight to the awaiting event loop's future: cheaper than
 an executor, whose concurrent future is chained to an asyncio one on every call (a tenth of the
 server's CPU under load). The threads start on first use, in the process that serves (a pool
-made before a fork has none yet).
+made before a fork has none yet), and keep their database connections from call to call
+(`reused_connections`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import queue
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from collection_and_annotations.storage.database import reused_connections
 
 T = TypeVar("T")
 _Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
@@ -41,19 +44,22 @@ class ThreadPool:
             thread.start()
 
     def _work(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            loop, done, function, args = job
-            try:
-                result, failed = function(*args), False
-            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting caller
-                result, failed = exc, True
-            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
-                loop.call_soon_threadsafe(settle, done, result, failed)
+        with reused_connections():
+            while (job := self._jobs.get()) is not None:
+                loop, done, function, args = job
+                try:
+                    result, failed = function(*args), False
+                except BaseException as exc:  # noqa: BLE001 - handed to the awaiting caller
+                    result, failed = exc, True
+                with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
+                    loop.call_soon_threadsafe(settle, done, result, failed)
 
     def shutdown(self) -> None:
-        """The threads end once the calls queued before this are done."""
+        """The threads end once the calls queued before this are done (a later call starts
+        new ones)."""
         for _ in self._threads:
             self._jobs.put(None)
+        self._threads = []
 
 
 def settle(done: asyncio.Future[Any], result: Any, failed: bool) -> None:

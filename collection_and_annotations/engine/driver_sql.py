@@ -1,0 +1,67 @@
+"""SQL run on the database driver's own cursor, inside an SQLAlchemy connection's transaction.
+
+For the steps the server runs most (the worker API's claim, view, draft and submit; a chat's
+message and reply), SQLAlchemy's work per statement (execution context, bind and result
+processing, events) cost more CPU than the database's. Those statements are plain SQL strings,
+built once per dialect; values are bound and read here exactly as the ORM stores them, so the
+ORM reads these rows back unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection
+
+_PARAM = re.compile(r"(?<![:\w]):(\w+)")
+
+
+class DriverSQL:
+    """One dialect's way of writing and binding driver SQL (`:name` parameters, written as
+    `%(name)s` for psycopg)."""
+
+    def __init__(self, dialect: str):
+        self.postgres = dialect == "postgresql"
+        if self.postgres:
+            from psycopg.types.json import Json
+
+            self._json = Json
+        else:
+            self._json = json.dumps
+
+    def sql(self, statement: str) -> str:
+        """`statement` with its `:name` parameters in the driver's style."""
+        return _PARAM.sub(r"%(\1)s", statement) if self.postgres else statement
+
+    def time(self, moment: datetime | None) -> Any:
+        """A time as bound: SQLite stores the ORM's text form (always with microseconds)."""
+        if moment is None or self.postgres:
+            return moment
+        return moment.isoformat(" ", "microseconds")
+
+    def read_time(self, value: Any) -> datetime | None:
+        if value is None or self.postgres:
+            return value
+        return datetime.fromisoformat(value)
+
+    def json(self, value: Any) -> Any:
+        """A value for a JSON column that stores None as SQL NULL (`none_as_null`)."""
+        return None if value is None else self._json(value)
+
+    def document(self, value: Any) -> Any:
+        """A value for a plain JSON column: always a JSON document (None is JSON `null`)."""
+        return self._json(value)
+
+    def read_json(self, value: Any) -> Any:
+        """A JSON column's value as read: psycopg decodes it, SQLite gives the text."""
+        if value is None or self.postgres:
+            return value
+        return json.loads(value)
+
+
+def driver_cursor(connection: Connection) -> Any:
+    """A driver cursor inside an SQLAlchemy connection's transaction."""
+    return connection.connection.cursor()
