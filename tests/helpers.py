@@ -11,12 +11,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from collection_and_annotations import PACKAGE_DIR
+from collection_and_annotations.server.http import listening_socket
 
 REPO = PACKAGE_DIR.parent
 BUCKETS = PACKAGE_DIR / "task_config" / "annotation_buckets.json"
@@ -27,6 +29,25 @@ def run_coroutine(coroutine: Coroutine[Any, Any, Any], timeout: float = 30) -> A
     loop running in the main thread for the whole session."""
     with ThreadPoolExecutor(1) as thread:
         return thread.submit(asyncio.run, coroutine).result(timeout=timeout)
+
+
+@contextmanager
+def serving(server: Any) -> Iterator[int]:
+    """An in-process server of `server/http.py` (`uvicorn_server`) answering on a free
+    loopback port in a thread of its own until the block ends; yields the port."""
+    sock = listening_socket("127.0.0.1", 0)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("the in-process server did not start")
+            time.sleep(0.02)
+        yield sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(10)
 
 
 def free_port() -> int:

@@ -11,12 +11,11 @@ import time
 import httpx
 import pytest
 from flask import Flask, jsonify, request
-from helpers import free_port
+from helpers import serving
 
 from collection_and_annotations.server import deadline_protocol
 from collection_and_annotations.server.http import (
     THREADS_PER_PROCESS,
-    listening_socket,
     uvicorn_server,
 )
 
@@ -35,17 +34,8 @@ def served_port(monkeypatch):
     def big():  # type: ignore[no-untyped-def]
         return jsonify({"items": [f"item {i}" for i in range(500)]})
 
-    port = free_port()
-    server = uvicorn_server(app)
-    thread = threading.Thread(target=server.run,
-                              kwargs={"sockets": [listening_socket("127.0.0.1", port)]})
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    yield port
-    server.should_exit = True
-    thread.join(10)
+    with serving(uvicorn_server(app)) as port:
+        yield port
 
 
 def _raw(port: int, data: bytes, wait: float = 3.0) -> bytes:
@@ -127,22 +117,16 @@ def test_native_routes_stream_while_every_wsgi_thread_is_busy():
                         "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 
-    port = free_port()
-    server = uvicorn_server(app, native={"/api/chat/": events})
-    thread = threading.Thread(target=server.run,
-                              kwargs={"sockets": [listening_socket("127.0.0.1", port)]})
-    thread.start()
-    try:
-        while not server.started:
-            time.sleep(0.02)
-        blockers = [threading.Thread(target=httpx.get, args=(f"http://127.0.0.1:{port}/block",),
-                                     kwargs={"timeout": 15}) for _ in range(THREADS_PER_PROCESS)]
-        for blocker in blockers:
-            blocker.start()
-        time.sleep(0.3)
-        with httpx.stream("GET", f"http://127.0.0.1:{port}/api/chat/1", timeout=2) as reply:
-            assert list(reply.iter_lines()) == ["data: Hel", "", "data: lo", ""]
-    finally:
-        release.set()
-        server.should_exit = True
-        thread.join(10)
+    with serving(uvicorn_server(app, native={"/api/chat/": events})) as port:
+        try:
+            blockers = [threading.Thread(target=httpx.get,
+                                         args=(f"http://127.0.0.1:{port}/block",),
+                                         kwargs={"timeout": 15})
+                        for _ in range(THREADS_PER_PROCESS)]
+            for blocker in blockers:
+                blocker.start()
+            time.sleep(0.3)
+            with httpx.stream("GET", f"http://127.0.0.1:{port}/api/chat/1", timeout=2) as reply:
+                assert list(reply.iter_lines()) == ["data: Hel", "", "data: lo", ""]
+        finally:
+            release.set()

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 
 import httpx
 import pytest
 from flask import request
-from helpers import Running, dialogue, free_port, write_task
+from helpers import Running, dialogue, free_port, serving, write_task
 from werkzeug.serving import make_server
 
 from collection_and_annotations.providers.local import LocalProvider
 from collection_and_annotations.server.app import STATIC_DIR, create_app
 from collection_and_annotations.server.auth import requester_token
-from collection_and_annotations.server.http import listening_socket, uvicorn_server
+from collection_and_annotations.server.http import uvicorn_server
 from collection_and_annotations.server.security import HostCheck
 
 
@@ -175,17 +174,7 @@ def test_forwarded_headers_only_from_trusted_proxies(served, trusted, seen):
     def peer():  # type: ignore[no-untyped-def]
         return {"addr": request.remote_addr, "scheme": request.scheme}
 
-    sock = listening_socket("127.0.0.1", 0)
-    port = sock.getsockname()[1]
-    server = uvicorn_server(app, trusted_proxies=trusted)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        while not server.started:
-            time.sleep(0.01)
+    with serving(uvicorn_server(app, trusted_proxies=trusted)) as port:
         answer = httpx.get(f"http://127.0.0.1:{port}/api/peer", headers={
             "X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https"}).json()
-        assert (answer["addr"], answer["scheme"]) == seen
-    finally:
-        server.stop()
-        thread.join(10)
+    assert (answer["addr"], answer["scheme"]) == seen

@@ -37,6 +37,13 @@ from collection_and_annotations.server.wsgi_pool import WsgiPool
 # Requests hold the GIL most of the time and SQLite takes one writer: a few threads per process
 # queue better than many (measured with bench/worker_api_load.py).
 THREADS_PER_PROCESS = 4
+# A worker's steps (claim, read, draft, submit, check) run on threads of their own, so a slow
+# requester request never holds them up. On SQLite one such thread serves a burst faster than
+# four: SQLite takes one writer at a time and answers in microseconds, and four threads traded
+# the GIL at every call into it (about a quarter more submissions/s with one, measured with
+# bench/worker_api_load.py). On PostgreSQL the threads overlap their round trips.
+WORKER_STEPS = ("/api/claim", "/api/units/")
+WORKER_STEP_THREADS = {"sqlite": 1, "postgresql": THREADS_PER_PROCESS}
 # Open connections per process past which requests get 503: well under the file limit.
 MAX_CONNECTIONS = 4096
 KEEP_ALIVE_SECONDS = 60
@@ -92,20 +99,25 @@ def listening_socket(host: str, port: int) -> socket.socket:
 
 def uvicorn_server(flask_app: Flask, max_connections: int = MAX_CONNECTIONS,
                    native: Mapping[str, ASGIApp] | None = None,
-                   trusted_proxies: Iterable[str] | None = None) -> _Server:
+                   trusted_proxies: Iterable[str] | None = None,
+                   worker_step_threads: int = THREADS_PER_PROCESS) -> _Server:
     """A server for `flask_app` behind the ASGI front (with `native` ASGI apps by path
     prefix), not yet listening. `X-Forwarded-For`/`-Proto` are believed only from
     `trusted_proxies` (addresses or networks); without any, from nobody: uvicorn would
     otherwise believe every local process."""
     proxies = list(trusted_proxies or [])
-    front = Front(WsgiPool(flask_app, THREADS_PER_PROCESS), flask_app.config["MAX_CONTENT_LENGTH"],
-                  native)
+    wsgi = WsgiPool(flask_app, THREADS_PER_PROCESS, (WORKER_STEPS, worker_step_threads))
+    front = Front(wsgi, flask_app.config["MAX_CONTENT_LENGTH"], native)
     return _Server(uvicorn.Config(
         front, http=DeadlineProtocol, lifespan="on", interface="asgi3", access_log=False,
         log_config=None, log_level="warning", server_header=False, backlog=BACKLOG,
         timeout_keep_alive=KEEP_ALIVE_SECONDS, limit_concurrency=max_connections,
         timeout_graceful_shutdown=5, proxy_headers=bool(proxies), forwarded_allow_ips=proxies,
     ))
+
+
+def worker_step_threads(served: ServedTask) -> int:
+    return WORKER_STEP_THREADS.get(served.db.engine.dialect.name, THREADS_PER_PROCESS)
 
 
 def native_routes(served: ServedTask, allowed_hosts: Iterable[str] | None,
@@ -128,7 +140,8 @@ def _serve_child(served: ServedTask, sock: socket.socket, max_connections: int,
     die_with_parent(supervisor)
     served.db.engine.dispose(close=False)  # the launcher's connections are not ours to use
     server = uvicorn_server(create_app(served, allowed_hosts=hosts.allowed), max_connections,
-                            native_routes(served, hosts.allowed, processes), hosts.proxies)
+                            native_routes(served, hosts.allowed, processes), hosts.proxies,
+                            worker_step_threads(served))
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
 
     def watch_parent() -> None:  # where PR_SET_PDEATHSIG is missing
@@ -163,7 +176,7 @@ class HttpService:
         else:
             self.server = uvicorn_server(create_app(served, allowed_hosts=hosts.allowed),
                                          max_connections, native_routes(served, hosts.allowed, 1),
-                                         hosts.proxies)
+                                         hosts.proxies, worker_step_threads(served))
             self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                            name="http", daemon=True)
             self.thread.start()

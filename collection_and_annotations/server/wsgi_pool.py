@@ -53,14 +53,19 @@ def wsgi_environ(scope: dict[str, Any], body: bytes) -> dict[str, Any]:
 
 class WsgiPool:
     """A WSGI app behind `threads` threads (thread_pool.py); awaiting it never blocks the event
-    loop."""
+    loop. A lane (path prefixes, threads) gives the requests under its prefixes threads of
+    their own, which no other request can hold up."""
 
-    def __init__(self, app: WSGIApp, threads: int):
+    def __init__(self, app: WSGIApp, threads: int,
+                 lane: tuple[tuple[str, ...], int] | None = None):
         self.app = app
         self.pool = ThreadPool(threads, "wsgi")
+        self.lane_prefixes, lane_threads = lane or ((), 0)
+        self.lane = ThreadPool(lane_threads, "wsgi-lane") if lane_threads else self.pool
 
     async def __call__(self, scope: dict[str, Any], body: bytes, send: Callable[..., Any]) -> None:
-        status, headers, content = await self.pool.run(self.respond, scope, body)
+        pool = self.lane if scope["path"].startswith(self.lane_prefixes) else self.pool
+        status, headers, content = await pool.run(self.respond, scope, body)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": content})
 
@@ -91,6 +96,7 @@ class WsgiPool:
 
     def shutdown(self) -> None:
         self.pool.shutdown()
+        self.lane.shutdown()
 
 
 def _maybe_gzip(accept_encoding: str | None, headers: list[tuple[str, str]],

@@ -1,0 +1,239 @@
+"""The worker API's hot path on both databases: its driver SQL stores exactly what the ORM
+stores, a request thread keeps its connections, and a worker's steps have threads of their own."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from datetime import timedelta
+
+import httpx
+import pytest
+from flask import Flask
+from helpers import dialogue, run_coroutine, serving, write_task
+from sqlalchemy import select, text
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from collection_and_annotations.engine.allocation import claim_unit
+from collection_and_annotations.engine.hot_sql import hot
+from collection_and_annotations.engine.work import save_draft, submit, unit_view
+from collection_and_annotations.server.http import uvicorn_server
+from collection_and_annotations.server.thread_pool import ThreadPool
+from collection_and_annotations.server.wsgi_pool import WsgiPool
+from collection_and_annotations.storage.database import Database, reused_connections
+from collection_and_annotations.storage.models import Draft, Submission, Unit, iso_utc, utcnow
+
+TASKS = ["overall_quality"]
+
+
+def _served(tmp_path, database_url, open_conf):
+    conf = write_task(tmp_path, [{"data": [dialogue("d0", "g0", TASKS)]}], {"g0": 1})
+    return open_conf(str(conf), database_url)
+
+
+def _claim(served, worker: str = "w1"):
+    return claim_unit(served.db, served.task_id, served.run_id, "local", worker, "s1",
+                      served.limits, served.blocked_workers)
+
+
+def _key(served, claim) -> str:
+    """The key the page shows the unit's dialogue under."""
+    view = unit_view(served.db, served.blueprint, claim.unit_public_id, claim.worker_id)
+    return view["dialogues"][0]["key"]
+
+
+def test_driver_sql_writes_what_the_orm_reads(tmp_path, database_url, open_conf):
+    """Times keep their microseconds, JSON round-trips (a None position is JSON null, as the
+    ORM stores it), and the unit view reads back what was written."""
+    served = _served(tmp_path, database_url, open_conf)
+    claim = _claim(served)
+    key = _key(served, claim)
+    answers = {key: {"overall_quality": {"dialogue": {"Overall": 2}}}, "é": ["ü", 1.5, None]}
+    saved_at = save_draft(served.db, claim.unit_public_id, claim.worker_id, answers, None)
+    with served.db.read() as session:
+        draft = session.scalars(select(Draft)).one()
+        unit = session.scalars(select(Unit)).one()
+        sql_null = session.execute(text("SELECT position IS NULL FROM drafts")).scalar()
+    assert draft.answers == answers and draft.position is None
+    assert not sql_null  # JSON null, as the ORM stores None in this column
+    assert iso_utc(draft.saved_at) == saved_at  # microseconds kept
+    assert unit.deadline - unit.assigned_at == timedelta(
+        seconds=served.limits.assignment_duration_in_seconds)
+
+    view = unit_view(served.db, served.blueprint, claim.unit_public_id, claim.worker_id)
+    assert view["draft"] == {"answers": answers, "position": None, "saved_at": saved_at}
+    assert 0 < view["seconds_remaining"] <= served.limits.assignment_duration_in_seconds
+
+    final = {key: {"overall_quality": {"dialogue": {"Overall": 5}}}}
+    before = utcnow()
+    assert submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, final,
+                  {key: [1.25, 2.5]}, "client-1") == "completed"
+    with served.db.read() as session:
+        submission = session.scalars(select(Submission)).one()
+        unit = session.scalars(select(Unit)).one()
+        assert session.scalars(select(Draft)).all() == []
+    assert submission.timings["client"] == {key: [1.25, 2.5]}
+    assert submission.client_id == "client-1" and unit.status == "completed"
+    assert before <= submission.created_at == unit.completed_at <= utcnow()
+
+
+def test_a_second_submission_row_is_sqlalchemys_integrity_error(tmp_path, database_url,
+                                                                open_conf):
+    """The driver's own IntegrityError reaches the caller as SQLAlchemy's (submit turns it
+    into a 409)."""
+    served = _served(tmp_path, database_url, open_conf)
+    claim = _claim(served)
+    submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id,
+           {_key(served, claim): {"overall_quality": {"dialogue": {"Overall": 5}}}}, {}, None)
+    with served.db.read() as session:
+        unit = session.scalars(select(Unit)).one()
+    with pytest.raises(IntegrityError), served.db.transaction() as connection:
+        hot(connection).store_submission(
+            connection, unit_id=unit.id, worker_id=claim.worker_id,
+            task_run_id=unit.task_run_id, answers={}, timings={}, client_id=None, now=utcnow())
+
+
+def test_a_request_thread_keeps_its_connections(database_url):
+    db = Database(database_url)
+    db.migrate()
+    seen: dict[str, object] = {}
+
+    def work() -> None:
+        with reused_connections():
+            with db.transaction() as first:
+                seen["write"] = first
+            with db.transaction() as second:
+                seen["write again"] = second
+            with db.snapshot() as read:
+                seen["read"] = read
+                with db.snapshot() as inner:  # a read inside a read: its own connection
+                    seen["inner"] = inner
+                    inner.execute(text("SELECT 1"))
+            with db.snapshot() as read_again:
+                seen["read again"] = read_again
+            with pytest.raises(DBAPIError), db.transaction() as broken:
+                broken.execute(text("SELECT * FROM no_such_table"))
+            with db.transaction() as after_error:  # a database error drops the held one
+                seen["after error"] = after_error
+                seen["works"] = after_error.execute(text("SELECT 1")).scalar()
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(30)
+    assert seen["write"] is seen["write again"]
+    assert seen["read"] is seen["read again"] and seen["read"] is not seen["write"]
+    assert seen["inner"] is not seen["read"]
+    assert seen["after error"] is not seen["write"] and seen["works"] == 1
+    # Outside the block every transaction takes a connection from the pool and gives it back.
+    with db.transaction() as outside:
+        assert not outside.closed
+    assert outside.closed
+    db.dispose()
+
+
+def test_held_connections_close_when_the_block_ends(database_url):
+    db = Database(database_url)
+    db.migrate()
+    held = []
+
+    def work() -> None:
+        with reused_connections():
+            with db.transaction() as connection:
+                held.append(connection)
+            with db.snapshot() as connection:
+                held.append(connection)
+            assert not any(c.closed for c in held)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(30)
+    assert len(held) == 2 and all(c.closed for c in held)
+    db.dispose()
+
+
+def test_pool_threads_reuse_connections(database_url):
+    """The thread pool the server runs requests on holds its connections between calls."""
+    db = Database(database_url)
+    db.migrate()
+
+    def connection_used() -> object:
+        with db.snapshot() as connection:
+            return connection
+
+    async def twice() -> list[object]:
+        pool = ThreadPool(1, "test")
+        try:
+            return [await pool.run(connection_used), await pool.run(connection_used)]
+        finally:
+            pool.shutdown()
+
+    first, second = run_coroutine(twice())
+    assert first is second
+    db.dispose()
+
+
+def test_worker_steps_are_not_held_up_by_other_requests():
+    """A lane's requests run on their own threads: a slow request elsewhere (a requester's
+    large export) does not delay a worker's step, even with one thread for everything else."""
+    release = threading.Event()
+
+    def app(environ, start_response):
+        if environ["PATH_INFO"] == "/slow":
+            release.wait(10)
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [environ["PATH_INFO"].encode()]
+
+    def scope(path: str) -> dict:
+        return {"type": "http", "method": "GET", "path": path, "query_string": b"",
+                "headers": [], "http_version": "1.1"}
+
+    async def requests() -> tuple[float, list[str]]:
+        pool = WsgiPool(app, 1, (("/api/units/",), 1))
+        answered: list[str] = []
+
+        async def call(path: str) -> None:
+            async def send(message: dict) -> None:
+                if message["type"] == "http.response.body":
+                    answered.append(message["body"].decode())
+
+            await pool(scope(path), b"", send)
+
+        slow = asyncio.ensure_future(call("/slow"))
+        await asyncio.sleep(0.1)
+        started = time.monotonic()
+        await asyncio.wait_for(call("/api/units/u1"), 5)
+        waited = time.monotonic() - started
+        release.set()
+        await slow
+        pool.shutdown()
+        return waited, answered
+
+    waited, answered = run_coroutine(requests())
+    assert waited < 2 and answered == ["/api/units/u1", "/slow"]
+
+
+def test_stopping_the_server_closes_its_threads_connections(database_url):
+    """The request threads end with the server and close what they held (a test suite or a
+    `serve` that restarts must not leak a connection per thread)."""
+    db = Database(database_url)
+    db.migrate()
+    used: list[object] = []
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = 1000
+
+    @app.get("/api/units/read")
+    def read():  # type: ignore[no-untyped-def]
+        with db.snapshot() as connection:
+            used.append(connection)
+            return {"one": connection.execute(text("SELECT 1")).scalar()}
+
+    with serving(uvicorn_server(app, worker_step_threads=2)) as port:
+        for _ in range(4):
+            assert httpx.get(f"http://127.0.0.1:{port}/api/units/read").json() == {"one": 1}
+        assert used and not any(c.closed for c in used)
+    deadline = time.monotonic() + 5
+    while not all(c.closed for c in used) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert all(c.closed for c in used)
+    db.dispose()
