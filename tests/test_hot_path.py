@@ -15,9 +15,9 @@ from helpers import dialogue, run_coroutine, serving, write_task
 from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from collection_and_annotations.engine.allocation import claim_unit
+from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit
 from collection_and_annotations.engine.hot_sql import hot
-from collection_and_annotations.engine.work import save_draft, submit, unit_view
+from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
 from collection_and_annotations.server.http import uvicorn_server
 from collection_and_annotations.server.thread_pool import ThreadPool
 from collection_and_annotations.server.wsgi_pool import WsgiPool
@@ -92,6 +92,56 @@ def test_a_second_submission_row_is_sqlalchemys_integrity_error(tmp_path, databa
         hot(connection).store_submission(
             connection, unit_id=unit.id, worker_id=claim.worker_id,
             task_run_id=unit.task_run_id, answers={}, timings={}, client_id=None, now=utcnow())
+
+
+def test_refused_drafts_write_nothing(tmp_path, database_url, open_conf):
+    """The draft is written in the statement that locks the unit (one round trip on
+    PostgreSQL): only for the unit's own worker while it is assigned."""
+    served = _served(tmp_path, database_url, open_conf)
+    claim = _claim(served)
+    with served.db.session() as session:
+        stranger = session.scalar(text(
+            "INSERT INTO workers (provider, provider_worker_id, pseudonym, created_at) "
+            "VALUES ('local', 'w2', 'w_2', '2026-01-01 00:00:00') RETURNING id"))
+    answers = {"any": 1}
+    with pytest.raises(WorkRefused) as refused:
+        save_draft(served.db, claim.unit_public_id, stranger, answers, None)
+    assert refused.value.status == 404
+    with pytest.raises(WorkRefused) as refused:
+        save_draft(served.db, "u_no_such_unit", claim.worker_id, answers, None)
+    assert refused.value.status == 404
+    with served.db.read() as session:
+        assert session.scalars(select(Draft)).all() == []
+    submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id,
+           {_key(served, claim): {"overall_quality": {"dialogue": {"Overall": 5}}}}, {}, None)
+    with pytest.raises(WorkRefused) as refused:
+        save_draft(served.db, claim.unit_public_id, claim.worker_id, answers, None)
+    assert refused.value.status == 409
+    with served.db.read() as session:
+        assert session.scalars(select(Draft)).all() == []
+
+
+def test_a_unit_that_changes_hands_keeps_nothing_of_its_earlier_worker(tmp_path, database_url,
+                                                                       open_conf):
+    """Assigning a unit notes its groups as the new worker's and removes a draft the earlier
+    worker left on it (one statement on PostgreSQL)."""
+    served = _served(tmp_path, database_url, open_conf)
+    first = _claim(served, "w1")
+    save_draft(served.db, first.unit_public_id, first.worker_id, {"mine": 1}, None)
+    with served.db.session() as session:  # handed back while the draft row survived
+        session.execute(text(
+            "UPDATE units SET status = 'launched', worker_id = NULL, provider_session = NULL, "
+            "assigned_at = NULL, deadline = NULL, times_expired = times_expired + 1"))
+        session.execute(text("DELETE FROM worker_groups"))
+    second = _claim(served, "w2")
+    assert second.unit_public_id == first.unit_public_id
+    with served.db.read() as session:
+        drafts = session.execute(text("SELECT worker_id FROM drafts")).all()
+        groups = session.execute(text("SELECT worker_id, group_id FROM worker_groups")).all()
+    assert drafts == [] and groups == [(second.worker_id, "g0")]
+    with pytest.raises(ClaimRefused):  # the group is theirs now: no second unit of it
+        claim_unit(served.db, served.task_id, served.run_id, "local", "w2", "s2",
+                   served.limits, served.blocked_workers)
 
 
 def test_a_request_thread_keeps_its_connections(database_url):

@@ -139,11 +139,11 @@ def _take_free_unit(
     connection: Connection, task_id: int, run_id: int, pools: list[str], worker_id: int,
     provider_worker_id: str, provider_session: str, duration: int,
 ) -> TakenUnit | None:
-    """Assign the first unit this worker may take from the first pool that has one: a group
-    they have not had, an assignment they did not author."""
+    """Assign the first unit this worker may take from the first pool that has one (see
+    `HotStatements.assign_unit`)."""
     now = utcnow()
     for pool in pools:
-        taken = hot(connection).take_unit(
+        taken = hot(connection).assign_unit(
             connection, run_id=run_id, task_id=task_id, pool=pool, worker_id=worker_id,
             provider_worker_id=provider_worker_id, session_id=provider_session, now=now,
             deadline=now + timedelta(seconds=duration) if duration > 0 else None)
@@ -191,10 +191,9 @@ def claim_unit(
     if provider_worker_id in blocked:
         raise ClaimRefused("this worker is not eligible for this task", status=403)
     with db.transaction() as connection:
-        statements = hot(connection)
         worker_id = lock_worker(connection, provider, provider_worker_id)
         # One query for both resuming and the per-worker limits: the worker's units here.
-        held = statements.held_units(connection, task_id, worker_id)
+        held = hot(connection).held_units(connection, task_id, worker_id)
         for public_id, status, session_id, pool in held:
             # A finished screening unit does not end the visit: real work follows it.
             if session_id == provider_session and not (
@@ -219,8 +218,4 @@ def claim_unit(
             raise ClaimRefused("there is no more work in this task for you; thank you!")
         if rehearse:
             raise _Rehearsed
-        unit_id, public_id, assignment_id, times_expired = taken
-        if times_expired:  # a unit that changed hands keeps nothing of its earlier worker
-            statements.clear_other_drafts(connection, unit_id, worker_id)
-        statements.add_groups(connection, task_id, worker_id, unit_id, assignment_id)
-        return Claim(worker_id, public_id, "assigned")
+        return Claim(worker_id, taken.public_id, "assigned")

@@ -87,7 +87,7 @@ class HotStatements(DriverSQL):
             "JOIN assignments a ON a.id = u.assignment_id "
             f"WHERE a.task_id = :task_id AND u.worker_id = :worker_id "
             f"AND u.status IN ('assigned', {done}) ORDER BY u.id DESC")
-        self._take_unit = sql(
+        take_unit = (
             "UPDATE units SET status = 'assigned', worker_id = :worker_id, "
             "provider_session = :session_id, assigned_at = :now, deadline = :deadline "
             "WHERE id = (SELECT u.id FROM units u WHERE u.task_run_id = :run_id "
@@ -100,38 +100,64 @@ class HotStatements(DriverSQL):
             "AND ae.provider_worker_id = :provider_worker_id) "
             f"ORDER BY u.id LIMIT 1{skip_locked}) AND status = 'launched' "
             "RETURNING id, public_id, assignment_id, times_expired")
-        self._clear_other_drafts = sql(
+        clear_other_drafts = (
             "DELETE FROM drafts WHERE unit_id = :unit_id AND worker_id <> :worker_id")
-        self._add_groups = sql(
+        add_groups = (
             "INSERT INTO worker_groups (task_id, worker_id, group_id, unit_id) "
             "SELECT :task_id, :worker_id, group_id, :unit_id FROM assignment_groups "
             "WHERE assignment_id = :assignment_id")
+        if self.postgres:  # one round trip: the unit taken, its groups noted, old drafts gone
+            self._assign_unit = sql(
+                f"WITH t AS ({take_unit}), "
+                "g AS (INSERT INTO worker_groups (task_id, worker_id, group_id, unit_id) "
+                "SELECT :task_id, :worker_id, ag.group_id, t.id FROM assignment_groups ag "
+                "JOIN t ON ag.assignment_id = t.assignment_id), "
+                "d AS (DELETE FROM drafts WHERE unit_id IN "
+                "(SELECT id FROM t WHERE times_expired > 0) AND worker_id <> :worker_id) "
+                "SELECT id, public_id, assignment_id, times_expired FROM t")
+        else:
+            self._take_unit, self._clear_other_drafts, self._add_groups = (
+                sql(take_unit), sql(clear_other_drafts), sql(add_groups))
+        self._held_qualifications: dict[int, str] = {}  # by the number of names asked
         self._unit_view = sql(
             "SELECT u.id, u.public_id, u.status, u.worker_id, u.times_expired, u.deadline, "
             "u.pool, u.layout, a.data, d.answers, d.position, d.saved_at FROM units u "
             "JOIN assignments a ON a.id = u.assignment_id "
             "LEFT JOIN drafts d ON d.unit_id = u.id AND d.worker_id = :worker_id "
             "WHERE u.public_id = :public_id")
-        self._lock_unit = sql(
-            "SELECT id, status, worker_id, times_expired FROM units "
-            f"WHERE public_id = :public_id{lock}")
-        self._upsert_draft = sql(
-            "INSERT INTO drafts (unit_id, worker_id, answers, position, saved_at) "
-            "VALUES (:unit_id, :worker_id, :answers, :position, :now) "
+        lock_row = ("SELECT id, status, worker_id, times_expired FROM units "
+                    f"WHERE public_id = :public_id{lock}")
+        upsert_draft = (
+            "INSERT INTO drafts (unit_id, worker_id, answers, position, saved_at) {values} "
             "ON CONFLICT (unit_id, worker_id) DO UPDATE SET answers = excluded.answers, "
             "position = excluded.position, saved_at = excluded.saved_at")
+        if self.postgres:  # one round trip: the unit locked, the draft written if it may be
+            self._save_draft = sql(
+                f"WITH u AS ({lock_row}), w AS ("
+                + upsert_draft.format(values="SELECT id, :worker_id, :answers, :position, :now "
+                                             "FROM u WHERE worker_id = :worker_id "
+                                             "AND status = 'assigned'")
+                + ") SELECT id, status, worker_id, times_expired FROM u")
+        else:
+            self._lock_unit = sql(lock_row)
+            self._upsert_draft = sql(upsert_draft.format(
+                values="VALUES (:unit_id, :worker_id, :answers, :position, :now)"))
         self._lock_unit_with_data = sql(
             "SELECT u.id, u.status, u.worker_id, u.times_expired, u.task_run_id, u.assigned_at, "
             "u.layout, u.pool, a.data FROM units u JOIN assignments a ON a.id = u.assignment_id "
             f"WHERE u.public_id = :public_id{lock_unit}")
         self._stored_answers = sql("SELECT answers FROM submissions WHERE unit_id = :unit_id")
-        self._insert_submission = sql(
+        insert_submission = (
             "INSERT INTO submissions (unit_id, worker_id, task_run_id, answers, timings, "
             "client_id, created_at) VALUES (:unit_id, :worker_id, :task_run_id, :answers, "
             ":timings, :client_id, :now)")
-        self._delete_drafts = sql("DELETE FROM drafts WHERE unit_id = :unit_id")
-        self._complete_unit = sql(
+        delete_drafts = "DELETE FROM drafts WHERE unit_id = :unit_id"
+        complete_unit = (
             "UPDATE units SET status = 'completed', completed_at = :now WHERE id = :unit_id")
+        # PostgreSQL: one round trip; SQLite (no writing WITH) answers in process anyway.
+        self._store_submission = (
+            [sql(f"WITH s AS ({insert_submission}), d AS ({delete_drafts}) {complete_unit}")]
+            if self.postgres else [sql(insert_submission), sql(delete_drafts), sql(complete_unit)])
 
     # -- claim --------------------------------------------------------------------------------
 
@@ -151,26 +177,45 @@ class HotStatements(DriverSQL):
         cursor.execute(self._held_units, {"task_id": task_id, "worker_id": worker_id})
         return cursor.fetchall()
 
-    def take_unit(self, connection: Connection, *, run_id: int, task_id: int, pool: str,
-                  worker_id: int, provider_worker_id: str, session_id: str, now: datetime,
-                  deadline: datetime | None) -> TakenUnit | None:
+    def assign_unit(self, connection: Connection, *, run_id: int, task_id: int, pool: str,
+                    worker_id: int, provider_worker_id: str, session_id: str, now: datetime,
+                    deadline: datetime | None) -> TakenUnit | None:
+        """Assign the pool's first unit this worker may take (a group they have not had, an
+        assignment they did not author), note its groups as theirs and clear drafts an
+        earlier worker left on it."""
         cursor = driver_cursor(connection)
-        cursor.execute(self._take_unit, {
-            "worker_id": worker_id, "session_id": session_id, "now": self.time(now),
-            "deadline": self.time(deadline), "run_id": run_id, "pool": pool,
-            "task_id": task_id, "provider_worker_id": provider_worker_id})
+        values = {"worker_id": worker_id, "session_id": session_id, "now": self.time(now),
+                  "deadline": self.time(deadline), "run_id": run_id, "pool": pool,
+                  "task_id": task_id, "provider_worker_id": provider_worker_id}
+        if self.postgres:
+            cursor.execute(self._assign_unit, values)
+            row = cursor.fetchone()
+            return None if row is None else TakenUnit._make(row)
+        cursor.execute(self._take_unit, values)
         row = cursor.fetchone()
-        return None if row is None else TakenUnit._make(row)
+        if row is None:
+            return None
+        taken = TakenUnit._make(row)
+        if taken.times_expired:  # a unit that changed hands keeps nothing of its earlier worker
+            cursor.execute(self._clear_other_drafts, {"unit_id": taken.id, "worker_id": worker_id})
+        cursor.execute(self._add_groups, {"task_id": task_id, "worker_id": worker_id,
+                                          "unit_id": taken.id,
+                                          "assignment_id": taken.assignment_id})
+        return taken
 
-    def clear_other_drafts(self, connection: Connection, unit_id: int, worker_id: int) -> None:
-        driver_cursor(connection).execute(self._clear_other_drafts,
-                                          {"unit_id": unit_id, "worker_id": worker_id})
-
-    def add_groups(self, connection: Connection, task_id: int, worker_id: int, unit_id: int,
-                   assignment_id: int) -> None:
-        driver_cursor(connection).execute(self._add_groups, {
-            "task_id": task_id, "worker_id": worker_id, "unit_id": unit_id,
-            "assignment_id": assignment_id})
+    def held_qualifications(self, connection: Connection, worker_id: int, names: list[str]
+                            ) -> set[str]:
+        """Which of `names` (qualifications) the worker holds."""
+        statement = self._held_qualifications.get(len(names))
+        if statement is None:
+            statement = self._held_qualifications[len(names)] = self.sql(
+                "SELECT q.name FROM qualifications q JOIN granted_qualifications g "
+                "ON g.qualification_id = q.id WHERE g.worker_id = :worker_id AND q.name IN ("
+                + ", ".join(f":name{n}" for n in range(len(names))) + ")")
+        cursor = driver_cursor(connection)
+        cursor.execute(statement, {"worker_id": worker_id,
+                                   **{f"name{n}": name for n, name in enumerate(names)}})
+        return {name for (name,) in cursor.fetchall()}
 
     # -- view and draft -----------------------------------------------------------------------
 
@@ -188,17 +233,26 @@ class HotStatements(DriverSQL):
                         read_json(layout), read_json(data), read_json(answers),
                         read_json(position), self.read_time(saved_at))
 
-    def lock_unit(self, connection: Connection, public_id: str) -> LockedUnit | None:
+    def save_draft(self, connection: Connection, public_id: str, worker_id: int,
+                   answers: Any, position: Any, now: datetime) -> LockedUnit | None:
+        """Lock the unit and, if it is this worker's and still assigned, write their draft;
+        returns the unit as locked (None when there is no such unit)."""
         cursor = driver_cursor(connection)
-        cursor.execute(self._lock_unit, {"public_id": public_id})
+        values = {"public_id": public_id, "worker_id": worker_id,
+                  "answers": self.document(answers), "position": self.document(position),
+                  "now": self.time(now)}
+        if self.postgres:
+            cursor.execute(self._save_draft, values)
+            row = cursor.fetchone()
+            return None if row is None else LockedUnit._make(row)
+        cursor.execute(self._lock_unit, values)
         row = cursor.fetchone()
-        return None if row is None else LockedUnit._make(row)
-
-    def upsert_draft(self, connection: Connection, unit_id: int, worker_id: int, answers: Any,
-                     position: Any, now: datetime) -> None:
-        driver_cursor(connection).execute(self._upsert_draft, {
-            "unit_id": unit_id, "worker_id": worker_id, "answers": self.document(answers),
-            "position": self.document(position), "now": self.time(now)})
+        if row is None:
+            return None
+        unit = LockedUnit._make(row)
+        if unit.worker_id == worker_id and unit.status == "assigned":
+            cursor.execute(self._upsert_draft, {**values, "unit_id": unit.id})
+        return unit
 
     # -- submit -------------------------------------------------------------------------------
 
@@ -224,16 +278,14 @@ class HotStatements(DriverSQL):
                          now: datetime) -> None:
         """The submission stored, the unit's drafts gone and the unit completed."""
         cursor = driver_cursor(connection)
-        bound_now = self.time(now)
         values = {"unit_id": unit_id, "worker_id": worker_id, "task_run_id": task_run_id,
                   "answers": self.document(answers), "timings": self.document(timings),
-                  "client_id": client_id, "now": bound_now}
-        try:
-            cursor.execute(self._insert_submission, values)
-        except connection.dialect.loaded_dbapi.IntegrityError as exc:  # as SQLAlchemy says it
-            raise IntegrityError(self._insert_submission, values, exc) from None
-        cursor.execute(self._delete_drafts, {"unit_id": unit_id})
-        cursor.execute(self._complete_unit, {"unit_id": unit_id, "now": bound_now})
+                  "client_id": client_id, "now": self.time(now)}
+        for statement in self._store_submission:
+            try:
+                cursor.execute(statement, values)
+            except connection.dialect.loaded_dbapi.IntegrityError as exc:  # as SQLAlchemy says
+                raise IntegrityError(statement, values, exc) from None
 
 
 @cache

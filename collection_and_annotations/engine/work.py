@@ -69,14 +69,14 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
     if len(json.dumps([answers, position])) > MAX_DRAFT_BYTES:
         raise WorkRefused("the draft is larger than 1 MB", 413)
     with db.transaction() as connection:
-        statements = hot(connection)
-        # The unit row stays locked until the draft is written: an expiry cannot slip between
-        # the ownership check and the write and hand the unit to someone else.
-        unit = owned_unit(statements.lock_unit(connection, public_id), worker_id)
+        # The unit row is locked before the draft is written: an expiry cannot slip between
+        # the ownership check and the write and hand the unit to someone else. The draft is
+        # written only to a unit that is this worker's and still assigned.
+        now = utcnow()
+        unit = owned_unit(hot(connection).save_draft(connection, public_id, worker_id, answers,
+                                                     position, now), worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; drafts are closed", 409)
-        now = utcnow()
-        statements.upsert_draft(connection, unit.id, worker_id, answers, position, now)
         return iso_utc(now)
 
 

@@ -11,9 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, bindparam, delete, select, text
+from sqlalchemy import Connection, delete, select
 
 from collection_and_annotations.engine.allocation import lock_worker
+from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.quality import score_sql
 from collection_and_annotations.storage.models import (
     GrantedQualification,
@@ -57,19 +58,12 @@ def revoke(connection: Connection, worker_id: int, name: str) -> bool:
     return bool(removed.rowcount)
 
 
-# Asked at every claim: written once, not rebuilt per request (see engine/hot_sql.py).
-_HELD = text(
-    "SELECT q.name FROM qualifications q JOIN granted_qualifications g "
-    "ON g.qualification_id = q.id WHERE g.worker_id = :worker_id AND q.name IN :names"
-).bindparams(bindparam("names", expanding=True))
-
-
 def held(connection: Connection, worker_id: int, names: Iterable[str]) -> set[str]:
-    """Which of these qualifications the worker holds (one query)."""
+    """Which of these qualifications the worker holds (one query, asked at every claim)."""
     wanted = [n for n in names if n]
     if not wanted:
         return set()
-    return set(connection.scalars(_HELD, {"worker_id": worker_id, "names": wanted}))
+    return hot(connection).held_qualifications(connection, worker_id, wanted)
 
 
 def worker_id(connection: Connection, provider: str, provider_worker_id: str) -> int | None:
