@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from functools import lru_cache
 
 
 def signature(secret: str, message: str, length: int = 40) -> str:
@@ -15,6 +16,7 @@ def worker_token(secret: str, worker_id: int) -> str:
     return f"{worker_id}.{signature(secret, f'worker:{worker_id}')}"
 
 
+@lru_cache(maxsize=65536)  # every worker request presents its token: verified once each
 def worker_from_token(secret: str, token: str) -> int | None:
     worker_id, _, mac = token.partition(".")
     expected = signature(secret, f"worker:{worker_id}")

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, jsonify, request
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+MAX_REMEMBERED_HOSTS = 256  # Host verdicts kept per server (any name past these is checked anew)
 ANY_HOST = "*"
 # The worker page is one module script and one stylesheet from /assets. Inline styles stay
 # allowed because requester HTML (task description, instructions) may carry style attributes;
@@ -71,6 +72,7 @@ class HostCheck:
         self.any_host = ANY_HOST in names
         self.names = {host_name(n) for n in [*LOOPBACK_NAMES, public, *names] if n != ANY_HOST}
         self.ip_literals = public not in LOOPBACK_NAMES
+        self._verdicts: dict[str, str | None] = {}
 
     def allows(self, host: str) -> bool:
         name = host_name(host)  # no Host at all (HTTP/1.0 probes) never comes from a browser
@@ -79,12 +81,17 @@ class HostCheck:
         return self.ip_literals and _is_ip(name)
 
     def refusal(self, host: str) -> str | None:
-        """Why a request for `host` is refused (421), or None when it is served."""
-        if self.allows(host):
-            return None
-        return (f"this server does not answer to the host name '{host[:100]}' (it answers to "
-                f"{', '.join(sorted(self.names))}); if workers reach it under that name "
-                "through a proxy, add it to mephisto.architect.allowed_hosts")
+        """Why a request for `host` is refused (421), or None when it is served. Asked on
+        every request, so the verdicts on the few names a server sees are remembered."""
+        if host in self._verdicts:
+            return self._verdicts[host]
+        verdict = None if self.allows(host) else (
+            f"this server does not answer to the host name '{host[:100]}' (it answers to "
+            f"{', '.join(sorted(self.names))}); if workers reach it under that name "
+            "through a proxy, add it to mephisto.architect.allowed_hosts")
+        if len(self._verdicts) < MAX_REMEMBERED_HOSTS:
+            self._verdicts[host] = verdict
+        return verdict
 
 
 def harden(app: Flask, hosts: HostCheck, platform_origins: Sequence[str] = ()) -> None:
@@ -93,11 +100,14 @@ def harden(app: Flask, hosts: HostCheck, platform_origins: Sequence[str] = ()) -
 
     @app.before_request
     def _check_host():  # type: ignore[no-untyped-def]
-        refused = hosts.refusal(request.headers.get("Host", ""))
+        refused = hosts.refusal(request.environ.get("HTTP_HOST", ""))
         return None if refused is None else (jsonify({"error": refused}), 421)
 
     @app.after_request
     def _headers(response: Response) -> Response:
-        for name, value in headers.items():
-            response.headers.setdefault(name, value)
+        # One pass over the response's own headers rather than werkzeug's scan per name:
+        # this runs on every response.
+        present = {name.lower() for name, _ in response.headers}
+        response.headers.extend([(name, value) for name, value in headers.items()
+                                 if name.lower() not in present])
         return response
