@@ -287,3 +287,20 @@ def test_stopping_the_server_closes_its_threads_connections(database_url):
         time.sleep(0.02)
     assert all(c.closed for c in used)
     db.dispose()
+
+
+def test_postgresql_reads_take_no_transaction(postgres_url):
+    """A read on PostgreSQL sends no BEGIN or COMMIT (two round trips a request): each
+    statement stands alone, as it would at READ COMMITTED inside a transaction."""
+    db = Database(postgres_url)
+    db.migrate()
+    with db.snapshot() as connection:
+        first = connection.execute(text("SELECT now()")).scalar()
+        time.sleep(0.05)
+        second = connection.execute(text("SELECT now()")).scalar()
+    assert second > first  # now() is the transaction's start: a new one per statement
+    with db.transaction() as connection:  # writes keep their transaction
+        first = connection.execute(text("SELECT now()")).scalar()
+        time.sleep(0.05)
+        assert connection.execute(text("SELECT now()")).scalar() == first
+    db.dispose()

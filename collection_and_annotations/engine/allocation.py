@@ -62,7 +62,12 @@ def lock_worker(connection: Connection, provider: str, provider_worker_id: str) 
     """The worker's id, created on first sight; the row stays locked until the transaction
     ends, so one worker's claims happen one by one (a single upsert, one round trip)."""
     return hot(connection).upsert_worker(connection, provider, provider_worker_id,
-                                         f"w_{secrets.token_hex(6)}", utcnow())
+                                         _pseudonym(), utcnow())
+
+
+def _pseudonym() -> str:
+    """A new worker's name in exports and on the dashboard."""
+    return f"w_{secrets.token_hex(6)}"
 
 
 def expire_overdue(connection: Connection | Session, run_id: int) -> int:
@@ -191,9 +196,10 @@ def claim_unit(
     if provider_worker_id in blocked:
         raise ClaimRefused("this worker is not eligible for this task", status=403)
     with db.transaction() as connection:
-        worker_id = lock_worker(connection, provider, provider_worker_id)
-        # One query for both resuming and the per-worker limits: the worker's units here.
-        held = hot(connection).held_units(connection, task_id, worker_id)
+        # The worker's row, locked (one worker's claims happen one by one), and their units
+        # here: for both resuming and the per-worker limits.
+        worker_id, held = hot(connection).worker_and_units(
+            connection, provider, provider_worker_id, _pseudonym(), utcnow(), task_id)
         for public_id, status, session_id, pool in held:
             # A finished screening unit does not end the visit: real work follows it.
             if session_id == provider_session and not (

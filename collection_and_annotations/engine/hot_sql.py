@@ -77,16 +77,24 @@ class HotStatements(DriverSQL):
         done = ", ".join(f"'{status}'" for status in DONE_STATUSES)
         sql = self.sql
 
-        self._upsert_worker = sql(
+        upsert_worker = (
             "INSERT INTO workers (provider, provider_worker_id, pseudonym, created_at) "
             "VALUES (:provider, :provider_worker_id, :pseudonym, :now) "
             "ON CONFLICT (provider, provider_worker_id) DO UPDATE SET provider = excluded.provider "
             "RETURNING id")
-        self._held_units = sql(
-            "SELECT u.public_id, u.status, u.provider_session, u.pool FROM units u "
+        held_units = (
+            "SELECT u.id, u.public_id, u.status, u.provider_session, u.pool FROM units u "
             "JOIN assignments a ON a.id = u.assignment_id "
-            f"WHERE a.task_id = :task_id AND u.worker_id = :worker_id "
-            f"AND u.status IN ('assigned', {done}) ORDER BY u.id DESC")
+            f"WHERE a.task_id = :task_id AND u.worker_id = {{worker}} "
+            f"AND u.status IN ('assigned', {done})")
+        self._upsert_worker = sql(upsert_worker)
+        if self.postgres:  # one round trip: the worker's row (locked) with their units
+            self._worker_and_units = sql(
+                f"WITH w AS ({upsert_worker}) SELECT w.id, h.public_id, h.status, "
+                "h.provider_session, h.pool FROM w LEFT JOIN LATERAL ("
+                + held_units.format(worker="w.id") + ") h ON true ORDER BY h.id DESC")
+        else:
+            self._held_units = sql(held_units.format(worker=":worker_id") + " ORDER BY u.id DESC")
         take_unit = (
             "UPDATE units SET status = 'assigned', worker_id = :worker_id, "
             "provider_session = :session_id, assigned_at = :now, deadline = :deadline "
@@ -170,12 +178,21 @@ class HotStatements(DriverSQL):
             "pseudonym": pseudonym, "now": self.time(now)})
         return cursor.fetchone()[0]
 
-    def held_units(self, connection: Connection, task_id: int, worker_id: int
-                   ) -> list[tuple[str, str, str | None, str]]:
-        """(public id, status, provider session, pool) of the worker's units in the task."""
+    def worker_and_units(self, connection: Connection, provider: str,
+                         provider_worker_id: str, pseudonym: str, now: datetime, task_id: int
+                         ) -> tuple[int, list[tuple[str, str, str | None, str]]]:
+        """`upsert_worker`, and the worker's units in the task, newest first: (public id,
+        status, provider session, pool) each."""
+        values = {"provider": provider, "provider_worker_id": provider_worker_id,
+                  "pseudonym": pseudonym, "now": self.time(now), "task_id": task_id}
         cursor = driver_cursor(connection)
+        if self.postgres:
+            cursor.execute(self._worker_and_units, values)
+            rows = cursor.fetchall()
+            return rows[0][0], [row[1:] for row in rows if row[1] is not None]
+        worker_id = self.upsert_worker(connection, provider, provider_worker_id, pseudonym, now)
         cursor.execute(self._held_units, {"task_id": task_id, "worker_id": worker_id})
-        return cursor.fetchall()
+        return worker_id, [row[1:] for row in cursor.fetchall()]
 
     def assign_unit(self, connection: Connection, *, run_id: int, task_id: int, pool: str,
                     worker_id: int, provider_worker_id: str, session_id: str, now: datetime,
