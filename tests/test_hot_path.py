@@ -4,6 +4,7 @@ stores, a request thread keeps its connections, and a worker's steps have thread
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 import time
 from datetime import timedelta
@@ -13,7 +14,7 @@ import pytest
 from flask import Flask
 from helpers import dialogue, run_coroutine, serving, write_task
 from sqlalchemy import select, text
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit
 from collection_and_annotations.engine.hot_sql import hot
@@ -303,4 +304,24 @@ def test_postgresql_reads_take_no_transaction(postgres_url):
         first = connection.execute(text("SELECT now()")).scalar()
         time.sleep(0.05)
         assert connection.execute(text("SELECT now()")).scalar() == first
+    db.dispose()
+
+
+def test_a_begin_that_fails_is_sqlalchemys_error(tmp_path):
+    """SQLite's BEGIN goes straight to the driver, but its failure is still SQLAlchemy's
+    OperationalError: the launcher's background loop retries those instead of stopping."""
+    path = tmp_path / "locked.sqlite3"
+    db = Database(f"sqlite:///{path}")
+    db.migrate()
+    with db.engine.connect() as connection:  # the pool's one connection waits for no lock
+        connection.exec_driver_sql("PRAGMA busy_timeout=0")
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(OperationalError, match="locked"), db.transaction():
+            pass
+    finally:
+        blocker.close()
+    with db.transaction() as connection:  # and the next one works
+        assert connection.execute(text("SELECT 1")).scalar() == 1
     db.dispose()

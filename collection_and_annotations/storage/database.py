@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
+import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -67,10 +68,14 @@ def _setup_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(connection):  # type: ignore[no-untyped-def]
         # On the driver's connection: through SQLAlchemy's execution path this one statement
-        # cost as much CPU as a worker API request's own statements.
-        read_only = connection.get_execution_options().get(READ_ONLY)
-        connection.connection.driver_connection.execute(
-            "BEGIN" if read_only else "BEGIN IMMEDIATE")
+        # cost as much CPU as a worker API request's own statements. Its failure (the lock
+        # not had within busy_timeout) is still SQLAlchemy's error, as callers expect.
+        statement = "BEGIN" if connection.get_execution_options().get(READ_ONLY) else \
+            "BEGIN IMMEDIATE"
+        try:
+            connection.connection.driver_connection.execute(statement)
+        except sqlite3.Error as exc:
+            raise DBAPIError.instance(statement, (), exc, sqlite3.Error) from None
 
 
 def make_engine(url: str) -> Engine:
