@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection
+from sqlalchemy.exc import DBAPIError
+
+RowT = TypeVar("RowT")
 
 _PARAM = re.compile(r"(?<![:\w]):(\w+)")
 
@@ -60,6 +64,26 @@ class DriverSQL:
         if value is None or self.postgres:
             return value
         return json.loads(value)
+
+
+def run(connection: Connection, statement: str, values: dict[str, Any]) -> Any:
+    """`statement` on a driver cursor of `connection`'s transaction; the cursor, to fetch
+    from. A failure is SQLAlchemy's error (IntegrityError, OperationalError, ...), as it is
+    for every statement SQLAlchemy runs, so callers catch one kind whichever way it ran."""
+    dbapi_error = connection.dialect.loaded_dbapi.Error
+    cursor = driver_cursor(connection)
+    try:
+        cursor.execute(statement, values)
+    except dbapi_error as exc:
+        raise DBAPIError.instance(statement, values, exc, dbapi_error) from None
+    return cursor
+
+
+def first(connection: Connection, statement: str, values: dict[str, Any],
+          make: Callable[[tuple[Any, ...]], RowT]) -> RowT | None:
+    """The statement's first row made into `make`'s type; None when it returns none."""
+    row = run(connection, statement, values).fetchone()
+    return None if row is None else make(row)
 
 
 def driver_cursor(connection: Connection) -> Any:

@@ -15,9 +15,8 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection
-from sqlalchemy.exc import IntegrityError
 
-from collection_and_annotations.engine.driver_sql import DriverSQL, driver_cursor
+from collection_and_annotations.engine.driver_sql import DriverSQL, first, run
 from collection_and_annotations.engine.runs import DONE_STATUSES
 
 
@@ -172,27 +171,24 @@ class HotStatements(DriverSQL):
     def upsert_worker(self, connection: Connection, provider: str, provider_worker_id: str,
                       pseudonym: str, now: datetime) -> int:
         """The worker's id; their row stays locked until the transaction ends."""
-        cursor = driver_cursor(connection)
-        cursor.execute(self._upsert_worker, {
+        return run(connection, self._upsert_worker, {
             "provider": provider, "provider_worker_id": provider_worker_id,
-            "pseudonym": pseudonym, "now": self.time(now)})
-        return cursor.fetchone()[0]
+            "pseudonym": pseudonym, "now": self.time(now)}).fetchone()[0]
 
     def worker_and_units(self, connection: Connection, provider: str,
                          provider_worker_id: str, pseudonym: str, now: datetime, task_id: int
                          ) -> tuple[int, list[tuple[str, str, str | None, str]]]:
         """`upsert_worker`, and the worker's units in the task, newest first: (public id,
         status, provider session, pool) each."""
-        values = {"provider": provider, "provider_worker_id": provider_worker_id,
-                  "pseudonym": pseudonym, "now": self.time(now), "task_id": task_id}
-        cursor = driver_cursor(connection)
         if self.postgres:
-            cursor.execute(self._worker_and_units, values)
-            rows = cursor.fetchall()
+            rows = run(connection, self._worker_and_units, {
+                "provider": provider, "provider_worker_id": provider_worker_id,
+                "pseudonym": pseudonym, "now": self.time(now), "task_id": task_id}).fetchall()
             return rows[0][0], [row[1:] for row in rows if row[1] is not None]
         worker_id = self.upsert_worker(connection, provider, provider_worker_id, pseudonym, now)
-        cursor.execute(self._held_units, {"task_id": task_id, "worker_id": worker_id})
-        return worker_id, [row[1:] for row in cursor.fetchall()]
+        rows = run(connection, self._held_units,
+                   {"task_id": task_id, "worker_id": worker_id}).fetchall()
+        return worker_id, [row[1:] for row in rows]
 
     def assign_unit(self, connection: Connection, *, run_id: int, task_id: int, pool: str,
                     worker_id: int, provider_worker_id: str, session_id: str, now: datetime,
@@ -200,24 +196,20 @@ class HotStatements(DriverSQL):
         """Assign the pool's first unit this worker may take (a group they have not had, an
         assignment they did not author), note its groups as theirs and clear drafts an
         earlier worker left on it."""
-        cursor = driver_cursor(connection)
         values = {"worker_id": worker_id, "session_id": session_id, "now": self.time(now),
                   "deadline": self.time(deadline), "run_id": run_id, "pool": pool,
                   "task_id": task_id, "provider_worker_id": provider_worker_id}
         if self.postgres:
-            cursor.execute(self._assign_unit, values)
-            row = cursor.fetchone()
-            return None if row is None else TakenUnit._make(row)
-        cursor.execute(self._take_unit, values)
-        row = cursor.fetchone()
-        if row is None:
+            return first(connection, self._assign_unit, values, TakenUnit._make)
+        taken = first(connection, self._take_unit, values, TakenUnit._make)
+        if taken is None:
             return None
-        taken = TakenUnit._make(row)
         if taken.times_expired:  # a unit that changed hands keeps nothing of its earlier worker
-            cursor.execute(self._clear_other_drafts, {"unit_id": taken.id, "worker_id": worker_id})
-        cursor.execute(self._add_groups, {"task_id": task_id, "worker_id": worker_id,
-                                          "unit_id": taken.id,
-                                          "assignment_id": taken.assignment_id})
+            run(connection, self._clear_other_drafts,
+                {"unit_id": taken.id, "worker_id": worker_id})
+        run(connection, self._add_groups, {"task_id": task_id, "worker_id": worker_id,
+                                           "unit_id": taken.id,
+                                           "assignment_id": taken.assignment_id})
         return taken
 
     def held_qualifications(self, connection: Connection, worker_id: int, names: list[str]
@@ -229,20 +221,18 @@ class HotStatements(DriverSQL):
                 "SELECT q.name FROM qualifications q JOIN granted_qualifications g "
                 "ON g.qualification_id = q.id WHERE g.worker_id = :worker_id AND q.name IN ("
                 + ", ".join(f":name{n}" for n in range(len(names))) + ")")
-        cursor = driver_cursor(connection)
-        cursor.execute(statement, {"worker_id": worker_id,
-                                   **{f"name{n}": name for n, name in enumerate(names)}})
-        return {name for (name,) in cursor.fetchall()}
+        rows = run(connection, statement, {
+            "worker_id": worker_id, **{f"name{n}": name for n, name in enumerate(names)}})
+        return {name for (name,) in rows.fetchall()}
 
     # -- view and draft -----------------------------------------------------------------------
 
     def unit_view(self, connection: Connection, public_id: str, worker_id: int
                   ) -> UnitView | None:
-        cursor = driver_cursor(connection)
-        cursor.execute(self._unit_view, {"public_id": public_id, "worker_id": worker_id})
-        row = cursor.fetchone()
-        if row is None:
-            return None
+        return first(connection, self._unit_view,
+                     {"public_id": public_id, "worker_id": worker_id}, self._read_unit_view)
+
+    def _read_unit_view(self, row: tuple[Any, ...]) -> UnitView:
         (unit_id, public, status, owner, expired, deadline, pool, layout, data, answers,
          position, saved_at) = row
         read_json = self.read_json
@@ -254,55 +244,42 @@ class HotStatements(DriverSQL):
                    answers: Any, position: Any, now: datetime) -> LockedUnit | None:
         """Lock the unit and, if it is this worker's and still assigned, write their draft;
         returns the unit as locked (None when there is no such unit)."""
-        cursor = driver_cursor(connection)
         values = {"public_id": public_id, "worker_id": worker_id,
                   "answers": self.document(answers), "position": self.document(position),
                   "now": self.time(now)}
         if self.postgres:
-            cursor.execute(self._save_draft, values)
-            row = cursor.fetchone()
-            return None if row is None else LockedUnit._make(row)
-        cursor.execute(self._lock_unit, values)
-        row = cursor.fetchone()
-        if row is None:
-            return None
-        unit = LockedUnit._make(row)
-        if unit.worker_id == worker_id and unit.status == "assigned":
-            cursor.execute(self._upsert_draft, {**values, "unit_id": unit.id})
+            return first(connection, self._save_draft, values, LockedUnit._make)
+        unit = first(connection, self._lock_unit, values, LockedUnit._make)
+        if unit is not None and unit.worker_id == worker_id and unit.status == "assigned":
+            run(connection, self._upsert_draft, {**values, "unit_id": unit.id})
         return unit
 
     # -- submit -------------------------------------------------------------------------------
 
     def lock_unit_with_data(self, connection: Connection, public_id: str
                             ) -> UnitWithData | None:
-        cursor = driver_cursor(connection)
-        cursor.execute(self._lock_unit_with_data, {"public_id": public_id})
-        row = cursor.fetchone()
-        if row is None:
-            return None
+        return first(connection, self._lock_unit_with_data, {"public_id": public_id},
+                     self._read_unit_with_data)
+
+    def _read_unit_with_data(self, row: tuple[Any, ...]) -> UnitWithData:
         unit_id, status, owner, expired, run_id, assigned_at, layout, pool, data = row
         return UnitWithData(unit_id, status, owner, expired, run_id,
                             self.read_time(assigned_at), self.read_json(layout), pool,
                             self.read_json(data))
 
     def stored_answers(self, connection: Connection, unit_id: int) -> Any:
-        cursor = driver_cursor(connection)
-        cursor.execute(self._stored_answers, {"unit_id": unit_id})
-        return self.read_json(cursor.fetchone()[0])
+        return self.read_json(
+            run(connection, self._stored_answers, {"unit_id": unit_id}).fetchone()[0])
 
     def store_submission(self, connection: Connection, *, unit_id: int, worker_id: int,
                          task_run_id: int, answers: Any, timings: Any, client_id: str | None,
                          now: datetime) -> None:
         """The submission stored, the unit's drafts gone and the unit completed."""
-        cursor = driver_cursor(connection)
         values = {"unit_id": unit_id, "worker_id": worker_id, "task_run_id": task_run_id,
                   "answers": self.document(answers), "timings": self.document(timings),
                   "client_id": client_id, "now": self.time(now)}
         for statement in self._store_submission:
-            try:
-                cursor.execute(statement, values)
-            except connection.dialect.loaded_dbapi.IntegrityError as exc:  # as SQLAlchemy says
-                raise IntegrityError(statement, values, exc) from None
+            run(connection, statement, values)
 
 
 @cache

@@ -218,18 +218,15 @@ class Database:
         """The thread's held connection of `kind` when it has one free (see
         `reused_connections`), else one from the pool for this block."""
         held: dict[tuple[int, str], Connection] | None = getattr(_held, "connections", None)
-        if held is None:
+        key = (self._serial, kind)
+        connection = None if held is None else held.get(key)
+        # No held connections here, or a transaction inside another: one from the pool.
+        if held is None or (connection is not None and connection.in_transaction()):
             with engine.connect() as connection:
                 yield connection
             return
-        key = (self._serial, kind)
-        connection = held.get(key)
         if connection is None or connection.closed:
             connection = held[key] = engine.connect()
-        elif connection.in_transaction():  # a transaction inside another: a second connection
-            with engine.connect() as connection:
-                yield connection
-            return
         try:
             yield connection
         except (DBAPIError, engine.dialect.loaded_dbapi.Error):
