@@ -325,3 +325,33 @@ def test_a_begin_that_fails_is_sqlalchemys_error(tmp_path):
     with db.transaction() as connection:  # and the next one works
         assert connection.execute(text("SELECT 1")).scalar() == 1
     db.dispose()
+
+
+def _plan_nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans", []):
+        yield from _plan_nodes(child)
+
+
+def test_a_claim_walks_only_free_units_on_stale_statistics(tmp_path, postgres_url, open_conf):
+    """PostgreSQL: statistics taken while every unit was free (the launch's ANALYZE) must not
+    lead a claim to walk the primary key past every taken unit (its cost grew with the task's
+    progress): the claim finds its unit through the index of free units."""
+    lines = [{"data": [dialogue(f"d{n}", f"g{n}", TASKS)]} for n in range(300)]
+    conf = write_task(tmp_path, lines, {f"g{n}": 1 for n in range(300)})
+    served = open_conf(str(conf), postgres_url)
+    with served.db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+        c.exec_driver_sql("ANALYZE units")  # all 300 free
+    claims = [_claim(served, f"w{n}") for n in range(250)]
+    with served.db.engine.connect() as connection, connection.begin() as transaction:
+        statements = hot(connection)
+        cursor = connection.connection.cursor()
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statements._assign_unit, {
+            "worker_id": claims[0].worker_id, "session_id": "s2", "now": utcnow(),
+            "deadline": None, "run_id": served.run_id, "pool": "main",
+            "task_id": served.task_id, "provider_worker_id": "w0"})
+        plan = cursor.fetchone()[0][0]["Plan"]
+        transaction.rollback()  # EXPLAIN ANALYZE ran the claim
+    on_units = [node for node in _plan_nodes(plan) if node.get("Relation Name") == "units"]
+    assert "ix_units_free" in {node.get("Index Name") for node in on_units}
+    assert sum(node.get("Rows Removed by Filter", 0) for node in on_units) == 0

@@ -125,9 +125,8 @@ def test_screening_pass_then_real_work_in_the_same_visit(start):
     assert again["unit_id"] != unit_id
     assert worker.unit(again["unit_id"]).get_json()["kind"] == "annotation"
     with served.db.transaction() as connection:
-        wid = qualifications.worker_id(connection, "local", "good")
-        assert qualifications.held(connection, wid, ["consistency_screen"]) == {
-            "consistency_screen"}
+        assert [g.qualification for g in qualifications.grants(
+            connection, provider_worker_id="good")] == ["consistency_screen"]
     # the training submission exports like any other (its dialogues have no group_id)
     exported = [r for r, _ in whole_submissions(served.db, served.task_name)]
     assert [r["unit_id"] for r in exported] == [unit_id]

@@ -46,6 +46,5 @@ def test_block_by_task_is_honoured_at_claim(cep_fixtures, open_conf, database_ur
         "sig": link_signature(served.secret, "blocked_one", "a")})
     assert reply.status_code == 403 and "not eligible" in reply.get_json()["error"]
     with served.db.transaction() as connection:  # shared by name, across tasks
-        worker = qualifications.worker_id(connection, "local", "blocked_one")
-        assert qualifications.held(connection, worker, ["consistency_block", "x"]) == {
-            "consistency_block"}
+        assert [g.qualification for g in qualifications.grants(
+            connection, provider_worker_id="blocked_one")] == ["consistency_block"]

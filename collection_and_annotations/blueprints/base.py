@@ -58,6 +58,8 @@ class WorkerContext:
     run_id: int
     worker_id: int
     provider_worker_id: str
+    # the names of the qualifications the worker holds (the claim has read them)
+    qualifications: frozenset[str]
     # the worker's assigned and done units in this task, per pool (the claim has read them)
     units_by_pool: Mapping[str, int] = field(default_factory=dict)
 

@@ -198,7 +198,7 @@ def claim_unit(
     with db.transaction() as connection:
         # The worker's row, locked (one worker's claims happen one by one), and their units
         # here: for both resuming and the per-worker limits.
-        worker_id, held = hot(connection).worker_and_units(
+        worker_id, held, holds = hot(connection).worker_and_units(
             connection, provider, provider_worker_id, _pseudonym(), utcnow(), task_id)
         for public_id, status, session_id, pool in held:
             # A finished screening unit does not end the visit: real work follows it.
@@ -211,7 +211,7 @@ def claim_unit(
                       limits)
         try:
             pools = pools_for(connection, WorkerContext(
-                task_id, run_id, worker_id, provider_worker_id,
+                task_id, run_id, worker_id, provider_worker_id, holds,
                 Counter(pool for *_, pool in held)))
         except NoWork as exc:
             raise ClaimRefused(str(exc), exc.status) from None

@@ -86,14 +86,20 @@ class HotStatements(DriverSQL):
             "JOIN assignments a ON a.id = u.assignment_id "
             f"WHERE a.task_id = :task_id AND u.worker_id = {{worker}} "
             f"AND u.status IN ('assigned', {done})")
+        held_qualifications = (
+            "SELECT q.name FROM granted_qualifications g JOIN qualifications q "
+            "ON q.id = g.qualification_id WHERE g.worker_id = {worker}")
         self._upsert_worker = sql(upsert_worker)
-        if self.postgres:  # one round trip: the worker's row (locked) with their units
+        if self.postgres:  # one round trip: the worker's row (locked), units, qualifications
             self._worker_and_units = sql(
-                f"WITH w AS ({upsert_worker}) SELECT w.id, h.public_id, h.status, "
+                f"WITH w AS ({upsert_worker}) SELECT w.id, ARRAY("
+                + held_qualifications.format(worker="w.id") + "), h.public_id, h.status, "
                 "h.provider_session, h.pool FROM w LEFT JOIN LATERAL ("
                 + held_units.format(worker="w.id") + ") h ON true ORDER BY h.id DESC")
         else:
             self._held_units = sql(held_units.format(worker=":worker_id") + " ORDER BY u.id DESC")
+            self._held_qualifications = sql(held_qualifications.format(worker=":worker_id"))
+        # `id + 0`: the key of ix_units_free, which only that index holds (models.Unit).
         take_unit = (
             "UPDATE units SET status = 'assigned', worker_id = :worker_id, "
             "provider_session = :session_id, assigned_at = :now, deadline = :deadline "
@@ -105,7 +111,7 @@ class HotStatements(DriverSQL):
             "AND NOT EXISTS (SELECT 1 FROM assignment_exclusions ae "
             "WHERE ae.assignment_id = u.assignment_id "
             "AND ae.provider_worker_id = :provider_worker_id) "
-            f"ORDER BY u.id LIMIT 1{skip_locked}) AND status = 'launched' "
+            f"ORDER BY u.id + 0 LIMIT 1{skip_locked}) AND status = 'launched' "
             "RETURNING id, public_id, assignment_id, times_expired")
         clear_other_drafts = (
             "DELETE FROM drafts WHERE unit_id = :unit_id AND worker_id <> :worker_id")
@@ -125,7 +131,6 @@ class HotStatements(DriverSQL):
         else:
             self._take_unit, self._clear_other_drafts, self._add_groups = (
                 sql(take_unit), sql(clear_other_drafts), sql(add_groups))
-        self._held_qualifications: dict[int, str] = {}  # by the number of names asked
         self._unit_view = sql(
             "SELECT u.id, u.public_id, u.status, u.worker_id, u.times_expired, u.deadline, "
             "u.pool, u.layout, a.data, d.answers, d.position, d.saved_at FROM units u "
@@ -177,18 +182,20 @@ class HotStatements(DriverSQL):
 
     def worker_and_units(self, connection: Connection, provider: str,
                          provider_worker_id: str, pseudonym: str, now: datetime, task_id: int
-                         ) -> tuple[int, list[tuple[str, str, str | None, str]]]:
-        """`upsert_worker`, and the worker's units in the task, newest first: (public id,
-        status, provider session, pool) each."""
+                         ) -> tuple[int, list[tuple[str, str, str | None, str]], frozenset[str]]:
+        """`upsert_worker`, the worker's units in the task, newest first ((public id, status,
+        provider session, pool) each), and the names of the qualifications they hold."""
         if self.postgres:
             rows = run(connection, self._worker_and_units, {
                 "provider": provider, "provider_worker_id": provider_worker_id,
                 "pseudonym": pseudonym, "now": self.time(now), "task_id": task_id}).fetchall()
-            return rows[0][0], [row[1:] for row in rows if row[1] is not None]
+            return rows[0][0], [row[2:] for row in rows if row[2] is not None], \
+                frozenset(rows[0][1])
         worker_id = self.upsert_worker(connection, provider, provider_worker_id, pseudonym, now)
         rows = run(connection, self._held_units,
                    {"task_id": task_id, "worker_id": worker_id}).fetchall()
-        return worker_id, [row[1:] for row in rows]
+        names = run(connection, self._held_qualifications, {"worker_id": worker_id}).fetchall()
+        return worker_id, [row[1:] for row in rows], frozenset(name for (name,) in names)
 
     def assign_unit(self, connection: Connection, *, run_id: int, task_id: int, pool: str,
                     worker_id: int, provider_worker_id: str, session_id: str, now: datetime,
@@ -212,19 +219,6 @@ class HotStatements(DriverSQL):
                                            "assignment_id": taken.assignment_id})
         return taken
 
-    def held_qualifications(self, connection: Connection, worker_id: int, names: list[str]
-                            ) -> set[str]:
-        """Which of `names` (qualifications) the worker holds."""
-        statement = self._held_qualifications.get(len(names))
-        if statement is None:
-            statement = self._held_qualifications[len(names)] = self.sql(
-                "SELECT q.name FROM qualifications q JOIN granted_qualifications g "
-                "ON g.qualification_id = q.id WHERE g.worker_id = :worker_id AND q.name IN ("
-                + ", ".join(f":name{n}" for n in range(len(names))) + ")")
-        rows = run(connection, statement, {
-            "worker_id": worker_id, **{f"name{n}": name for n, name in enumerate(names)}})
-        return {name for (name,) in rows.fetchall()}
-
     # -- view and draft -----------------------------------------------------------------------
 
     def unit_view(self, connection: Connection, public_id: str, worker_id: int
@@ -243,7 +237,8 @@ class HotStatements(DriverSQL):
     def save_draft(self, connection: Connection, public_id: str, worker_id: int,
                    answers: Any, position: Any, now: datetime) -> LockedUnit | None:
         """Lock the unit and, if it is this worker's and still assigned, write their draft;
-        returns the unit as locked (None when there is no such unit)."""
+        returns the unit as locked (None when there is no such unit). One statement on
+        PostgreSQL (`Database.one_statement`)."""
         values = {"public_id": public_id, "worker_id": worker_id,
                   "answers": self.document(answers), "position": self.document(position),
                   "now": self.time(now)}

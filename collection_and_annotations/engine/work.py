@@ -68,10 +68,11 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
         raise WorkRefused("a draft needs 'answers' as an object", 400)
     if len(json.dumps([answers, position])) > MAX_DRAFT_BYTES:
         raise WorkRefused("the draft is larger than 1 MB", 413)
-    with db.transaction() as connection:
+    with db.one_statement() as connection:
         # The unit row is locked before the draft is written: an expiry cannot slip between
         # the ownership check and the write and hand the unit to someone else. The draft is
-        # written only to a unit that is this worker's and still assigned.
+        # written only to a unit that is this worker's and still assigned (one statement on
+        # PostgreSQL, so it needs no transaction of its own).
         now = utcnow()
         unit = owned_unit(hot(connection).save_draft(connection, public_id, worker_id, answers,
                                                      position, now), worker_id)

@@ -89,8 +89,7 @@ def route(connection: Connection, settings: QualitySettings, worker: WorkerConte
           ) -> list[str]:
     """Blocked: no work. Not yet qualified: the screening unit. Otherwise real work, with a
     gold unit first when the schedule says one is due."""
-    names = [settings.block, settings.passed if settings.screening else ""]
-    holds = qualifications.held(connection, worker.worker_id, names)
+    holds = worker.qualifications
     if settings.block in holds:
         raise NoWork(BLOCKED)
     if settings.screening and settings.passed not in holds:

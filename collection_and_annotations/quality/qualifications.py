@@ -7,14 +7,12 @@ caller's connection, so a grant commits with the submission (or claim) that caus
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, delete, select
 
 from collection_and_annotations.engine.allocation import lock_worker
-from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.quality import score_sql
 from collection_and_annotations.storage.models import (
     GrantedQualification,
@@ -56,14 +54,6 @@ def revoke(connection: Connection, worker_id: int, name: str) -> bool:
         GrantedQualification.qualification_id.in_(
             select(Qualification.id).where(Qualification.name == name))))
     return bool(removed.rowcount)
-
-
-def held(connection: Connection, worker_id: int, names: Iterable[str]) -> set[str]:
-    """Which of these qualifications the worker holds (one query, asked at every claim)."""
-    wanted = [n for n in names if n]
-    if not wanted:
-        return set()
-    return hot(connection).held_qualifications(connection, worker_id, wanted)
 
 
 def worker_id(connection: Connection, provider: str, provider_worker_id: str) -> int | None:

@@ -111,8 +111,10 @@ class Unit(Base):
     __tablename__ = "units"
     __table_args__ = (
         # The claim walks this index in id order: the first free unit of a pool. Partial, so
-        # taken units are not in it and the planner never scans past them.
-        Index("ix_units_free", "task_run_id", "pool", "id",
+        # taken units are not in it. Keyed on `id + 0`, which the claim orders by: on `id`,
+        # PostgreSQL's planner could walk the primary key instead (statistics taken while all
+        # units were free make both look as cheap), filtering past every taken unit.
+        Index("ix_units_free", "task_run_id", "pool", text("(id + 0)"),
               postgresql_where=text("status = 'launched'"),
               sqlite_where=text("status = 'launched'")),
         Index("ix_units_worker_session", "worker_id", "provider_session"),

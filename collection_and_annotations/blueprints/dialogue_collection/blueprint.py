@@ -60,7 +60,7 @@ from collection_and_annotations.engine.chat import (
 )
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.quality.pools import BLOCKED
-from collection_and_annotations.quality.qualifications import block_name, grant, held
+from collection_and_annotations.quality.qualifications import block_name, grant
 from collection_and_annotations.storage.models import Submission
 
 
@@ -151,7 +151,7 @@ class DialogueCollectionBlueprint:
         return layout or None
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
-        if held(connection, worker.worker_id, [self.block]):
+        if self.block in worker.qualifications:
             raise NoWork(BLOCKED)
         return balanced_pools(connection, worker, self.pools)
 
