@@ -17,6 +17,7 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit
+from collection_and_annotations.engine.driver_sql import driver_cursor
 from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
 from collection_and_annotations.server.http import uvicorn_server
@@ -344,9 +345,8 @@ def test_a_claim_walks_only_free_units_on_stale_statistics(tmp_path, postgres_ur
         c.exec_driver_sql("ANALYZE units")  # all 300 free
     claims = [_claim(served, f"w{n}") for n in range(250)]
     with served.db.engine.connect() as connection, connection.begin() as transaction:
-        statements = hot(connection)
-        cursor = connection.connection.cursor()
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statements._assign_unit, {
+        cursor = driver_cursor(connection)
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + hot(connection)._assign_unit, {
             "worker_id": claims[0].worker_id, "session_id": "s2", "now": utcnow(),
             "deadline": None, "run_id": served.run_id, "pool": "main",
             "task_id": served.task_id, "provider_worker_id": "w0"})

@@ -93,9 +93,10 @@ def driver_cursor(connection: Connection) -> Any:
     """The driver cursor of `connection`'s database connection, made once per connection and
     reused: a new psycopg cursor looks its adapters up afresh, which cost a third of a
     statement's CPU in the client again. Its statements run one after the other, each read
-    before the next is sent, as every caller here does."""
+    before the next is sent, as every caller here does. The pool clears `info` whenever it
+    replaces the database connection, so the cursor never outlives its connection."""
     pooled = connection.connection
     cursor = pooled.info.get(_CURSOR)
-    if cursor is None or cursor.connection is not pooled.dbapi_connection:
+    if cursor is None:
         cursor = pooled.info[_CURSOR] = pooled.dbapi_connection.cursor()
     return cursor

@@ -91,10 +91,12 @@ class HotStatements(DriverSQL):
             "ON q.id = g.qualification_id WHERE g.worker_id = {worker}")
         self._upsert_worker = sql(upsert_worker)
         if self.postgres:  # one round trip: the worker's row (locked), units, qualifications
+            # (the names once, in their own CTE, not once per unit row)
             self._worker_and_units = sql(
-                f"WITH w AS ({upsert_worker}) SELECT w.id, ARRAY("
-                + held_qualifications.format(worker="w.id") + "), h.public_id, h.status, "
-                "h.provider_session, h.pool FROM w LEFT JOIN LATERAL ("
+                f"WITH w AS ({upsert_worker}), q AS MATERIALIZED (SELECT ARRAY("
+                + held_qualifications.format(worker="w.id") + ") AS names FROM w) "
+                "SELECT w.id, q.names, h.public_id, h.status, h.provider_session, h.pool "
+                "FROM w CROSS JOIN q LEFT JOIN LATERAL ("
                 + held_units.format(worker="w.id") + ") h ON true ORDER BY h.id DESC")
         else:
             self._held_units = sql(held_units.format(worker=":worker_id") + " ORDER BY u.id DESC")

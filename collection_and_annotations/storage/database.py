@@ -8,7 +8,7 @@ import secrets
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -189,17 +189,12 @@ class Database:
                 connection.begin():
             yield connection
 
-    @contextmanager
-    def one_statement(self) -> Iterator[Connection]:
-        """A write that PostgreSQL runs as one statement (atomic on its own): sent without
-        BEGIN and COMMIT, two round trips fewer. On SQLite, where the same step may take
-        several statements, a write transaction as `transaction` gives."""
-        if self._sqlite:
-            with self.transaction() as connection:
-                yield connection
-            return
-        with self.snapshot() as connection:  # autocommit on PostgreSQL
-            yield connection
+    def one_statement(self) -> AbstractContextManager[Connection]:
+        """A write that PostgreSQL runs as one statement (atomic on its own): on the
+        autocommit connection `snapshot` gives there, without BEGIN and COMMIT, two round
+        trips fewer. On SQLite, where the same step may take several statements, a write
+        transaction as `transaction` gives."""
+        return self.transaction() if self._sqlite else self.snapshot()
 
     @contextmanager
     def driver_transaction(self) -> Iterator[Any]:
