@@ -61,13 +61,7 @@ class ClaimRefused(Exception):
 def lock_worker(connection: Connection, provider: str, provider_worker_id: str) -> int:
     """The worker's id, created on first sight; the row stays locked until the transaction
     ends, so one worker's claims happen one by one (a single upsert, one round trip)."""
-    return hot(connection).upsert_worker(connection, provider, provider_worker_id,
-                                         _pseudonym(), utcnow())
-
-
-def _pseudonym() -> str:
-    """A new worker's name in exports and on the dashboard."""
-    return f"w_{secrets.token_hex(6)}"
+    return hot(connection).upsert_worker(connection, provider, provider_worker_id, utcnow())
 
 
 def expire_overdue(connection: Connection | Session, run_id: int) -> int:
@@ -140,21 +134,53 @@ def _check_limits(connection: Connection, run_id: int, held: list[tuple[str, str
                                "try again in a few minutes")
 
 
-def _take_free_unit(
-    connection: Connection, task_id: int, run_id: int, pools: list[str], worker_id: int,
-    provider_worker_id: str, provider_session: str, duration: int,
-) -> TakenUnit | None:
+def _assignment(task_id: int, run_id: int, worker_id: int, provider_worker_id: str,
+                provider_session: str, duration: int) -> dict[str, object]:
+    """The arguments of `HotStatements.assign_unit` but the pool."""
+    now = utcnow()
+    return {"run_id": run_id, "task_id": task_id, "worker_id": worker_id,
+            "provider_worker_id": provider_worker_id, "session_id": provider_session,
+            "now": now, "deadline": now + timedelta(seconds=duration) if duration > 0 else None}
+
+
+def _take_free_unit(connection: Connection, pools: list[str], assignment: dict[str, object]
+                    ) -> TakenUnit | None:
     """Assign the first unit this worker may take from the first pool that has one (see
     `HotStatements.assign_unit`)."""
-    now = utcnow()
     for pool in pools:
-        taken = hot(connection).assign_unit(
-            connection, run_id=run_id, task_id=task_id, pool=pool, worker_id=worker_id,
-            provider_worker_id=provider_worker_id, session_id=provider_session, now=now,
-            deadline=now + timedelta(seconds=duration) if duration > 0 else None)
+        taken = hot(connection).assign_unit(connection, pool=pool, **assignment)
         if taken is not None:
             return taken
     return None
+
+
+def _resumed(worker_id: int, held: list[tuple[str, str, str | None, str]],
+             provider_session: str) -> Claim | None:
+    """The unit of this visit (provider session) when the worker already has one. A finished
+    screening unit does not end the visit: real work follows it."""
+    for public_id, status, session_id, pool in held:
+        if session_id == provider_session and not (
+            pool == SCREENING_POOL and status != "assigned"
+        ):
+            return Claim(worker_id, public_id, status)
+    return None
+
+
+def _pools(connection: Connection, task_id: int, run_id: int, worker_id: int,
+           provider_worker_id: str, held: list[tuple[str, str, str | None, str]],
+           qualifications: frozenset[str], limits: Limits,
+           pools_for: Callable[[Connection, WorkerContext], list[str]]) -> list[str]:
+    """The pools to take a new unit from, in order, once the limits allow one (as the task
+    kind routes this worker); raises ClaimRefused."""
+    _check_limits(connection, run_id, [(status, sid) for _, status, sid, pool in held
+                                       if pool != SCREENING_POOL or status == "assigned"],
+                  limits)
+    try:
+        return pools_for(connection, WorkerContext(
+            task_id, run_id, worker_id, provider_worker_id, qualifications,
+            Counter(pool for *_, pool in held)))
+    except NoWork as exc:
+        raise ClaimRefused(str(exc), exc.status) from None
 
 
 def _main_pool(_connection: Connection, _worker: WorkerContext) -> list[str]:
@@ -195,33 +221,62 @@ def claim_unit(
     `rehearse`: find the unit, then roll everything back (raises _Rehearsed)."""
     if provider_worker_id in blocked:
         raise ClaimRefused("this worker is not eligible for this task", status=403)
+    if db.one_statement_writes and not rehearse and limits.max_num_concurrent_units <= 0:
+        claim = _claim_optimistically(db, task_id, run_id, provider, provider_worker_id,
+                                      provider_session, limits, pools_for)
+        if claim is not None:
+            return claim
     with db.transaction() as connection:
         # The worker's row, locked (one worker's claims happen one by one), and their units
         # here: for both resuming and the per-worker limits.
         worker_id, held, holds = hot(connection).worker_and_units(
-            connection, provider, provider_worker_id, _pseudonym(), utcnow(), task_id)
-        for public_id, status, session_id, pool in held:
-            # A finished screening unit does not end the visit: real work follows it.
-            if session_id == provider_session and not (
-                pool == SCREENING_POOL and status != "assigned"
-            ):
-                return Claim(worker_id, public_id, status)
-        _check_limits(connection, run_id, [(status, sid) for _, status, sid, pool in held
-                                           if pool != SCREENING_POOL or status == "assigned"],
-                      limits)
-        try:
-            pools = pools_for(connection, WorkerContext(
-                task_id, run_id, worker_id, provider_worker_id, holds,
-                Counter(pool for *_, pool in held)))
-        except NoWork as exc:
-            raise ClaimRefused(str(exc), exc.status) from None
-        arguments = (connection, task_id, run_id, pools, worker_id, provider_worker_id,
-                     provider_session, limits.assignment_duration_in_seconds)
-        taken = _take_free_unit(*arguments)
+            connection, provider, provider_worker_id, utcnow(), task_id)
+        resumed = _resumed(worker_id, held, provider_session)
+        if resumed is not None:
+            return resumed
+        pools = _pools(connection, task_id, run_id, worker_id, provider_worker_id, held, holds,
+                       limits, pools_for)
+        assignment = _assignment(task_id, run_id, worker_id, provider_worker_id,
+                                 provider_session, limits.assignment_duration_in_seconds)
+        taken = _take_free_unit(connection, pools, assignment)
         if taken is None and expire_overdue(connection, run_id):
-            taken = _take_free_unit(*arguments)
+            taken = _take_free_unit(connection, pools, assignment)
         if taken is None:
             raise ClaimRefused("there is no more work in this task for you; thank you!")
         if rehearse:
             raise _Rehearsed
         return Claim(worker_id, taken.public_id, "assigned")
+
+
+def _claim_optimistically(
+    db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
+    provider_session: str, limits: Limits,
+    pools_for: Callable[[Connection, WorkerContext], list[str]],
+) -> Claim | None:
+    """PostgreSQL: the claim as two statements without a transaction, two round trips
+    where the locked claim takes four (with BEGIN and COMMIT). The first reads the worker
+    without locking or writing their row, the second takes a unit only if that row is
+    unchanged, and changes it when it does. None when the claim must run under the worker's
+    lock instead: another claim of theirs came between the two, their first claim raced
+    another, or no pool had a free unit (the locked claim returns overdue units first)."""
+    with db.one_statement() as connection:
+        statements = hot(connection)
+        worker = statements.worker_view(connection, provider, provider_worker_id, utcnow(),
+                                        task_id)
+        if worker is None:
+            return None
+        resumed = _resumed(worker.id, worker.held, provider_session)
+        if resumed is not None:
+            return resumed
+        pools = _pools(connection, task_id, run_id, worker.id, provider_worker_id, worker.held,
+                       worker.qualifications, limits, pools_for)
+        assignment = _assignment(task_id, run_id, worker.id, provider_worker_id,
+                                 provider_session, limits.assignment_duration_in_seconds)
+        for pool in pools:
+            unchanged, taken = statements.assign_unit_if_unchanged(
+                connection, worker.version, pool=pool, **assignment)
+            if not unchanged:
+                return None
+            if taken is not None:
+                return Claim(worker.id, taken.public_id, "assigned")
+    return None

@@ -58,6 +58,17 @@ class UnitWithData(NamedTuple):
     data: Any
 
 
+class WorkerView(NamedTuple):
+    """A worker as an optimistic claim reads them: their row's version, their units in the
+    task, newest first ((public id, status, provider session, pool) each), and the names of
+    the qualifications they hold."""
+
+    id: int
+    version: str
+    held: list[tuple[str, str, str | None, str]]
+    qualifications: frozenset[str]
+
+
 class TakenUnit(NamedTuple):
     id: int
     public_id: str
@@ -76,9 +87,13 @@ class HotStatements(DriverSQL):
         done = ", ".join(f"'{status}'" for status in DONE_STATUSES)
         sql = self.sql
 
+        # A new worker's name in exports and on the dashboard, made by the database: a
+        # random source in Python is a system call, and each lets go of the GIL under load.
+        pseudonym = ("'w_' || substr(md5(random()::text), 1, 12)" if self.postgres
+                     else "'w_' || lower(hex(randomblob(6)))")
         upsert_worker = (
             "INSERT INTO workers (provider, provider_worker_id, pseudonym, created_at) "
-            "VALUES (:provider, :provider_worker_id, :pseudonym, :now) "
+            f"VALUES (:provider, :provider_worker_id, {pseudonym}, :now) "
             "ON CONFLICT (provider, provider_worker_id) DO UPDATE SET provider = excluded.provider "
             "RETURNING id")
         held_units = (
@@ -90,22 +105,40 @@ class HotStatements(DriverSQL):
             "SELECT q.name FROM granted_qualifications g JOIN qualifications q "
             "ON q.id = g.qualification_id WHERE g.worker_id = {worker}")
         self._upsert_worker = sql(upsert_worker)
-        if self.postgres:  # one round trip: the worker's row (locked), units, qualifications
-            # (the names once, in their own CTE, not once per unit row)
-            self._worker_and_units = sql(
-                f"WITH w AS ({upsert_worker}), q AS MATERIALIZED (SELECT ARRAY("
-                + held_qualifications.format(worker="w.id") + ") AS names FROM w) "
-                "SELECT w.id, q.names, h.public_id, h.status, h.provider_session, h.pool "
-                "FROM w CROSS JOIN q LEFT JOIN LATERAL ("
-                + held_units.format(worker="w.id") + ") h ON true ORDER BY h.id DESC")
+        if self.postgres:
+            # The worker's qualifications (once, in their own CTE, not once per unit row) and
+            # units in the task, of the worker in `w` (a row with `id`).
+            state = ("q AS MATERIALIZED (SELECT ARRAY("
+                     + held_qualifications.format(worker="w.id") + ") AS names FROM w) "
+                     "SELECT w.id, {version}q.names, h.public_id, h.status, "
+                     "h.provider_session, h.pool FROM w CROSS JOIN q LEFT JOIN LATERAL ("
+                     + held_units.format(worker="w.id") + ") h ON true ORDER BY h.id DESC")
+            # After `upsert_worker` locked the row, in a statement of its own: a statement
+            # sees what was committed when it began, and the lock may have waited for
+            # another claim of this worker that took a unit.
+            self._worker_state = sql("WITH w AS (SELECT :worker_id AS id), "
+                                     + state.format(version=""))
+            # Without a lock or a write for a known worker (optimistic claims): the row's
+            # version (xmin, which every write of the row changes) is what the claim's take
+            # checks, and the units are those of that version. The SELECT does not see a row
+            # `ins` inserts, nor one a concurrent first claim inserted after this statement
+            # began: then there is no row at all.
+            self._worker_view = sql(
+                "WITH ins AS (INSERT INTO workers (provider, provider_worker_id, pseudonym, "
+                f"created_at) VALUES (:provider, :provider_worker_id, {pseudonym}, :now) "
+                "ON CONFLICT (provider, provider_worker_id) DO NOTHING RETURNING id, xmin), "
+                "w AS (SELECT id, xmin FROM ins UNION ALL SELECT id, xmin FROM workers "
+                "WHERE provider = :provider AND provider_worker_id = :provider_worker_id), "
+                + state.format(version="w.xmin::text, "))
         else:
             self._held_units = sql(held_units.format(worker=":worker_id") + " ORDER BY u.id DESC")
             self._held_qualifications = sql(held_qualifications.format(worker=":worker_id"))
         # `id + 0`: the key of ix_units_free, which only that index holds (models.Unit).
+        # `{gate}`: a condition checked once before any unit is looked at (or locked).
         take_unit = (
             "UPDATE units SET status = 'assigned', worker_id = :worker_id, "
             "provider_session = :session_id, assigned_at = :now, deadline = :deadline "
-            "WHERE id = (SELECT u.id FROM units u WHERE u.task_run_id = :run_id "
+            "WHERE id = (SELECT u.id FROM units u WHERE {gate}u.task_run_id = :run_id "
             "AND u.pool = :pool AND u.status = 'launched' "
             "AND NOT EXISTS (SELECT 1 FROM assignment_groups ag JOIN worker_groups wg "
             "ON wg.group_id = ag.group_id WHERE ag.assignment_id = u.assignment_id "
@@ -115,24 +148,36 @@ class HotStatements(DriverSQL):
             "AND ae.provider_worker_id = :provider_worker_id) "
             f"ORDER BY u.id + 0 LIMIT 1{skip_locked}) AND status = 'launched' "
             "RETURNING id, public_id, assignment_id, times_expired")
-        clear_other_drafts = (
-            "DELETE FROM drafts WHERE unit_id = :unit_id AND worker_id <> :worker_id")
-        add_groups = (
-            "INSERT INTO worker_groups (task_id, worker_id, group_id, unit_id) "
-            "SELECT :task_id, :worker_id, group_id, :unit_id FROM assignment_groups "
-            "WHERE assignment_id = :assignment_id")
         if self.postgres:  # one round trip: the unit taken, its groups noted, old drafts gone
-            self._assign_unit = sql(
-                f"WITH t AS ({take_unit}), "
+            after_taking = (
                 "g AS (INSERT INTO worker_groups (task_id, worker_id, group_id, unit_id) "
                 "SELECT :task_id, :worker_id, ag.group_id, t.id FROM assignment_groups ag "
                 "JOIN t ON ag.assignment_id = t.assignment_id), "
                 "d AS (DELETE FROM drafts WHERE unit_id IN "
-                "(SELECT id FROM t WHERE times_expired > 0) AND worker_id <> :worker_id) "
+                "(SELECT id FROM t WHERE times_expired > 0) AND worker_id <> :worker_id) ")
+            self._assign_unit = sql(
+                f"WITH t AS ({take_unit.format(gate='')}), {after_taking}"
                 "SELECT id, public_id, assignment_id, times_expired FROM t")
+            # Optimistic claims, without a transaction: the worker's row is locked before any
+            # unit and must still be the version the claim read (`worker_view`); taking a
+            # unit writes the row, so every other claim of this worker that read the old
+            # version finds it changed here. The first column says whether it was unchanged.
+            self._assign_unit_if_unchanged = sql(
+                "WITH w AS MATERIALIZED (SELECT id FROM workers WHERE id = :worker_id "
+                "AND xmin::text = :version FOR UPDATE), "
+                f"t AS ({take_unit.format(gate='EXISTS (SELECT 1 FROM w) AND ')}), "
+                "v AS (UPDATE workers SET provider = provider WHERE id = :worker_id "
+                f"AND EXISTS (SELECT 1 FROM t)), {after_taking}"
+                "SELECT EXISTS (SELECT 1 FROM w), t.id, t.public_id, t.assignment_id, "
+                "t.times_expired FROM (VALUES (1)) AS one LEFT JOIN t ON true")
         else:
-            self._take_unit, self._clear_other_drafts, self._add_groups = (
-                sql(take_unit), sql(clear_other_drafts), sql(add_groups))
+            self._take_unit = sql(take_unit.format(gate=""))
+            self._clear_other_drafts = sql(
+                "DELETE FROM drafts WHERE unit_id = :unit_id AND worker_id <> :worker_id")
+            self._add_groups = sql(
+                "INSERT INTO worker_groups (task_id, worker_id, group_id, unit_id) "
+                "SELECT :task_id, :worker_id, group_id, :unit_id FROM assignment_groups "
+                "WHERE assignment_id = :assignment_id")
         self._unit_view = sql(
             "SELECT u.id, u.public_id, u.status, u.worker_id, u.times_expired, u.deadline, "
             "u.pool, u.layout, a.data, d.answers, d.position, d.saved_at FROM units u "
@@ -156,10 +201,12 @@ class HotStatements(DriverSQL):
             self._lock_unit = sql(lock_row)
             self._upsert_draft = sql(upsert_draft.format(
                 values="VALUES (:unit_id, :worker_id, :answers, :position, :now)"))
-        self._lock_unit_with_data = sql(
+        unit_with_data = (
             "SELECT u.id, u.status, u.worker_id, u.times_expired, u.task_run_id, u.assigned_at, "
             "u.layout, u.pool, a.data FROM units u JOIN assignments a ON a.id = u.assignment_id "
-            f"WHERE u.public_id = :public_id{lock_unit}")
+            "WHERE u.public_id = :public_id")
+        self._unit_with_data = sql(unit_with_data)
+        self._lock_unit_with_data = sql(unit_with_data + lock_unit)
         self._stored_answers = sql("SELECT answers FROM submissions WHERE unit_id = :unit_id")
         insert_submission = (
             "INSERT INTO submissions (unit_id, worker_id, task_run_id, answers, timings, "
@@ -172,42 +219,79 @@ class HotStatements(DriverSQL):
         self._store_submission = (
             [sql(f"WITH s AS ({insert_submission}), d AS ({delete_drafts}) {complete_unit}")]
             if self.postgres else [sql(insert_submission), sql(delete_drafts), sql(complete_unit)])
+        if self.postgres:
+            # Without a transaction: the unit completed only if it is still the assignment the
+            # submission was judged on (its worker's, still assigned, the same try), and the
+            # submission stored and the drafts removed only with it.
+            self._store_if_unchanged = sql(
+                f"WITH c AS ({complete_unit} AND status = 'assigned' "
+                "AND worker_id = :worker_id AND times_expired = :attempt RETURNING id), "
+                "s AS (INSERT INTO submissions (unit_id, worker_id, task_run_id, answers, "
+                "timings, client_id, created_at) SELECT id, :worker_id, :task_run_id, "
+                ":answers, :timings, :client_id, :now FROM c), "
+                "d AS (DELETE FROM drafts WHERE unit_id IN (SELECT id FROM c)) "
+                "SELECT EXISTS (SELECT 1 FROM c)")
 
     # -- claim --------------------------------------------------------------------------------
 
     def upsert_worker(self, connection: Connection, provider: str, provider_worker_id: str,
-                      pseudonym: str, now: datetime) -> int:
+                      now: datetime) -> int:
         """The worker's id; their row stays locked until the transaction ends."""
         return run(connection, self._upsert_worker, {
             "provider": provider, "provider_worker_id": provider_worker_id,
-            "pseudonym": pseudonym, "now": self.time(now)}).fetchone()[0]
+            "now": self.time(now)}).fetchone()[0]
 
     def worker_and_units(self, connection: Connection, provider: str,
-                         provider_worker_id: str, pseudonym: str, now: datetime, task_id: int
+                         provider_worker_id: str, now: datetime, task_id: int
                          ) -> tuple[int, list[tuple[str, str, str | None, str]], frozenset[str]]:
         """`upsert_worker`, the worker's units in the task, newest first ((public id, status,
-        provider session, pool) each), and the names of the qualifications they hold."""
+        provider session, pool) each), and the names of the qualifications they hold: read
+        after the row is locked, so every earlier claim of theirs is seen."""
+        worker_id = self.upsert_worker(connection, provider, provider_worker_id, now)
         if self.postgres:
-            rows = run(connection, self._worker_and_units, {
-                "provider": provider, "provider_worker_id": provider_worker_id,
-                "pseudonym": pseudonym, "now": self.time(now), "task_id": task_id}).fetchall()
-            return rows[0][0], [row[2:] for row in rows if row[2] is not None], \
+            rows = run(connection, self._worker_state,
+                       {"worker_id": worker_id, "task_id": task_id}).fetchall()
+            return worker_id, [row[2:] for row in rows if row[2] is not None], \
                 frozenset(rows[0][1])
-        worker_id = self.upsert_worker(connection, provider, provider_worker_id, pseudonym, now)
         rows = run(connection, self._held_units,
                    {"task_id": task_id, "worker_id": worker_id}).fetchall()
         names = run(connection, self._held_qualifications, {"worker_id": worker_id}).fetchall()
         return worker_id, [row[1:] for row in rows], frozenset(name for (name,) in names)
 
-    def assign_unit(self, connection: Connection, *, run_id: int, task_id: int, pool: str,
-                    worker_id: int, provider_worker_id: str, session_id: str, now: datetime,
-                    deadline: datetime | None) -> TakenUnit | None:
+    def worker_view(self, connection: Connection, provider: str, provider_worker_id: str,
+                    now: datetime, task_id: int) -> WorkerView | None:
+        """PostgreSQL, without a transaction: what `worker_and_units` reads, without locking
+        or writing a known worker's row, and the version of that row. None when a concurrent
+        first claim of the same worker created the row meanwhile."""
+        rows = run(connection, self._worker_view, {
+            "provider": provider, "provider_worker_id": provider_worker_id,
+            "now": self.time(now), "task_id": task_id}).fetchall()
+        if not rows:
+            return None
+        return WorkerView(rows[0][0], rows[0][1], [row[3:] for row in rows if row[3] is not None],
+                          frozenset(rows[0][2]))
+
+    def assign_unit_if_unchanged(self, connection: Connection, version: str,
+                                 **arguments: Any) -> tuple[bool, TakenUnit | None]:
+        """PostgreSQL, without a transaction: `assign_unit` if the worker's row is still at
+        `version` (as `worker_view` read it). Returns whether it was, and the unit taken."""
+        row = run(connection, self._assign_unit_if_unchanged,
+                  {**self._assign_values(**arguments), "version": version}).fetchone()
+        return row[0], None if row[1] is None else TakenUnit._make(row[1:])
+
+    def _assign_values(self, *, run_id: int, task_id: int, pool: str, worker_id: int,
+                       provider_worker_id: str, session_id: str, now: datetime,
+                       deadline: datetime | None) -> dict[str, Any]:
+        return {"worker_id": worker_id, "session_id": session_id, "now": self.time(now),
+                "deadline": self.time(deadline), "run_id": run_id, "pool": pool,
+                "task_id": task_id, "provider_worker_id": provider_worker_id}
+
+    def assign_unit(self, connection: Connection, **arguments: Any) -> TakenUnit | None:
         """Assign the pool's first unit this worker may take (a group they have not had, an
         assignment they did not author), note its groups as theirs and clear drafts an
-        earlier worker left on it."""
-        values = {"worker_id": worker_id, "session_id": session_id, "now": self.time(now),
-                  "deadline": self.time(deadline), "run_id": run_id, "pool": pool,
-                  "task_id": task_id, "provider_worker_id": provider_worker_id}
+        earlier worker left on it (`_assign_values` names the arguments)."""
+        values = self._assign_values(**arguments)
+        worker_id = values["worker_id"]
         if self.postgres:
             return first(connection, self._assign_unit, values, TakenUnit._make)
         taken = first(connection, self._take_unit, values, TakenUnit._make)
@@ -216,7 +300,7 @@ class HotStatements(DriverSQL):
         if taken.times_expired:  # a unit that changed hands keeps nothing of its earlier worker
             run(connection, self._clear_other_drafts,
                 {"unit_id": taken.id, "worker_id": worker_id})
-        run(connection, self._add_groups, {"task_id": task_id, "worker_id": worker_id,
+        run(connection, self._add_groups, {"task_id": values["task_id"], "worker_id": worker_id,
                                            "unit_id": taken.id,
                                            "assignment_id": taken.assignment_id})
         return taken
@@ -258,6 +342,11 @@ class HotStatements(DriverSQL):
         return first(connection, self._lock_unit_with_data, {"public_id": public_id},
                      self._read_unit_with_data)
 
+    def unit_with_data(self, connection: Connection, public_id: str) -> UnitWithData | None:
+        """As `lock_unit_with_data`, without the lock."""
+        return first(connection, self._unit_with_data, {"public_id": public_id},
+                     self._read_unit_with_data)
+
     def _read_unit_with_data(self, row: tuple[Any, ...]) -> UnitWithData:
         unit_id, status, owner, expired, run_id, assigned_at, layout, pool, data = row
         return UnitWithData(unit_id, status, owner, expired, run_id,
@@ -272,11 +361,27 @@ class HotStatements(DriverSQL):
                          task_run_id: int, answers: Any, timings: Any, client_id: str | None,
                          now: datetime) -> None:
         """The submission stored, the unit's drafts gone and the unit completed."""
-        values = {"unit_id": unit_id, "worker_id": worker_id, "task_run_id": task_run_id,
-                  "answers": self.document(answers), "timings": self.document(timings),
-                  "client_id": client_id, "now": self.time(now)}
+        values = self._submission_values(unit_id, worker_id, task_run_id, answers, timings,
+                                         client_id, now)
         for statement in self._store_submission:
             run(connection, statement, values)
+
+    def store_if_unchanged(self, connection: Connection, unit: UnitWithData, worker_id: int,
+                           answers: Any, timings: Any, client_id: str | None, now: datetime
+                           ) -> bool:
+        """PostgreSQL, without a transaction: `store_submission` if the unit is still
+        `worker_id`'s, assigned, on the same try as `unit` was read; whether it was."""
+        values = self._submission_values(unit.id, worker_id, unit.task_run_id, answers, timings,
+                                         client_id, now)
+        values["attempt"] = unit.times_expired
+        return run(connection, self._store_if_unchanged, values).fetchone()[0]
+
+    def _submission_values(self, unit_id: int, worker_id: int, task_run_id: int, answers: Any,
+                           timings: Any, client_id: str | None, now: datetime
+                           ) -> dict[str, Any]:
+        return {"unit_id": unit_id, "worker_id": worker_id, "task_run_id": task_run_id,
+                "answers": self.document(answers), "timings": self.document(timings),
+                "client_id": client_id, "now": self.time(now)}
 
 
 @cache

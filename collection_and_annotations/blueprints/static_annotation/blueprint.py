@@ -11,6 +11,7 @@ from omegaconf import DictConfig
 from sqlalchemy import Connection
 
 from collection_and_annotations.blueprints.base import (
+    QUALITY_POOLS,
     SCREENING_POOL,
     AssignmentPlan,
     SubmittedUnit,
@@ -119,6 +120,10 @@ class StaticAnnotationBlueprint:
 
     def after_submit(self, connection: Connection, unit: SubmittedUnit) -> dict[str, Any] | None:
         return quality.after_submit(connection, self.quality, self.buckets, unit)
+
+    def after_submit_writes(self, pool: str) -> bool:
+        """Only screening and gold units are scored at submit."""
+        return pool in QUALITY_POOLS
 
     def _views(self, data: dict[str, Any]) -> list[DialogueView]:
         return [

@@ -1,0 +1,240 @@
+"""PostgreSQL's claim and submit without transactions: two statements each, checked in the
+database, and the locked path whenever something changed between the two; one worker's limit
+under claims from several processes at once, on both paths and both databases."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from collections import Counter
+from pathlib import Path
+
+import psycopg
+import pytest
+from helpers import dialogue, write_task
+from psycopg import pq
+from sqlalchemy import event, func, select
+from sqlalchemy.engine import make_url
+
+from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit, expire_overdue
+from collection_and_annotations.engine.hot_sql import hot
+from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import Submission, Unit, Worker, utcnow
+
+TASKS = ["overall_quality"]
+
+
+def _served(tmp_path, database_url, open_conf, lines: int = 3, **task):
+    conf = write_task(tmp_path, [{"data": [dialogue(f"d{i}", f"g{i}", TASKS)]}
+                                 for i in range(lines)], {f"g{i}": 1 for i in range(lines)},
+                      task=task or None)
+    return open_conf(str(conf), database_url)
+
+
+def _claim(served, worker: str, visit: str = "s1"):
+    return claim_unit(served.db, served.task_id, served.run_id, "local", worker, visit,
+                      served.limits, served.blocked_workers)
+
+
+def _answers(served, claim) -> dict:
+    view = unit_view(served.db, served.blueprint, claim.unit_public_id, claim.worker_id)
+    return {d["key"]: {"overall_quality": {"dialogue": {"Overall": 4}}}
+            for d in view["dialogues"]}
+
+
+def _statements(served):
+    with served.db.snapshot() as connection:
+        return hot(connection)
+
+
+def _units_of(served, worker: str) -> list[tuple[str, str]]:
+    with served.db.read() as session:
+        return session.execute(
+            select(Unit.public_id, Unit.status).join(Worker, Worker.id == Unit.worker_id)
+            .where(Worker.provider_worker_id == worker)).all()
+
+
+class _Trace:
+    """libpq's protocol trace of every new connection of `db`: what each step sent."""
+
+    def __init__(self, db: Database, path: Path):
+        self.path = path
+        self.file = path.open("w")
+        db.dispose()  # connections made from now on are traced
+        event.listen(db.engine, "connect", self._trace)
+        self.seen = 0
+
+    def _trace(self, dbapi_connection, _record) -> None:  # noqa: ANN001
+        dbapi_connection.pgconn.trace(self.file.fileno())
+        dbapi_connection.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+
+    def sent(self) -> Counter:
+        """The statements (Execute) and simple queries (BEGIN, COMMIT) sent since last asked."""
+        self.file.flush()
+        lines = self.path.read_text().splitlines()[self.seen:]
+        self.seen += len(lines)
+        return Counter(line.split("\t")[2] for line in lines if line.startswith("F\t")
+                       and line.split("\t")[2] in ("Execute", "Query"))
+
+
+@pytest.mark.postgres
+def test_claim_and_submit_are_two_statements_each_without_a_transaction(
+        tmp_path, postgres_url, open_conf):
+    """A round trip costs a request thread its GIL under load: the claim (a new worker) and
+    the submit send two statements each, with no BEGIN or COMMIT."""
+    served = _served(tmp_path, postgres_url, open_conf)
+    trace = _Trace(served.db, tmp_path / "trace.txt")
+    claim = _claim(served, "w1")
+    assert trace.sent() == {"Execute": 2}
+    answers = _answers(served, claim)
+    assert trace.sent() == {"Execute": 1}
+    save_draft(served.db, claim.unit_public_id, claim.worker_id, answers, None)
+    assert trace.sent() == {"Execute": 1}
+    assert submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
+                  {}, None) == "completed"
+    assert trace.sent() == {"Execute": 2}
+    again = _claim(served, "w1", "s2")  # a known worker's next unit: the same two
+    assert trace.sent() == {"Execute": 2}
+    assert again.unit_public_id != claim.unit_public_id
+    trace.file.close()
+
+
+@pytest.mark.postgres
+def test_a_claim_whose_worker_changed_between_its_statements_takes_the_lock(
+        tmp_path, postgres_url, open_conf, monkeypatch):
+    """Another claim of the same worker lands between the read and the take: the take sees
+    the worker's row changed and the claim runs again under the lock, where the worker's
+    limit (one unit at a time) refuses it. Without that check the worker held two units."""
+    served = _served(tmp_path, postgres_url, open_conf, allowed_concurrent=1)
+    statements = _statements(served)
+    read = statements.worker_view
+    raced: list[object] = []
+
+    def read_then_another_claim(*args, **kwargs):  # noqa: ANN002, ANN003
+        seen = read(*args, **kwargs)
+        if not raced:
+            raced.append(None)
+            raced[0] = _claim(served, "w1", "other-tab")
+        return seen
+
+    monkeypatch.setattr(statements, "worker_view", read_then_another_claim)
+    with pytest.raises(ClaimRefused, match="already have 1 unit"):
+        _claim(served, "w1", "this-tab")
+    assert _units_of(served, "w1") == [(raced[0].unit_public_id, "assigned")]
+
+
+@pytest.mark.postgres
+def test_a_take_on_an_old_version_of_the_worker_takes_nothing(tmp_path, postgres_url,
+                                                               open_conf):
+    served = _served(tmp_path, postgres_url, open_conf)
+    statements = _statements(served)
+    with served.db.snapshot() as connection:
+        before = statements.worker_view(connection, "local", "w1", utcnow(), served.task_id)
+    _claim(served, "w1", "s1")
+    with served.db.snapshot() as connection:
+        unchanged, taken = statements.assign_unit_if_unchanged(
+            connection, before.version, run_id=served.run_id, task_id=served.task_id,
+            pool="main", worker_id=before.id, provider_worker_id="w1", session_id="s2",
+            now=utcnow(), deadline=None)
+    assert (unchanged, taken) == (False, None)
+    assert len(_units_of(served, "w1")) == 1
+
+
+@pytest.mark.postgres
+def test_a_first_claim_racing_another_first_claim_of_the_worker(tmp_path, postgres_url,
+                                                                 open_conf):
+    """The worker's row is being created by another visit: the read finds no row once that
+    commits (it began before), and the claim runs under the lock on the row that exists."""
+    served = _served(tmp_path, postgres_url, open_conf)
+    url = make_url(postgres_url)
+    with psycopg.connect(host=url.host, port=url.port, user=url.username,
+                         dbname=url.database) as other_visit:
+        worker_id = other_visit.execute(
+            "INSERT INTO workers (provider, provider_worker_id, pseudonym, created_at) "
+            "VALUES ('local', 'w1', 'w_other', now()) RETURNING id").fetchone()[0]
+        outcome: list[object] = []
+        claiming = threading.Thread(target=lambda: outcome.append(_claim(served, "w1")))
+        claiming.start()
+        claiming.join(0.5)
+        assert claiming.is_alive()  # waiting for the other visit's row
+        other_visit.commit()
+    claiming.join(10)
+    assert outcome and outcome[0].worker_id == worker_id
+    with served.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Worker)) == 1
+
+
+@pytest.mark.postgres
+def test_a_submit_whose_unit_changed_hands_meanwhile_is_a_409(tmp_path, postgres_url,
+                                                               open_conf, monkeypatch):
+    """The unit expires and goes to another worker between the submit's read and its store:
+    nothing is stored, the new worker keeps the unit, and the worker hears why."""
+    served = _served(tmp_path, postgres_url, open_conf, lines=1)
+    claim = _claim(served, "w1")
+    answers = _answers(served, claim)
+    statements = _statements(served)
+    read = statements.unit_with_data
+    taken: list[object] = []
+
+    def read_then_hand_over(*args, **kwargs):  # noqa: ANN002, ANN003
+        seen = read(*args, **kwargs)
+        if not taken:
+            with served.db.session() as session:
+                session.execute(Unit.__table__.update().values(deadline=utcnow()))
+                expire_overdue(session, served.run_id)
+            taken.append(_claim(served, "w2"))
+        return seen
+
+    monkeypatch.setattr(statements, "unit_with_data", read_then_hand_over)
+    with pytest.raises(WorkRefused, match="time for this unit ran out") as refused:
+        submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
+               {}, None)
+    assert refused.value.status == 409
+    assert taken[0].unit_public_id == claim.unit_public_id
+    assert _units_of(served, "w2") == [(claim.unit_public_id, "assigned")]
+    with served.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Submission)) == 0
+
+
+def _claims_at_once(served, url: str, workers: list[str], visit: str, barrier,
+                    results) -> None:
+    served.db = Database(url)
+    for worker in workers:
+        barrier.wait(timeout=30)  # every process claims for this worker at the same moment
+        try:
+            results.append((worker, _claim(served, worker, visit).unit_public_id))
+        except ClaimRefused:
+            results.append((worker, None))
+    served.db.dispose()
+
+
+# The locked path runs on its own where a limit on the whole task needs the task's lock.
+@pytest.mark.parametrize("path", [{}, {"max_num_concurrent_units": 1000}],
+                         ids=["optimistic", "locked"])
+def test_one_workers_claims_from_four_processes_at_once_keep_its_limit(
+        tmp_path, database_url, open_conf, path):
+    """Four processes claim for the same worker at the same moment, each for a visit of its
+    own, 15 workers in a row: with one unit at a time allowed, each worker gets exactly one
+    unit, and the claim that got it is the one that said so. (The locked path once read the
+    worker's units in the statement that waited for their row: it saw none of the units the
+    claims it waited for took, and a worker got up to four.)"""
+    served = _served(tmp_path, database_url, open_conf, lines=60, allowed_concurrent=1, **path)
+    served.db.dispose()
+    context = multiprocessing.get_context("fork")
+    manager = context.Manager()
+    barrier, results = manager.Barrier(4), manager.list()
+    workers = [f"w{i}" for i in range(15)]
+    processes = [context.Process(target=_claims_at_once,
+                                 args=(served, database_url, workers, f"tab{p}", barrier,
+                                       results)) for p in range(4)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=120)
+        assert process.exitcode == 0
+    given = Counter(worker for worker, unit in results if unit is not None)
+    assert given == {worker: 1 for worker in workers}
+    for worker, unit in results:
+        if unit is not None:
+            assert _units_of(served, worker) == [(unit, "assigned")]
