@@ -15,8 +15,10 @@ from helpers import dialogue, write_task
 from psycopg import pq
 from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError, ProgrammingError
 
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit, expire_overdue
+from collection_and_annotations.engine.driver_sql import run
 from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
 from collection_and_annotations.storage.database import Database
@@ -70,32 +72,36 @@ class _Trace:
         dbapi_connection.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
 
     def sent(self) -> Counter:
-        """The statements (Execute) and simple queries (BEGIN, COMMIT) sent since last asked."""
+        """The statements (Execute) and simple queries (BEGIN, COMMIT) sent since last asked,
+        and the statements bound under this project's prepared names (`prepared`)."""
         self.file.flush()
         lines = self.path.read_text().splitlines()[self.seen:]
         self.seen += len(lines)
-        return Counter(line.split("\t")[2] for line in lines if line.startswith("F\t")
-                       and line.split("\t")[2] in ("Execute", "Query"))
+        sent = [line.split("\t") for line in lines if line.startswith("F\t")]
+        return Counter([fields[2] for fields in sent if fields[2] in ("Execute", "Query")]
+                       + ["prepared" for fields in sent
+                          if fields[2] == "Bind" and '"cep_' in fields[3]])
 
 
 @pytest.mark.postgres
 def test_claim_and_submit_are_two_statements_each_without_a_transaction(
         tmp_path, postgres_url, open_conf):
     """A round trip costs a request thread its GIL under load: the claim (a new worker) and
-    the submit send two statements each, with no BEGIN or COMMIT."""
+    the submit send two statements each, with no BEGIN or COMMIT, and every step's
+    statements are this project's prepared statements, run through libpq."""
     served = _served(tmp_path, postgres_url, open_conf)
     trace = _Trace(served.db, tmp_path / "trace.txt")
     claim = _claim(served, "w1")
-    assert trace.sent() == {"Execute": 2}
+    assert trace.sent() == {"Execute": 2, "prepared": 2}  # each prepared through libpq
     answers = _answers(served, claim)
-    assert trace.sent() == {"Execute": 1}
+    assert trace.sent() == {"Execute": 1, "prepared": 1}
     save_draft(served.db, claim.unit_public_id, claim.worker_id, answers, None)
-    assert trace.sent() == {"Execute": 1}
+    assert trace.sent() == {"Execute": 1, "prepared": 1}
     assert submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
                   {}, None) == "completed"
-    assert trace.sent() == {"Execute": 2}
+    assert trace.sent() == {"Execute": 2, "prepared": 2}
     again = _claim(served, "w1", "s2")  # a known worker's next unit: the same two
-    assert trace.sent() == {"Execute": 2}
+    assert trace.sent() == {"Execute": 2, "prepared": 2}
     assert again.unit_public_id != claim.unit_public_id
     trace.file.close()
 
@@ -195,6 +201,44 @@ def test_a_submit_whose_unit_changed_hands_meanwhile_is_a_409(tmp_path, postgres
     assert _units_of(served, "w2") == [(claim.unit_public_id, "assigned")]
     with served.db.read() as session:
         assert session.scalar(select(func.count()).select_from(Submission)) == 0
+
+
+@pytest.mark.postgres
+def test_statements_without_a_transaction_run_prepared_through_libpq(tmp_path, postgres_url,
+                                                                       open_conf):
+    """Their values and rows come and go as psycopg's cursor gives them (JSON, times, NULL,
+    arrays), a failure is SQLAlchemy's error of the right kind, and a statement whose prepared
+    form the connection lost (psycopg deallocates all of them when it rolls back a
+    transaction in which it prepared its own) is prepared again."""
+    served = _served(tmp_path, postgres_url, open_conf, lines=1)
+    claim = _claim(served, "w1")
+    answers = {"é": ["ü", 1.5, None], "deep": {"n": [1, {"k": True}]}}
+    with served.db.snapshot() as connection:
+        statements = hot(connection)
+        when = utcnow()
+        unit = statements.save_draft(connection, claim.unit_public_id, claim.worker_id,
+                                     answers, None, when)
+        view = statements.unit_view(connection, claim.unit_public_id, claim.worker_id)
+        assert (view.answers, view.position, view.saved_at) == (answers, None, when)
+        row = run(connection, "SELECT %(a)s::text[], %(b)s::int, %(c)s::text IS NULL, '100%%'",
+                  {"a": ["x", "y"], "b": 7, "c": None}).fetchone()
+        assert row == (["x", "y"], 7, True, "100%")
+        connection.connection.dbapi_connection.execute("DEALLOCATE ALL")
+        again = statements.unit_with_data(connection, claim.unit_public_id)  # new here
+        assert (again.id, again.worker_id, again.status) == (unit.id, claim.worker_id,
+                                                             "assigned")
+        assert statements.unit_view(connection, claim.unit_public_id,  # prepared before
+                                    claim.worker_id).answers == answers
+        with pytest.raises(ProgrammingError, match="no_such_table"):
+            run(connection, "SELECT * FROM no_such_table WHERE id = %(id)s", {"id": 1})
+    done = submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id,
+                  _answers(served, claim), {}, None)
+    assert done == "completed"
+    with served.db.snapshot() as connection, pytest.raises(IntegrityError):
+        # a second submission row for the unit: the unique key, as SQLAlchemy's error
+        run(connection, "INSERT INTO submissions (unit_id, worker_id, task_run_id, answers, "
+            "timings, created_at) VALUES (%(u)s, %(w)s, %(r)s, '{}', '{}', now())",
+            {"u": unit.id, "w": claim.worker_id, "r": served.run_id})
 
 
 def _claims_at_once(served, url: str, workers: list[str], visit: str, barrier,

@@ -1,18 +1,22 @@
-"""SQL run on the database driver's own cursor, inside an SQLAlchemy connection's transaction.
+"""SQL run on the database driver's own connection, under an SQLAlchemy connection.
 
 For the steps the server runs most (the worker API's claim, view, draft and submit; a chat's
 message and reply), SQLAlchemy's work per statement (execution context, bind and result
 processing, events) cost more CPU than the database's. Those statements are plain SQL strings,
 built once per dialect; values are bound and read here exactly as the ORM stores them, so the
-ORM reads these rows back unchanged.
+ORM reads these rows back unchanged. Inside a transaction they run on the driver's cursor; on
+PostgreSQL outside one (the worker API's single-statement steps) as prepared statements
+through libpq, which lets go of the GIL once a statement instead of several times.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
 from datetime import datetime
+from functools import cache
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection
@@ -67,12 +71,18 @@ class DriverSQL:
 
 
 def run(connection: Connection, statement: str, values: dict[str, Any]) -> Any:
-    """`statement` on a driver cursor of `connection`'s transaction; the cursor, to fetch
-    from. A failure is SQLAlchemy's error (IntegrityError, OperationalError, ...), as it is
-    for every statement SQLAlchemy runs, so callers catch one kind whichever way it ran."""
+    """`statement` on the driver's connection of `connection`; something to fetch its rows
+    from (`fetchone`, `fetchall`). A failure is SQLAlchemy's error (IntegrityError,
+    OperationalError, ...), as it is for every statement SQLAlchemy runs, so callers catch
+    one kind whichever way it ran. On PostgreSQL without a transaction (autocommit) the
+    statement runs as a prepared statement through libpq (`_prepared_rows`), otherwise on
+    the connection's driver cursor."""
     dbapi_error = connection.dialect.loaded_dbapi.Error
-    cursor = driver_cursor(connection)
     try:
+        if connection.dialect.name == "postgresql" and \
+                connection.connection.dbapi_connection.autocommit:
+            return _prepared_rows(connection, statement, values)
+        cursor = driver_cursor(connection)
         cursor.execute(statement, values)
     except dbapi_error as exc:
         raise DBAPIError.instance(statement, values, exc, dbapi_error) from None
@@ -100,3 +110,87 @@ def driver_cursor(connection: Connection) -> Any:
     if cursor is None:
         cursor = pooled.info[_CURSOR] = pooled.dbapi_connection.cursor()
     return cursor
+
+
+class _Rows:
+    """A statement's rows as a cursor gives them."""
+
+    def __init__(self, rows: list[tuple[Any, ...]]):
+        self._rows = rows
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return self._rows
+
+
+_PREPARED = "cep_prepared"
+_POSITIONAL = re.compile(r"%\((\w+)\)s|%%")
+
+
+@cache
+def _positional(statement: str) -> tuple[bytes, bytes, tuple[str, ...]]:
+    """A psycopg-style statement (`%(name)s`) as libpq takes it: its prepared name, its SQL
+    with `$n` parameters, and the value names in `$n` order."""
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(0) == "%%":
+            return "%"
+        if match.group(1) not in names:
+            names.append(match.group(1))
+        return f"${names.index(match.group(1)) + 1}"
+
+    sql = _POSITIONAL.sub(number, statement)
+    name = "cep_" + hashlib.sha1(sql.encode()).hexdigest()[:20]
+    return name.encode(), sql.encode(), tuple(names)
+
+
+def _prepared_rows(connection: Connection, statement: str, values: dict[str, Any]) -> _Rows:
+    """PostgreSQL, autocommit: the statement prepared once per database connection and run
+    with libpq's blocking PQexecPrepared. psycopg's cursor gives up the GIL several times a
+    statement (sending, waiting, checking for results and notifications), and a request
+    thread then queues for it again each time; under load that waiting, not the database,
+    was most of a statement's time. PQexecPrepared gives it up once. Values are sent as text
+    and their types taken from the SQL, rows are read by psycopg's own loaders."""
+    from psycopg import errors, pq
+    from psycopg.adapt import PyFormat, Transformer
+
+    pooled = connection.connection
+    dbapi_connection = pooled.dbapi_connection
+    state = pooled.info.get(_PREPARED)
+    if state is None:
+        state = pooled.info[_PREPARED] = (set(), Transformer(dbapi_connection))
+    prepared, transformer = state
+    name, sql, names = _positional(statement)
+    params = transformer.dump_sequence([values[key] for key in names],
+                                       [PyFormat.TEXT] * len(names))
+    result = _execute_prepared(dbapi_connection.pgconn, prepared, name, sql, params)
+    if result.error_field(pq.DiagnosticField.SQLSTATE) == _NO_SUCH_STATEMENT:
+        # psycopg deallocates every prepared statement of the connection when it rolls back
+        # a transaction in which it prepared its own: prepare this one again (each of the
+        # others finds out for itself; some may have been prepared again meanwhile).
+        prepared.discard(name)
+        result = _execute_prepared(dbapi_connection.pgconn, prepared, name, sql, params)
+    if result.status not in (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK):
+        raise errors.error_from_result(result, encoding=dbapi_connection.info.encoding)
+    transformer.set_pgresult(result)
+    return _Rows(transformer.load_rows(0, result.ntuples, tuple))
+
+
+_NO_SUCH_STATEMENT = b"26000"  # invalid_sql_statement_name
+
+
+def _execute_prepared(pgconn: Any, prepared: set[bytes], name: bytes, sql: bytes,
+                      params: Any) -> Any:
+    """The statement's result, prepared first if this connection has not prepared it (a
+    failed PREPARE is returned as the result)."""
+    from psycopg import pq
+
+    if name not in prepared:
+        result = pgconn.prepare(name, sql, None)
+        if result.status != pq.ExecStatus.COMMAND_OK:
+            return result
+        prepared.add(name)
+    return pgconn.exec_prepared(name, params, None, pq.Format.TEXT)
