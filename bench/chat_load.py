@@ -284,7 +284,9 @@ def main() -> int:
             idle_rss = tree_rss_mb(server.pid)
             results, figures = asyncio.run(drive(port, args, server.pid))
         finally:
-            server.send_signal(2)
+            # SIGTERM, not SIGINT: a launcher started from a script's background job inherits
+            # SIGINT ignored, and both stop it cleanly.
+            server.terminate()
             server.wait(30)
         try:
             check = check_database(url, args.clients, args.turns)

@@ -53,6 +53,31 @@ def tree_cpu_seconds(root: int) -> float:
     return sum(_or_zero(cpu_seconds, pid) for pid in tree(root))
 
 
+def postgres_cpu_seconds() -> float:
+    """CPU time of this machine's PostgreSQL: its live processes and the backends that have
+    ended (their time is in the postmaster's reaped-children fields)."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "comm").read_text().strip() != "postgres":
+                continue
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def busy_cpu_seconds() -> float:
+    """CPU time the whole machine spent busy (all cores, from /proc/stat: not idle, iowait
+    or stolen by the host)."""
+    ticks = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = ticks[3] + ticks[4] + (ticks[7] if len(ticks) > 7 else 0)
+    return (sum(ticks[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def tree_rss_mb(root: int) -> float:
     return sum(_or_zero(rss_mb, pid) for pid in tree(root))
 

@@ -8,9 +8,13 @@ At the end every acknowledged submission is looked up in the database.
     .venv/bin/python bench/worker_api_load.py --clients 1000 --db postgres --processes 2
     .venv/bin/python bench/worker_api_load.py --clients 1000 --before 57f0866 --repeat 2
     .venv/bin/python bench/worker_api_load.py --clients 1000 --think 5 --screening
+    .venv/bin/python bench/worker_api_load.py --clients 1000 --parity --repeat 6
 
 With `--before REV` an earlier revision is checked out beside this one (git worktree) and both
 run alternately in the same session, so before and after see the same machine.
+
+With `--parity` SQLite (one server process) and PostgreSQL (one and two) run alternately,
+round after round, and each round reports PostgreSQL's submissions/s against SQLite's.
 
 With `--screening` the same task runs twice, alternately: once plain, once with a screening
 (training) unit of 3 generated dialogues that each annotator does first (checking every
@@ -43,7 +47,7 @@ from sqlalchemy.engine import make_url
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from baseline import checkout, python_for  # noqa: E402
-from procstats import tree_cpu_seconds  # noqa: E402
+from procstats import busy_cpu_seconds, postgres_cpu_seconds, tree_cpu_seconds  # noqa: E402
 
 from collection_and_annotations.storage.models import Submission, Unit  # noqa: E402
 
@@ -288,9 +292,13 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
                     if server.poll() is not None or time.monotonic() > deadline:
                         raise SystemExit("server did not start:\n" + server.stderr.read()) from exc
                     time.sleep(0.2)
-            cpu_before = tree_cpu_seconds(server.pid)
+            cpu_before, busy_before = tree_cpu_seconds(server.pid), busy_cpu_seconds()
+            postgres_before, client_before = postgres_cpu_seconds(), own_cpu_seconds()
             record, wall = asyncio.run(run_clients(port, clients, think, screening))
             cpu = tree_cpu_seconds(server.pid) - cpu_before
+            postgres_cpu = postgres_cpu_seconds() - postgres_before
+            client_cpu = own_cpu_seconds() - client_before
+            busy = busy_cpu_seconds() - busy_before
             engine = create_engine(url)
             with engine.connect() as connection:
                 stored = set(connection.scalars(
@@ -309,6 +317,8 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
     every = [x for values in record.latencies.values() for x in values]
     return {
         "requests": len(every), "wall": wall, "cpu": cpu, "record": record,
+        "postgres_cpu": postgres_cpu if db == "postgres" else 0.0, "client_cpu": client_cpu,
+        "busy_cores": busy / wall,
         "submissions_per_s": len(record.acknowledged) / wall,
         "missing": [u for u in record.acknowledged + record.trained if u not in stored],
         "rows": total,
@@ -322,6 +332,11 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
 REAL_WORK = ("claim", "unit", "draft", "submit")  # the requests both modes make
 
 
+def own_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def report(figures: dict[str, object], clients: int) -> None:
     record: Recorder = figures["record"]
     every = figures["requests"]
@@ -329,7 +344,10 @@ def report(figures: dict[str, object], clients: int) -> None:
           f"req/s, {figures['submissions_per_s']:.0f} submissions/s; annotators completed: "
           f"{len(record.acknowledged)}/{clients}")
     print(f"  server CPU: {figures['cpu']:.2f} s, "
-          f"{1000 * figures['cpu'] / max(1, every):.2f} ms per request")
+          f"{1000 * figures['cpu'] / max(1, every):.2f} ms per request; per request also "
+          f"PostgreSQL {1000 * figures['postgres_cpu'] / max(1, every):.2f} ms, this client "
+          f"{1000 * figures['client_cpu'] / max(1, every):.2f} ms; machine busy "
+          f"{figures['busy_cores']:.2f} cores")
     print(f"  latency all: p50 {figures['p50']:.1f} ms, p99 {figures['p99']:.1f} ms, "
           f"max {figures['max']:.1f} ms")
     for name, values in record.latencies.items():
@@ -363,15 +381,21 @@ def main() -> int:
                              "and report the ratio of p99 latencies")
     parser.add_argument("--synchronous-commit", choices=["on", "off"], default="on",
                         help="PostgreSQL: off = the durability of SQLite's default setting")
+    parser.add_argument("--parity", action="store_true",
+                        help="run SQLite (1 process), PostgreSQL (1 process) and PostgreSQL "
+                             "(2 processes) alternately, --repeat rounds, and report "
+                             "PostgreSQL's submissions/s against SQLite's in each round")
     args = parser.parse_args()
-    if args.screening and args.before:
-        parser.error("--screening compares two modes of this checkout; drop --before")
+    if sum((args.screening, bool(args.before), args.parity)) > 1:
+        parser.error("--screening, --before and --parity are separate comparisons; pick one")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.clients + 256)),
                                                 hard))
     print(f"worker API load: C={args.clients} db={args.db} processes={args.processes} "
           f"synchronous_commit={args.synchronous_commit} "
           f"think<={args.think}s on {platform.node()} (python {platform.python_version()})")
+    if args.parity:
+        return parity(args)
     failed = False
     # (name, checkout, screening)
     modes = [("after", REPO, False)]
@@ -395,6 +419,37 @@ def main() -> int:
                   f"{screened['p99'] / plain['p99']:.2f}x, p99 of the real unit's requests "
                   f"{screened['real_p99'] / plain['real_p99']:.2f}x (target <= 1.5); "
                   f"errors: {errors}")
+    return 1 if failed else 0
+
+
+PARITY = (("SQLite, 1 process", "sqlite", 1), ("PostgreSQL, 1 process", "postgres", 1),
+          ("PostgreSQL, 2 processes", "postgres", 2))
+
+
+def parity(args: argparse.Namespace) -> int:
+    """SQLite and PostgreSQL alternately, round by round: the machine's speed drifts over
+    minutes, so only runs made back to back compare."""
+    ratios: dict[str, list[float]] = {name: [] for name, _, _ in PARITY[1:]}
+    failed = False
+    for run in range(args.repeat):
+        rates = {}
+        for name, db, processes in PARITY:
+            figures = measure(REPO, args.clients, db, processes, args.think,
+                              args.synchronous_commit)
+            print(f"{name} (round {run + 1}):")
+            report(figures, args.clients)
+            failed |= bool(figures["record"].errors or figures["missing"])
+            rates[name] = figures["submissions_per_s"]
+        sqlite = rates[PARITY[0][0]]
+        for name in ratios:
+            ratios[name].append(rates[name] / sqlite)
+        print(f"round {run + 1}: " + ", ".join(
+            f"{name} {rates[name]:.0f} submissions/s ({rates[name] / sqlite:.2f}x SQLite's "
+            f"{sqlite:.0f})" for name in ratios))
+    for name, values in ratios.items():
+        print(f"{name} against SQLite over {len(values)} rounds: median "
+              f"{statistics.median(values):.2f}x, range {min(values):.2f}-{max(values):.2f}x, "
+              f"at least SQLite's in {sum(value >= 1 for value in values)} of {len(values)}")
     return 1 if failed else 0
 
 
