@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -147,6 +148,15 @@ def test_a_take_on_an_old_version_of_the_worker_takes_nothing(tmp_path, postgres
     assert len(_units_of(served, "w1")) == 1
 
 
+def _waits_for_a_lock(connection: psycopg.Connection, database: str) -> bool:
+    """Whether another session of `database` is waiting for a lock."""
+    with psycopg.connect(connection.info.dsn, autocommit=True) as watcher:
+        return watcher.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> %s "
+            "AND wait_event_type = 'Lock'", (database, connection.info.backend_pid)
+        ).fetchone()[0] > 0
+
+
 @pytest.mark.postgres
 def test_a_first_claim_racing_another_first_claim_of_the_worker(tmp_path, postgres_url,
                                                                  open_conf):
@@ -162,8 +172,10 @@ def test_a_first_claim_racing_another_first_claim_of_the_worker(tmp_path, postgr
         outcome: list[object] = []
         claiming = threading.Thread(target=lambda: outcome.append(_claim(served, "w1")))
         claiming.start()
-        claiming.join(0.5)
-        assert claiming.is_alive()  # waiting for the other visit's row
+        deadline = time.monotonic() + 10
+        while not _waits_for_a_lock(other_visit, url.database):  # for the other visit's row
+            assert time.monotonic() < deadline and claiming.is_alive()
+            time.sleep(0.02)
         other_visit.commit()
     claiming.join(10)
     assert outcome and outcome[0].worker_id == worker_id
