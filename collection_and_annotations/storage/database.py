@@ -150,9 +150,12 @@ class Database:
         # never wait for it.
         self._sqlite = url.startswith("sqlite")
         self._serialize_writes = threading.Lock() if self._sqlite else nullcontext()
-        # PostgreSQL: a write of one statement is atomic on its own (`one_statement`), so a
-        # step written as checked single statements saves the round trips of BEGIN and COMMIT.
-        self.one_statement_writes = not self._sqlite
+
+    @property
+    def one_statement_writes(self) -> bool:
+        """PostgreSQL: a write of one statement is atomic on its own (`one_statement`), so a
+        step written as checked single statements saves the round trips of BEGIN and COMMIT."""
+        return not self._sqlite
 
     def check_reachable(self) -> None:
         """Connect and check the schema is ours and not newer, before anything is written."""
