@@ -25,9 +25,16 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def _stat(pid: int | str) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name (state first)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def cpu_seconds(pid: int, children: bool = False) -> float:
+    """User + system CPU time of `pid`; with `children`, also of its children that ended."""
+    fields = _stat(pid)
+    return sum(int(field) for field in fields[11:15 if children else 13]) \
+        / os.sysconf("SC_CLK_TCK")
 
 
 def tree(root: int) -> list[int]:
@@ -36,8 +43,7 @@ def tree(root: int) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                parents[int(entry.name)] = int(
-                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                parents[int(entry.name)] = int(_stat(entry.name)[1])
             except OSError:
                 continue
     found = {root}
@@ -56,18 +62,14 @@ def tree_cpu_seconds(root: int) -> float:
 def postgres_cpu_seconds() -> float:
     """CPU time of this machine's PostgreSQL: its live processes and the backends that have
     ended (their time is in the postmaster's reaped-children fields)."""
-    total = 0
+    total = 0.0
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
         try:
-            if (entry / "comm").read_text().strip() != "postgres":
-                continue
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == "postgres":
+                total += cpu_seconds(int(entry.name), children=True)
         except OSError:
             continue
-        total += sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
-    return total / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def busy_cpu_seconds() -> float:

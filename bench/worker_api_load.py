@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import random
 import resource
@@ -47,7 +48,12 @@ from sqlalchemy.engine import make_url
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from baseline import checkout, python_for  # noqa: E402
-from procstats import busy_cpu_seconds, postgres_cpu_seconds, tree_cpu_seconds  # noqa: E402
+from procstats import (  # noqa: E402
+    busy_cpu_seconds,
+    cpu_seconds,
+    postgres_cpu_seconds,
+    tree_cpu_seconds,
+)
 
 from collection_and_annotations.storage.models import Submission, Unit  # noqa: E402
 
@@ -293,11 +299,11 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
                         raise SystemExit("server did not start:\n" + server.stderr.read()) from exc
                     time.sleep(0.2)
             cpu_before, busy_before = tree_cpu_seconds(server.pid), busy_cpu_seconds()
-            postgres_before, client_before = postgres_cpu_seconds(), own_cpu_seconds()
+            postgres_before, client_before = postgres_cpu_seconds(), cpu_seconds(os.getpid())
             record, wall = asyncio.run(run_clients(port, clients, think, screening))
             cpu = tree_cpu_seconds(server.pid) - cpu_before
             postgres_cpu = postgres_cpu_seconds() - postgres_before
-            client_cpu = own_cpu_seconds() - client_before
+            client_cpu = cpu_seconds(os.getpid()) - client_before
             busy = busy_cpu_seconds() - busy_before
             engine = create_engine(url)
             with engine.connect() as connection:
@@ -331,10 +337,6 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
 
 REAL_WORK = ("claim", "unit", "draft", "submit")  # the requests both modes make
 
-
-def own_cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def report(figures: dict[str, object], clients: int) -> None:

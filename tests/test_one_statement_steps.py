@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError, ProgrammingError
 
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit, expire_overdue
 from collection_and_annotations.engine.driver_sql import run
-from collection_and_annotations.engine.hot_sql import hot
+from collection_and_annotations.engine.hot_sql import Claimant, hot
 from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import Submission, Unit, Worker, utcnow
@@ -49,6 +49,24 @@ def _answers(served, claim) -> dict:
 def _statements(served):
     with served.db.snapshot() as connection:
         return hot(connection)
+
+
+def _once_after(monkeypatch, served, statement: str, action) -> list:  # noqa: ANN001
+    """`action` runs once, right after the first call of the hot statement `statement`
+    returns (between a step's read and its write); its result lands in the list returned."""
+    statements = _statements(served)
+    original = getattr(statements, statement)
+    done: list = []
+
+    def then_act(*args, **kwargs):  # noqa: ANN002, ANN003
+        seen = original(*args, **kwargs)
+        if not done:
+            done.append(None)  # before acting: the action may run the same statement
+            done[0] = action()
+        return seen
+
+    monkeypatch.setattr(statements, statement, then_act)
+    return done
 
 
 def _units_of(served, worker: str) -> list[tuple[str, str]]:
@@ -114,18 +132,8 @@ def test_a_claim_whose_worker_changed_between_its_statements_takes_the_lock(
     the worker's row changed and the claim runs again under the lock, where the worker's
     limit (one unit at a time) refuses it. Without that check the worker held two units."""
     served = _served(tmp_path, postgres_url, open_conf, allowed_concurrent=1)
-    statements = _statements(served)
-    read = statements.worker_view
-    raced: list[object] = []
-
-    def read_then_another_claim(*args, **kwargs):  # noqa: ANN002, ANN003
-        seen = read(*args, **kwargs)
-        if not raced:
-            raced.append(None)
-            raced[0] = _claim(served, "w1", "other-tab")
-        return seen
-
-    monkeypatch.setattr(statements, "worker_view", read_then_another_claim)
+    raced = _once_after(monkeypatch, served, "worker_view",
+                        lambda: _claim(served, "w1", "other-tab"))
     with pytest.raises(ClaimRefused, match="already have 1 unit"):
         _claim(served, "w1", "this-tab")
     assert _units_of(served, "w1") == [(raced[0].unit_public_id, "assigned")]
@@ -141,9 +149,8 @@ def test_a_take_on_an_old_version_of_the_worker_takes_nothing(tmp_path, postgres
     _claim(served, "w1", "s1")
     with served.db.snapshot() as connection:
         unchanged, taken = statements.assign_unit_if_unchanged(
-            connection, before.version, run_id=served.run_id, task_id=served.task_id,
-            pool="main", worker_id=before.id, provider_worker_id="w1", session_id="s2",
-            now=utcnow(), deadline=None)
+            connection, before.version, Claimant(served.run_id, served.task_id, before.id,
+                                                 "w1", "s2", utcnow(), None), "main")
     assert (unchanged, taken) == (False, None)
     assert len(_units_of(served, "w1")) == 1
 
@@ -191,20 +198,14 @@ def test_a_submit_whose_unit_changed_hands_meanwhile_is_a_409(tmp_path, postgres
     served = _served(tmp_path, postgres_url, open_conf, lines=1)
     claim = _claim(served, "w1")
     answers = _answers(served, claim)
-    statements = _statements(served)
-    read = statements.unit_with_data
-    taken: list[object] = []
 
-    def read_then_hand_over(*args, **kwargs):  # noqa: ANN002, ANN003
-        seen = read(*args, **kwargs)
-        if not taken:
-            with served.db.session() as session:
-                session.execute(Unit.__table__.update().values(deadline=utcnow()))
-                expire_overdue(session, served.run_id)
-            taken.append(_claim(served, "w2"))
-        return seen
+    def hand_over():
+        with served.db.session() as session:
+            session.execute(Unit.__table__.update().values(deadline=utcnow()))
+            expire_overdue(session, served.run_id)
+        return _claim(served, "w2")
 
-    monkeypatch.setattr(statements, "unit_with_data", read_then_hand_over)
+    taken = _once_after(monkeypatch, served, "unit_with_data", hand_over)
     with pytest.raises(WorkRefused, match="time for this unit ran out") as refused:
         submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
                {}, None)

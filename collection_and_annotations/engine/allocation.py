@@ -23,7 +23,7 @@ from collection_and_annotations.blueprints.base import (
     NoWork,
     WorkerContext,
 )
-from collection_and_annotations.engine.hot_sql import TakenUnit, hot
+from collection_and_annotations.engine.hot_sql import Claimant, TakenUnit, hot
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Conversation,
@@ -134,21 +134,19 @@ def _check_limits(connection: Connection, run_id: int, held: list[tuple[str, str
                                "try again in a few minutes")
 
 
-def _assignment(task_id: int, run_id: int, worker_id: int, provider_worker_id: str,
-                provider_session: str, duration: int) -> dict[str, object]:
-    """The arguments of `HotStatements.assign_unit` but the pool."""
+def _claimant(task_id: int, run_id: int, worker_id: int, provider_worker_id: str,
+              provider_session: str, duration: int) -> Claimant:
     now = utcnow()
-    return {"run_id": run_id, "task_id": task_id, "worker_id": worker_id,
-            "provider_worker_id": provider_worker_id, "session_id": provider_session,
-            "now": now, "deadline": now + timedelta(seconds=duration) if duration > 0 else None}
+    return Claimant(run_id, task_id, worker_id, provider_worker_id, provider_session, now,
+                    now + timedelta(seconds=duration) if duration > 0 else None)
 
 
-def _take_free_unit(connection: Connection, pools: list[str], assignment: dict[str, object]
+def _take_free_unit(connection: Connection, pools: list[str], claimant: Claimant
                     ) -> TakenUnit | None:
     """Assign the first unit this worker may take from the first pool that has one (see
     `HotStatements.assign_unit`)."""
     for pool in pools:
-        taken = hot(connection).assign_unit(connection, pool=pool, **assignment)
+        taken = hot(connection).assign_unit(connection, claimant, pool)
         if taken is not None:
             return taken
     return None
@@ -236,11 +234,11 @@ def claim_unit(
             return resumed
         pools = _pools(connection, task_id, run_id, worker_id, provider_worker_id, held, holds,
                        limits, pools_for)
-        assignment = _assignment(task_id, run_id, worker_id, provider_worker_id,
-                                 provider_session, limits.assignment_duration_in_seconds)
-        taken = _take_free_unit(connection, pools, assignment)
+        claimant = _claimant(task_id, run_id, worker_id, provider_worker_id, provider_session,
+                             limits.assignment_duration_in_seconds)
+        taken = _take_free_unit(connection, pools, claimant)
         if taken is None and expire_overdue(connection, run_id):
-            taken = _take_free_unit(connection, pools, assignment)
+            taken = _take_free_unit(connection, pools, claimant)
         if taken is None:
             raise ClaimRefused("there is no more work in this task for you; thank you!")
         if rehearse:
@@ -270,11 +268,11 @@ def _claim_optimistically(
             return resumed
         pools = _pools(connection, task_id, run_id, worker.id, provider_worker_id, worker.held,
                        worker.qualifications, limits, pools_for)
-        assignment = _assignment(task_id, run_id, worker.id, provider_worker_id,
-                                 provider_session, limits.assignment_duration_in_seconds)
+        claimant = _claimant(task_id, run_id, worker.id, provider_worker_id, provider_session,
+                             limits.assignment_duration_in_seconds)
         for pool in pools:
             unchanged, taken = statements.assign_unit_if_unchanged(
-                connection, worker.version, pool=pool, **assignment)
+                connection, worker.version, claimant, pool)
             if not unchanged:
                 return None
             if taken is not None:

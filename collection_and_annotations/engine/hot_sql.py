@@ -69,6 +69,18 @@ class WorkerView(NamedTuple):
     qualifications: frozenset[str]
 
 
+class Claimant(NamedTuple):
+    """Who takes a unit, in which run, and when (with the deadline that gives them)."""
+
+    run_id: int
+    task_id: int
+    worker_id: int
+    provider_worker_id: str
+    session_id: str
+    now: datetime
+    deadline: datetime | None
+
+
 class TakenUnit(NamedTuple):
     id: int
     public_id: str
@@ -272,26 +284,23 @@ class HotStatements(DriverSQL):
                           frozenset(rows[0][2]))
 
     def assign_unit_if_unchanged(self, connection: Connection, version: str,
-                                 **arguments: Any) -> tuple[bool, TakenUnit | None]:
+                                 claimant: Claimant, pool: str) -> tuple[bool, TakenUnit | None]:
         """PostgreSQL, without a transaction: `assign_unit` if the worker's row is still at
         `version` (as `worker_view` read it). Returns whether it was, and the unit taken."""
         row = run(connection, self._assign_unit_if_unchanged,
-                  {**self._assign_values(**arguments), "version": version}).fetchone()
+                  {**self._assign_values(claimant, pool), "version": version}).fetchone()
         return row[0], None if row[1] is None else TakenUnit._make(row[1:])
 
-    def _assign_values(self, *, run_id: int, task_id: int, pool: str, worker_id: int,
-                       provider_worker_id: str, session_id: str, now: datetime,
-                       deadline: datetime | None) -> dict[str, Any]:
-        return {"worker_id": worker_id, "session_id": session_id, "now": self.time(now),
-                "deadline": self.time(deadline), "run_id": run_id, "pool": pool,
-                "task_id": task_id, "provider_worker_id": provider_worker_id}
+    def _assign_values(self, claimant: Claimant, pool: str) -> dict[str, Any]:
+        return {**claimant._asdict(), "now": self.time(claimant.now),
+                "deadline": self.time(claimant.deadline), "pool": pool}
 
-    def assign_unit(self, connection: Connection, **arguments: Any) -> TakenUnit | None:
+    def assign_unit(self, connection: Connection, claimant: Claimant, pool: str
+                    ) -> TakenUnit | None:
         """Assign the pool's first unit this worker may take (a group they have not had, an
         assignment they did not author), note its groups as theirs and clear drafts an
-        earlier worker left on it (`_assign_values` names the arguments)."""
-        values = self._assign_values(**arguments)
-        worker_id = values["worker_id"]
+        earlier worker left on it."""
+        values = self._assign_values(claimant, pool)
         if self.postgres:
             return first(connection, self._assign_unit, values, TakenUnit._make)
         taken = first(connection, self._take_unit, values, TakenUnit._make)
@@ -299,8 +308,9 @@ class HotStatements(DriverSQL):
             return None
         if taken.times_expired:  # a unit that changed hands keeps nothing of its earlier worker
             run(connection, self._clear_other_drafts,
-                {"unit_id": taken.id, "worker_id": worker_id})
-        run(connection, self._add_groups, {"task_id": values["task_id"], "worker_id": worker_id,
+                {"unit_id": taken.id, "worker_id": claimant.worker_id})
+        run(connection, self._add_groups, {"task_id": claimant.task_id,
+                                           "worker_id": claimant.worker_id,
                                            "unit_id": taken.id,
                                            "assignment_id": taken.assignment_id})
         return taken

@@ -125,9 +125,7 @@ def _store_submission(
                               "submit", 409)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status} and takes no submission", 409)
-        problems = blueprint.check_submission(unit.data, unit.layout, answers)
-        if problems:
-            raise WorkRefused(_summary(problems), 422, problems)
+        _check(blueprint, unit, answers)
         stored_answers = _stored(connection, blueprint, submitted)
         now = utcnow()
         statements.store_submission(
@@ -162,14 +160,19 @@ def _store_in_one_statement(
     if unit is None or unit.worker_id != worker_id or unit.status != "assigned" \
             or _writes_after_submit(blueprint, unit.pool):
         return False
-    problems = blueprint.check_submission(unit.data, unit.layout, answers)
-    if problems:
-        raise WorkRefused(_summary(problems), 422, problems)
+    _check(blueprint, unit, answers)
     stored = blueprint.stored_answers(unit.data, unit.layout, answers)
     now = utcnow()
     with db.one_statement() as connection:
         return hot(connection).store_if_unchanged(connection, unit, worker_id, stored,
                                                   _timings(unit, now, timings), client_id, now)
+
+
+def _check(blueprint: TaskBlueprint, unit: UnitWithData, answers: Any) -> None:
+    """Refuse (422) answers the task kind finds problems in."""
+    problems = blueprint.check_submission(unit.data, unit.layout, answers)
+    if problems:
+        raise WorkRefused(_summary(problems), 422, problems)
 
 
 def _writes_after_submit(blueprint: TaskBlueprint, pool: str) -> bool:
