@@ -241,7 +241,7 @@ def test_worker_steps_are_not_held_up_by_other_requests():
                 "headers": [], "http_version": "1.1"}
 
     async def requests() -> tuple[float, list[str]]:
-        pool = WsgiPool(app, 1, (("/api/units/",), 1))
+        pool = WsgiPool(app, 1, (("/api/units/",), ThreadPool(1, "lane")))
         answered: list[str] = []
 
         async def call(path: str) -> None:
@@ -258,7 +258,7 @@ def test_worker_steps_are_not_held_up_by_other_requests():
         waited = time.monotonic() - started
         release.set()
         await slow
-        pool.shutdown()
+        await pool.aclose()
         return waited, answered
 
     waited, answered = run_coroutine(requests())
@@ -280,7 +280,7 @@ def test_stopping_the_server_closes_its_threads_connections(database_url):
             used.append(connection)
             return {"one": connection.execute(text("SELECT 1")).scalar()}
 
-    with serving(uvicorn_server(app, worker_step_threads=2)) as port:
+    with serving(uvicorn_server(app, worker_steps=ThreadPool(2, "steps"))) as port:
         for _ in range(4):
             assert httpx.get(f"http://127.0.0.1:{port}/api/units/read").json() == {"one": 1}
         assert used and not any(c.closed for c in used)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from helpers import dialogue, write_task
+from helpers import dialogue, run_coroutine, write_task
 from psycopg import pq
 from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
@@ -22,8 +22,10 @@ from collection_and_annotations.engine.allocation import ClaimRefused, claim_uni
 from collection_and_annotations.engine.driver_sql import run
 from collection_and_annotations.engine.hot_sql import Claimant, hot
 from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
+from collection_and_annotations.server.greenlet_pool import GreenletPool
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import Submission, Unit, Worker, utcnow
+from collection_and_annotations.storage.socket_wait import cooperative_wait
 
 TASKS = ["overall_quality"]
 
@@ -103,25 +105,34 @@ class _Trace:
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("waits", ["blocking", "in the event loop"])
 def test_claim_and_submit_are_two_statements_each_without_a_transaction(
-        tmp_path, postgres_url, open_conf):
-    """A round trip costs a request thread its GIL under load: the claim (a new worker) and
-    the submit send two statements each, with no BEGIN or COMMIT, and every step's
-    statements are this project's prepared statements, run through libpq."""
+        tmp_path, postgres_url, open_conf, waits):
+    """Every round trip costs a step time under load: the claim (a new worker) and the submit
+    send two statements each, with no BEGIN or COMMIT, and every step's statements are this
+    project's prepared statements, run through libpq (blocking, or with the waits handed to
+    the event loop)."""
     served = _served(tmp_path, postgres_url, open_conf)
     trace = _Trace(served.db, tmp_path / "trace.txt")
-    claim = _claim(served, "w1")
-    assert trace.sent() == {"Execute": 2, "prepared": 2}  # each prepared through libpq
-    answers = _answers(served, claim)
-    assert trace.sent() == {"Execute": 1, "prepared": 1}
-    save_draft(served.db, claim.unit_public_id, claim.worker_id, answers, None)
-    assert trace.sent() == {"Execute": 1, "prepared": 1}
-    assert submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
-                  {}, None) == "completed"
-    assert trace.sent() == {"Execute": 2, "prepared": 2}
-    again = _claim(served, "w1", "s2")  # a known worker's next unit: the same two
-    assert trace.sent() == {"Execute": 2, "prepared": 2}
-    assert again.unit_public_id != claim.unit_public_id
+
+    def steps() -> None:
+        claim = _claim(served, "w1")
+        assert trace.sent() == {"Execute": 2, "prepared": 2}  # each prepared through libpq
+        answers = _answers(served, claim)
+        assert trace.sent() == {"Execute": 1, "prepared": 1}
+        save_draft(served.db, claim.unit_public_id, claim.worker_id, answers, None)
+        assert trace.sent() == {"Execute": 1, "prepared": 1}
+        assert submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id,
+                      answers, {}, None) == "completed"
+        assert trace.sent() == {"Execute": 2, "prepared": 2}
+        again = _claim(served, "w1", "s2")  # a known worker's next unit: the same two
+        assert trace.sent() == {"Execute": 2, "prepared": 2}
+        assert again.unit_public_id != claim.unit_public_id
+
+    if waits == "blocking":
+        steps()
+    else:
+        _in_a_slot(steps)
     trace.file.close()
 
 
@@ -217,41 +228,68 @@ def test_a_submit_whose_unit_changed_hands_meanwhile_is_a_409(tmp_path, postgres
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("waits", ["blocking", "in the event loop"])
 def test_statements_without_a_transaction_run_prepared_through_libpq(tmp_path, postgres_url,
-                                                                       open_conf):
+                                                                       open_conf, waits):
     """Their values and rows come and go as psycopg's cursor gives them (JSON, times, NULL,
     arrays), a failure is SQLAlchemy's error of the right kind, and a statement whose prepared
     form the connection lost (psycopg deallocates all of them when it rolls back a
-    transaction in which it prepared its own) is prepared again."""
+    transaction in which it prepared its own) is prepared again. The same whether the step
+    blocks for PostgreSQL's answers (a thread) or hands its waits to the event loop (the
+    greenlets that serve the worker's steps on PostgreSQL)."""
     served = _served(tmp_path, postgres_url, open_conf, lines=1)
     claim = _claim(served, "w1")
     answers = {"é": ["ü", 1.5, None], "deep": {"n": [1, {"k": True}]}}
-    with served.db.snapshot() as connection:
-        statements = hot(connection)
-        when = utcnow()
-        unit = statements.save_draft(connection, claim.unit_public_id, claim.worker_id,
-                                     answers, None, when)
-        view = statements.unit_view(connection, claim.unit_public_id, claim.worker_id)
-        assert (view.answers, view.position, view.saved_at) == (answers, None, when)
-        row = run(connection, "SELECT %(a)s::text[], %(b)s::int, %(c)s::text IS NULL, '100%%'",
-                  {"a": ["x", "y"], "b": 7, "c": None}).fetchone()
-        assert row == (["x", "y"], 7, True, "100%")
-        connection.connection.dbapi_connection.execute("DEALLOCATE ALL")
-        again = statements.unit_with_data(connection, claim.unit_public_id)  # new here
-        assert (again.id, again.worker_id, again.status) == (unit.id, claim.worker_id,
-                                                             "assigned")
-        assert statements.unit_view(connection, claim.unit_public_id,  # prepared before
-                                    claim.worker_id).answers == answers
-        with pytest.raises(ProgrammingError, match="no_such_table"):
-            run(connection, "SELECT * FROM no_such_table WHERE id = %(id)s", {"id": 1})
-    done = submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id,
-                  _answers(served, claim), {}, None)
-    assert done == "completed"
-    with served.db.snapshot() as connection, pytest.raises(IntegrityError):
-        # a second submission row for the unit: the unique key, as SQLAlchemy's error
-        run(connection, "INSERT INTO submissions (unit_id, worker_id, task_run_id, answers, "
-            "timings, created_at) VALUES (%(u)s, %(w)s, %(r)s, '{}', '{}', now())",
-            {"u": unit.id, "w": claim.worker_id, "r": served.run_id})
+
+    def steps() -> None:
+        with served.db.snapshot() as connection:
+            statements = hot(connection)
+            when = utcnow()
+            unit = statements.save_draft(connection, claim.unit_public_id, claim.worker_id,
+                                         answers, None, when)
+            view = statements.unit_view(connection, claim.unit_public_id, claim.worker_id)
+            assert (view.answers, view.position, view.saved_at) == (answers, None, when)
+            row = run(connection,
+                      "SELECT %(a)s::text[], %(b)s::int, %(c)s::text IS NULL, '100%%'",
+                      {"a": ["x", "y"], "b": 7, "c": None}).fetchone()
+            assert row == (["x", "y"], 7, True, "100%")
+            connection.connection.dbapi_connection.execute("DEALLOCATE ALL")
+            again = statements.unit_with_data(connection, claim.unit_public_id)  # new here
+            assert (again.id, again.worker_id, again.status) == (unit.id, claim.worker_id,
+                                                                 "assigned")
+            assert statements.unit_view(connection, claim.unit_public_id,  # prepared before
+                                        claim.worker_id).answers == answers
+            with pytest.raises(ProgrammingError, match="no_such_table"):
+                run(connection, "SELECT * FROM no_such_table WHERE id = %(id)s", {"id": 1})
+        done = submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id,
+                      _answers(served, claim), {}, None)
+        assert done == "completed"
+        with served.db.snapshot() as connection, pytest.raises(IntegrityError):
+            # a second submission row for the unit: the unique key, as SQLAlchemy's error
+            run(connection, "INSERT INTO submissions (unit_id, worker_id, task_run_id, "
+                "answers, timings, created_at) VALUES (%(u)s, %(w)s, %(r)s, '{}', '{}', now())",
+                {"u": unit.id, "w": claim.worker_id, "r": served.run_id})
+
+    if waits == "blocking":
+        steps()
+    else:
+        _in_a_slot(steps)
+
+
+def _in_a_slot(call):  # noqa: ANN001, ANN202
+    """`call()` in a slot of the greenlet pool, with its waits handed to the loop (checked)."""
+    def checked():  # noqa: ANN202
+        assert cooperative_wait() is not None
+        return call()
+
+    async def main():  # noqa: ANN202
+        pool = GreenletPool(1, "test")
+        try:
+            return await pool.run(checked)
+        finally:
+            await pool.aclose()
+
+    return run_coroutine(main())
 
 
 def _claims_at_once(served, url: str, workers: list[str], visit: str, barrier,

@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 
+from collection_and_annotations.storage.socket_wait import SocketWait, cooperative_wait
+
 RowT = TypeVar("RowT")
 
 _PARAM = re.compile(r"(?<![:\w]):(\w+)")
@@ -188,9 +190,28 @@ def _execute_prepared(pgconn: Any, prepared: set[bytes], name: bytes, sql: bytes
     failed PREPARE is returned as the result)."""
     from psycopg import pq
 
+    wait = cooperative_wait()
     if name not in prepared:
-        result = pgconn.prepare(name, sql, None)
+        result = pgconn.prepare(name, sql, None) if wait is None else \
+            _result(pgconn, wait, pgconn.send_prepare(name, sql, None))
         if result.status != pq.ExecStatus.COMMAND_OK:
             return result
         prepared.add(name)
-    return pgconn.exec_prepared(name, params, None, pq.Format.TEXT)
+    if wait is None:
+        return pgconn.exec_prepared(name, params, None, pq.Format.TEXT)
+    return _result(pgconn, wait, pgconn.send_query_prepared(name, params, None, pq.Format.TEXT))
+
+
+def _result(pgconn: Any, wait: SocketWait, _sent: None) -> Any:
+    """The result of the command just sent, its socket waits handed to `wait` (the event
+    loop's, see storage/socket_wait.py): libpq's asynchronous protocol, as PQexec runs it."""
+    while pgconn.flush():
+        wait(pgconn.socket, True)
+    pgconn.consume_input()
+    while pgconn.is_busy():
+        wait(pgconn.socket, False)
+        pgconn.consume_input()
+    result = None
+    while (last := pgconn.get_result()) is not None:
+        result = last
+    return result

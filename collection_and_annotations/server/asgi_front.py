@@ -104,6 +104,6 @@ class Front:
                     aclose = getattr(app, "aclose", None)
                     if aclose is not None:
                         await aclose()
-                self.wsgi.shutdown()
+                await self.wsgi.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

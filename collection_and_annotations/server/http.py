@@ -30,20 +30,29 @@ from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.server.app import create_app
 from collection_and_annotations.server.asgi_front import ASGIApp, Front
 from collection_and_annotations.server.deadline_protocol import DeadlineProtocol
+from collection_and_annotations.server.greenlet_pool import GreenletPool
 from collection_and_annotations.server.security import HostCheck
 from collection_and_annotations.server.supervisor import Supervisor, die_with_parent
-from collection_and_annotations.server.wsgi_pool import WsgiPool
+from collection_and_annotations.server.thread_pool import ThreadPool
+from collection_and_annotations.server.wsgi_pool import CallPool, WsgiPool
 
 # Requests hold the GIL most of the time and SQLite takes one writer: a few threads per process
 # queue better than many (measured with bench/worker_api_load.py).
 THREADS_PER_PROCESS = 4
-# A worker's steps (claim, read, draft, submit, check) run on threads of their own, so a slow
-# requester request never holds them up. On SQLite one such thread serves a burst faster than
-# four: SQLite takes one writer at a time and answers in microseconds, and four threads traded
-# the GIL at every call into it (about a quarter more submissions/s with one, measured with
-# bench/worker_api_load.py). On PostgreSQL the threads overlap their round trips.
+# A worker's steps (claim, read, draft, submit, check) run in a pool of their own, so a slow
+# requester request never holds them up (`worker_step_pool`). Measured with
+# bench/worker_api_load.py:
+# - SQLite: one thread. SQLite takes one writer at a time and answers in microseconds; more
+#   threads traded the GIL at every call into it (one served a burst a quarter faster than 4).
+# - PostgreSQL, one server process: greenlets of the event loop (greenlet_pool.py), which
+#   overlap their round trips without queueing to win the GIL back after each (9% more
+#   submissions/s than 4 threads, in 6 of 6 alternating runs). 16 or 32 slots were no faster
+#   and cost PostgreSQL more CPU per request; each slot holds one connection.
+# - PostgreSQL, several processes: 4 threads each. There the cores are busy anyway, and the
+#   threads' system calls overlap where a greenlet pool's run one after the other (threads
+#   were 6-10% faster).
 WORKER_STEPS = ("/api/claim", "/api/units/")
-WORKER_STEP_THREADS = {"sqlite": 1, "postgresql": THREADS_PER_PROCESS}
+WORKER_STEP_SLOTS = 8
 # Open connections per process past which requests get 503: well under the file limit.
 MAX_CONNECTIONS = 4096
 KEEP_ALIVE_SECONDS = 60
@@ -100,13 +109,15 @@ def listening_socket(host: str, port: int) -> socket.socket:
 def uvicorn_server(flask_app: Flask, max_connections: int = MAX_CONNECTIONS,
                    native: Mapping[str, ASGIApp] | None = None,
                    trusted_proxies: Iterable[str] | None = None,
-                   worker_step_threads: int = THREADS_PER_PROCESS) -> _Server:
+                   worker_steps: CallPool | None = None) -> _Server:
     """A server for `flask_app` behind the ASGI front (with `native` ASGI apps by path
     prefix), not yet listening. `X-Forwarded-For`/`-Proto` are believed only from
     `trusted_proxies` (addresses or networks); without any, from nobody: uvicorn would
-    otherwise believe every local process."""
+    otherwise believe every local process. `worker_steps`: the pool of the worker's steps
+    (default: threads of their own)."""
     proxies = list(trusted_proxies or [])
-    wsgi = WsgiPool(flask_app, THREADS_PER_PROCESS, (WORKER_STEPS, worker_step_threads))
+    wsgi = WsgiPool(flask_app, THREADS_PER_PROCESS, (WORKER_STEPS, worker_steps or ThreadPool(
+        THREADS_PER_PROCESS, "worker-steps")))
     front = Front(wsgi, flask_app.config["MAX_CONTENT_LENGTH"], native)
     return _Server(uvicorn.Config(
         front, http=DeadlineProtocol, lifespan="on", interface="asgi3", access_log=False,
@@ -116,8 +127,14 @@ def uvicorn_server(flask_app: Flask, max_connections: int = MAX_CONNECTIONS,
     ))
 
 
-def worker_step_threads(served: ServedTask) -> int:
-    return WORKER_STEP_THREADS.get(served.db.engine.dialect.name, THREADS_PER_PROCESS)
+def worker_step_pool(served: ServedTask, processes: int) -> CallPool:
+    """The pool of the worker's steps in each of `processes` server processes, as suits the
+    database (see WORKER_STEPS)."""
+    if served.db.engine.dialect.name != "postgresql":
+        return ThreadPool(1, "worker-steps")
+    if processes == 1:
+        return GreenletPool(WORKER_STEP_SLOTS, "worker-steps")
+    return ThreadPool(THREADS_PER_PROCESS, "worker-steps")
 
 
 def native_routes(served: ServedTask, allowed_hosts: Iterable[str] | None,
@@ -141,7 +158,7 @@ def _serve_child(served: ServedTask, sock: socket.socket, max_connections: int,
     served.db.engine.dispose(close=False)  # the launcher's connections are not ours to use
     server = uvicorn_server(create_app(served, allowed_hosts=hosts.allowed), max_connections,
                             native_routes(served, hosts.allowed, processes), hosts.proxies,
-                            worker_step_threads(served))
+                            worker_step_pool(served, processes))
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
 
     def watch_parent() -> None:  # where PR_SET_PDEATHSIG is missing
@@ -176,7 +193,7 @@ class HttpService:
         else:
             self.server = uvicorn_server(create_app(served, allowed_hosts=hosts.allowed),
                                          max_connections, native_routes(served, hosts.allowed, 1),
-                                         hosts.proxies, worker_step_threads(served))
+                                         hosts.proxies, worker_step_pool(served, 1))
             self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                            name="http", daemon=True)
             self.thread.start()

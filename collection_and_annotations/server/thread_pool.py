@@ -61,6 +61,11 @@ class ThreadPool:
             self._jobs.put(None)
         self._threads = []
 
+    async def aclose(self) -> None:
+        """As `shutdown`, from the event loop (the greenlet pool's interface): the threads
+        end on their own, without being waited for."""
+        self.shutdown()
+
 
 def settle(done: asyncio.Future[Any], result: Any, failed: bool) -> None:
     """In the loop: a call's result (or exception) to the future its caller awaits."""

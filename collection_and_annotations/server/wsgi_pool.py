@@ -20,10 +20,12 @@ from collection_and_annotations.server.compression import (
     compressible,
     gzip_bytes,
 )
+from collection_and_annotations.server.greenlet_pool import GreenletPool
 from collection_and_annotations.server.thread_pool import ThreadPool
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 Response = tuple[int, list[tuple[bytes, bytes]], bytes]
+CallPool = ThreadPool | GreenletPool
 
 
 def wsgi_environ(scope: dict[str, Any], body: bytes) -> dict[str, Any]:
@@ -53,15 +55,15 @@ def wsgi_environ(scope: dict[str, Any], body: bytes) -> dict[str, Any]:
 
 class WsgiPool:
     """A WSGI app behind `threads` threads (thread_pool.py); awaiting it never blocks the event
-    loop. A lane (path prefixes, threads) gives the requests under its prefixes threads of
-    their own, which no other request can hold up."""
+    loop. A lane (path prefixes, a pool) gives the requests under its prefixes a pool of their
+    own (threads, or greenlets of the loop: greenlet_pool.py), which no other request can hold
+    up."""
 
     def __init__(self, app: WSGIApp, threads: int,
-                 lane: tuple[tuple[str, ...], int] | None = None):
+                 lane: tuple[tuple[str, ...], CallPool] | None = None):
         self.app = app
         self.pool = ThreadPool(threads, "wsgi")
-        self.lane_prefixes, lane_threads = lane or ((), 0)
-        self.lane = ThreadPool(lane_threads, "wsgi-lane") if lane_threads else self.pool
+        self.lane_prefixes, self.lane = lane or ((), self.pool)
 
     async def __call__(self, scope: dict[str, Any], body: bytes, send: Callable[..., Any]) -> None:
         pool = self.lane if scope["path"].startswith(self.lane_prefixes) else self.pool
@@ -94,9 +96,9 @@ class WsgiPool:
         return status, [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers], \
             content
 
-    def shutdown(self) -> None:
-        self.pool.shutdown()
-        self.lane.shutdown()
+    async def aclose(self) -> None:
+        await self.pool.aclose()
+        await self.lane.aclose()
 
 
 def _maybe_gzip(accept_encoding: str | None, headers: list[tuple[str, str]],

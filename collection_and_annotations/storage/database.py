@@ -9,6 +9,8 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.models import Base, Setting
+from collection_and_annotations.storage.socket_wait import blocking_waits
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -112,22 +115,34 @@ def _check_schema(connection: Connection, shown: str) -> None:
                         "or use another database (database_url=...)")
 
 
-_held = threading.local()
+@dataclass
+class _Held:
+    """The connections a thread (or greenlet) keeps, and of which kinds it keeps them."""
+
+    kinds: frozenset[str]
+    connections: dict[tuple[int, str], Connection] = field(default_factory=dict)
+
+
+# Per thread, and per greenlet of the event loop (server/greenlet_pool.py): each has its own
+# context.
+_held: ContextVar[_Held | None] = ContextVar("cep_held_connections", default=None)
 _serials = itertools.count()
 
 
 @contextmanager
-def reused_connections() -> Iterator[None]:
+def reused_connections(kinds: tuple[str, ...] = ("read", "write")) -> Iterator[None]:
     """For a long-lived thread that runs many short transactions (a server's request threads):
-    inside this block each database keeps one connection per kind (write, read) for the thread
-    instead of taking one from its pool for every transaction. Under load the pool's check-out
-    and check-in cost a fifth of a worker API request's CPU. The connections close when the
-    block ends."""
-    _held.connections = {}
+    inside this block each database keeps one connection per kind (of `kinds`: write, read)
+    for the thread instead of taking one from its pool for every transaction. Under load the
+    pool's check-out and check-in cost a fifth of a worker API request's CPU. The connections
+    close when the block ends."""
+    held = _Held(frozenset(kinds))
+    token = _held.set(held)
     try:
         yield
     finally:
-        for connection in _held.__dict__.pop("connections").values():
+        _held.reset(token)
+        for connection in held.connections.values():
             connection.close()
 
 
@@ -184,15 +199,16 @@ class Database:
     @contextmanager
     def session(self) -> Iterator[Session]:
         """A write transaction: committed when the block ends, rolled back on an exception."""
-        with self._serialize_writes, self._sessions() as session, session.begin():
+        with blocking_waits(), self._serialize_writes, self._sessions() as session, \
+                session.begin():
             yield session
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
         """A write transaction on a plain connection: the worker API's hot path, where the ORM's
         per-statement work would cost more than the database."""
-        with self._serialize_writes, self._connection(self.engine, "write") as connection, \
-                connection.begin():
+        with blocking_waits(), self._serialize_writes, \
+                self._connection(self.engine, "write") as connection, connection.begin():
             yield connection
 
     def one_statement(self) -> AbstractContextManager[Connection]:
@@ -207,7 +223,7 @@ class Database:
         """A write transaction on the driver's own connection, yielding its cursor: for the
         chat's frequent steps (engine/chat_sql.py), where even a plain connection's work per
         statement and per transaction would cost more than the database."""
-        with self._serialize_writes:
+        with blocking_waits(), self._serialize_writes:
             connection = self.engine.raw_connection()
             try:
                 cursor = connection.cursor()
@@ -231,7 +247,8 @@ class Database:
     def _connection(self, engine: Engine, kind: str) -> Iterator[Connection]:
         """The thread's held connection of `kind` when it has one free (see
         `reused_connections`), else one from the pool for this block."""
-        held: dict[tuple[int, str], Connection] | None = getattr(_held, "connections", None)
+        state = _held.get()
+        held = None if state is None or kind not in state.kinds else state.connections
         key = (self._serial, kind)
         connection = None if held is None else held.get(key)
         # No held connections here, or a transaction inside another: one from the pool.
