@@ -151,11 +151,13 @@ def _positional(statement: str) -> tuple[bytes, bytes, tuple[str, ...]]:
 
 def _prepared_rows(connection: Connection, statement: str, values: dict[str, Any]) -> _Rows:
     """PostgreSQL, autocommit: the statement prepared once per database connection and run
-    with libpq's blocking PQexecPrepared. psycopg's cursor gives up the GIL several times a
-    statement (sending, waiting, checking for results and notifications), and a request
-    thread then queues for it again each time; under load that waiting, not the database,
-    was most of a statement's time. PQexecPrepared gives it up once. Values are sent as text
-    and their types taken from the SQL, rows are read by psycopg's own loaders."""
+    with libpq's blocking PQexecPrepared, or, in a step whose waits go to the event loop
+    (storage/socket_wait.py), with libpq's asynchronous calls. psycopg's cursor gives up the
+    GIL several times a statement (sending, waiting, checking for results and
+    notifications), and a request thread then queues for it again each time; under load that
+    waiting, not the database, was most of a statement's time. PQexecPrepared gives it up
+    once. Values are sent as text and their types taken from the SQL, rows are read by
+    psycopg's own loaders."""
     from psycopg import errors, pq
     from psycopg.adapt import PyFormat, Transformer
 
@@ -192,23 +194,26 @@ def _execute_prepared(pgconn: Any, prepared: set[bytes], name: bytes, sql: bytes
 
     wait = cooperative_wait()
     if name not in prepared:
-        result = pgconn.prepare(name, sql, None) if wait is None else \
-            _result(pgconn, wait, pgconn.send_prepare(name, sql, None))
+        if wait is None:
+            result = pgconn.prepare(name, sql, None)
+        else:
+            pgconn.send_prepare(name, sql, None)
+            result = _result(pgconn, wait)
         if result.status != pq.ExecStatus.COMMAND_OK:
             return result
         prepared.add(name)
     if wait is None:
         return pgconn.exec_prepared(name, params, None, pq.Format.TEXT)
-    return _result(pgconn, wait, pgconn.send_query_prepared(name, params, None, pq.Format.TEXT))
+    pgconn.send_query_prepared(name, params, None, pq.Format.TEXT)
+    return _result(pgconn, wait)
 
 
-def _result(pgconn: Any, wait: SocketWait, _sent: None) -> Any:
+def _result(pgconn: Any, wait: SocketWait) -> Any:
     """The result of the command just sent, its socket waits handed to `wait` (the event
     loop's, see storage/socket_wait.py): libpq's asynchronous protocol, as PQexec runs it."""
     while pgconn.flush():
         wait(pgconn.socket, True)
-    pgconn.consume_input()
-    while pgconn.is_busy():
+    while pgconn.is_busy():  # the answer is not all in yet (no read from a silent socket)
         wait(pgconn.socket, False)
         pgconn.consume_input()
     result = None
