@@ -215,3 +215,32 @@ def test_a_burst_of_workers_over_http_is_served_and_stored(tmp_path, postgres_ur
     with served.db.snapshot() as connection:
         stored = connection.execute(text("SELECT count(DISTINCT unit_id) FROM submissions"))
         assert stored.scalar() == workers
+
+
+def test_closing_waits_for_the_calls_but_not_forever(db):
+    """The server's stop waits for the steps in progress, up to a limit: one stuck on a row
+    lock does not hold it."""
+    async def main() -> tuple[float, bool]:
+        pool = GreenletPool(2, "test")
+
+        def stuck() -> None:
+            with db.snapshot() as connection:
+                run(connection, "SELECT pg_sleep(5)", {})
+
+        def quick() -> str:
+            with db.snapshot() as connection:
+                run(connection, "SELECT pg_sleep(0.2)", {})
+            return "done"
+
+        stuck_call = asyncio.ensure_future(pool.run(stuck))
+        quick_call = asyncio.ensure_future(pool.run(quick))
+        await asyncio.sleep(0.05)
+        started = time.monotonic()
+        await pool.aclose(timeout=1.0)
+        waited = time.monotonic() - started
+        finished = quick_call.done() and quick_call.result() == "done"
+        stuck_call.cancel()
+        return waited, finished
+
+    waited, quick_finished = run_coroutine(main())
+    assert quick_finished and 0.9 < waited < 3

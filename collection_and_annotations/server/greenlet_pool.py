@@ -23,6 +23,7 @@ from collection_and_annotations.storage.database import reused_connections
 from collection_and_annotations.storage.socket_wait import waiting_with
 
 T = TypeVar("T")
+CLOSE_SECONDS = 10.0
 
 
 class _Job(NamedTuple):
@@ -75,13 +76,16 @@ class GreenletPool:
             settle(job.done, message.result, message.failed)
         slot.switch(None)  # the slot ends and closes its connections
 
-    async def aclose(self) -> None:
+    async def aclose(self, timeout: float = CLOSE_SECONDS) -> None:
         """Returns once the calls queued before this are done and the slots have closed
-        their connections (a later call starts new slots)."""
+        their connections, or after `timeout` seconds: a call stuck on the database must not
+        hold the server's stop (its connection then closes with the process). A later call
+        starts new slots."""
         drivers, self._drivers = self._drivers, []
         for _ in drivers:
             self._jobs.put_nowait(None)
-        await asyncio.gather(*drivers)
+        if drivers:
+            await asyncio.wait(drivers, timeout=timeout)
 
 
 def _slot(job: _Job | None) -> None:
