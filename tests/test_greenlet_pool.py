@@ -184,7 +184,8 @@ def _served_task(tmp_path, postgres_url, open_conf, units: int):  # noqa: ANN001
 
 def test_a_burst_of_workers_over_http_is_served_and_stored(tmp_path, postgres_url, open_conf):
     """40 workers at once, each claiming, reading, saving a draft and submitting through the
-    real server with its greenlet pool: every step answers and every submission is stored."""
+    real server with its greenlet pool: every step answers, every submission is stored, and
+    the slots' connections close when the server stops."""
     workers = 40
     served = _served_task(tmp_path, postgres_url, open_conf, workers)
     server = uvicorn_server(create_app(served), worker_steps=worker_step_pool(served, 1))
@@ -211,7 +212,9 @@ def test_a_burst_of_workers_over_http_is_served_and_stored(tmp_path, postgres_ur
 
     with serving(server) as port:
         statuses = run_coroutine(burst(port), timeout=60)
+        assert served.db.engine.pool.checkedout() > 0  # the slots hold theirs
     assert statuses == ["completed"] * workers
+    assert served.db.engine.pool.checkedout() == 0  # closed when the server stopped
     with served.db.snapshot() as connection:
         stored = connection.execute(text("SELECT count(DISTINCT unit_id) FROM submissions"))
         assert stored.scalar() == workers
