@@ -47,6 +47,9 @@ class _Outcome(NamedTuple):
 
 
 class GreenletPool:
+    """`slots` greenlets, each driven by a task of the loop that serves (they start on first
+    use, so a pool made before the loop runs, or before a fork, has none yet)."""
+
     def __init__(self, slots: int, name: str):
         self.size, self.name = slots, name
         self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
