@@ -57,8 +57,8 @@ class GreenletPool:
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """`function(*args)` in a slot; its result or its exception."""
-        if not self._drivers:  # the slots start in the loop that serves
-            self._jobs = asyncio.Queue()
+        if not self._drivers:  # the slots start in the loop that serves, with a queue of
+            self._jobs = asyncio.Queue()  # its own (a queue keeps the loop it first waited in)
             self._drivers = [asyncio.create_task(self._drive(self._jobs),
                                                  name=f"{self.name}-{n}")
                              for n in range(self.size)]
