@@ -194,17 +194,21 @@ def _execute_prepared(pgconn: Any, prepared: set[bytes], name: bytes, sql: bytes
 
     wait = cooperative_wait()
     if name not in prepared:
-        if wait is None:
-            result = pgconn.prepare(name, sql, None)
-        else:
-            pgconn.send_prepare(name, sql, None)
-            result = _result(pgconn, wait)
+        result = _command(pgconn, wait, pgconn.prepare, pgconn.send_prepare, name, sql, None)
         if result.status != pq.ExecStatus.COMMAND_OK:
             return result
         prepared.add(name)
+    return _command(pgconn, wait, pgconn.exec_prepared, pgconn.send_query_prepared, name,
+                    params, None, pq.Format.TEXT)
+
+
+def _command(pgconn: Any, wait: SocketWait | None, blocking: Callable[..., Any],
+             send: Callable[..., None], *args: Any) -> Any:
+    """One libpq command's result: its blocking call, or, with a `wait`, its asynchronous
+    `send` and the wait for the answer handed to `wait`."""
     if wait is None:
-        return pgconn.exec_prepared(name, params, None, pq.Format.TEXT)
-    pgconn.send_query_prepared(name, params, None, pq.Format.TEXT)
+        return blocking(*args)
+    send(*args)
     return _result(pgconn, wait)
 
 

@@ -52,13 +52,15 @@ class GreenletPool:
 
     def __init__(self, slots: int, name: str):
         self.size, self.name = slots, name
-        self._jobs: asyncio.Queue[_Job | None] = asyncio.Queue()
+        # The slots' queue and drivers, made in the loop that serves (a queue keeps the loop
+        # it first waited in); none until the first call.
+        self._jobs: asyncio.Queue[_Job | None] | None = None
         self._drivers: list[asyncio.Task[None]] = []
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """`function(*args)` in a slot; its result or its exception."""
-        if not self._drivers:  # the slots start in the loop that serves, with a queue of
-            self._jobs = asyncio.Queue()  # its own (a queue keeps the loop it first waited in)
+        if self._jobs is None:
+            self._jobs = asyncio.Queue()
             self._drivers = [asyncio.create_task(self._drive(self._jobs),
                                                  name=f"{self.name}-{n}")
                              for n in range(self.size)]
@@ -84,11 +86,13 @@ class GreenletPool:
         their connections, or after `timeout` seconds: a call stuck on the database must not
         hold the server's stop (its connection then closes with the process). A later call
         starts new slots."""
-        drivers, self._drivers = self._drivers, []
+        jobs, drivers = self._jobs, self._drivers
+        if jobs is None:
+            return
+        self._jobs, self._drivers = None, []
         for _ in drivers:
-            self._jobs.put_nowait(None)
-        if drivers:
-            await asyncio.wait(drivers, timeout=timeout)
+            jobs.put_nowait(None)
+        await asyncio.wait(drivers, timeout=timeout)
 
 
 def _slot(job: _Job | None) -> None:

@@ -45,9 +45,9 @@ THREADS_PER_PROCESS = 4
 # - SQLite: one thread. SQLite takes one writer at a time and answers in microseconds; more
 #   threads traded the GIL at every call into it (one served a burst a quarter faster than 4).
 # - PostgreSQL, one server process: greenlets of the event loop (greenlet_pool.py), which
-#   overlap their round trips without queueing to win the GIL back after each (9% more
-#   submissions/s than 4 threads, in 6 of 6 alternating runs). 16 or 32 slots were no faster
-#   and cost PostgreSQL more CPU per request; each slot holds one connection.
+#   overlap their round trips without queueing to win the GIL back after each (6-9% more
+#   submissions/s than 4 threads, faster in 11 of 12 alternating runs). 16 or 32 slots were
+#   no faster and cost PostgreSQL more CPU per request; each slot holds one connection.
 # - PostgreSQL, several processes: 4 threads each. There the cores are busy anyway, and the
 #   threads' system calls overlap where a greenlet pool's run one after the other (threads
 #   were 6-10% faster).

@@ -98,7 +98,8 @@ class WsgiPool:
 
     async def aclose(self) -> None:
         await self.pool.aclose()
-        await self.lane.aclose()
+        if self.lane is not self.pool:
+            await self.lane.aclose()
 
 
 def _maybe_gzip(accept_encoding: str | None, headers: list[tuple[str, str]],

@@ -16,7 +16,7 @@ waited (blocking) for one of them would stop the loop, and with it the step that
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 
 SocketWait = Callable[[int, bool], None]
@@ -42,5 +42,6 @@ def waiting_with(wait: SocketWait | None) -> Iterator[None]:
 
 
 def blocking_waits() -> AbstractContextManager[None]:
-    """A block whose socket waits block the thread: a transaction (see the module's note)."""
-    return waiting_with(None)
+    """A block whose socket waits block the thread: a transaction (see the module's note).
+    Nothing to change where they block already (threads, SQLite: every transaction there)."""
+    return nullcontext() if _wait.get() is None else waiting_with(None)
