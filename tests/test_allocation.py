@@ -18,8 +18,11 @@ TASKS = ["overall_quality"]
 
 
 def _claim(served, worker, session="s1", limits=None):
+    """As the server claims: on PostgreSQL a new worker takes their unit in the statement
+    that makes them (the task kind knows where a new worker goes)."""
     return claim_unit(served.db, served.task_id, served.run_id, "local", worker, session,
-                      limits or served.limits, served.blocked_workers)
+                      limits or served.limits, served.blocked_workers,
+                      first_pools=served.new_worker_pools)
 
 
 def _answer(served, claim):

@@ -18,13 +18,15 @@ from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, ProgrammingError
 
+from collection_and_annotations.engine import work
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit, expire_overdue
 from collection_and_annotations.engine.driver_sql import run
 from collection_and_annotations.engine.hot_sql import Claimant, hot
+from collection_and_annotations.engine.viewed_units import ViewedUnits
 from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
 from collection_and_annotations.server.greenlet_pool import GreenletPool
 from collection_and_annotations.storage.database import Database
-from collection_and_annotations.storage.models import Submission, Unit, Worker, utcnow
+from collection_and_annotations.storage.models import Submission, Unit, Worker, iso_utc, utcnow
 from collection_and_annotations.storage.socket_wait import cooperative_wait
 
 TASKS = ["overall_quality"]
@@ -37,9 +39,11 @@ def _served(tmp_path, database_url, open_conf, lines: int = 3, **task):
     return open_conf(str(conf), database_url)
 
 
-def _claim(served, worker: str, visit: str = "s1"):
+def _claim(served, worker: str, visit: str = "s1", first_pools=None):  # noqa: ANN001
+    """`first_pools=served.new_worker_pools` claims as the server does: a new worker takes
+    their unit in the statement that makes them."""
     return claim_unit(served.db, served.task_id, served.run_id, "local", worker, visit,
-                      served.limits, served.blocked_workers)
+                      served.limits, served.blocked_workers, first_pools=first_pools)
 
 
 def _answers(served, claim) -> dict:
@@ -106,33 +110,60 @@ class _Trace:
 
 @pytest.mark.postgres
 @pytest.mark.parametrize("waits", ["blocking", "in the event loop"])
-def test_claim_and_submit_are_two_statements_each_without_a_transaction(
-        tmp_path, postgres_url, open_conf, waits):
-    """Every round trip costs a step time under load: the claim (a new worker) and the submit
-    send two statements each, with no BEGIN or COMMIT, and every step's statements are this
-    project's prepared statements, run through libpq (blocking, or with the waits handed to
-    the event loop)."""
+def test_a_workers_steps_are_one_or_two_statements_each_without_a_transaction(
+        tmp_path, postgres_url, open_conf, monkeypatch, waits):
+    """Every round trip costs a step time under load. A new worker's first claim is one
+    statement (the worker made and the unit taken), a known worker's claim two; the page's
+    read and a draft one each; a submit one after the page's read in this process, two
+    without it. No BEGIN or COMMIT, and every step's statements are this project's prepared
+    statements, run through libpq (blocking, or with the waits handed to the event loop)."""
     served = _served(tmp_path, postgres_url, open_conf)
     trace = _Trace(served.db, tmp_path / "trace.txt")
+    first_pools = served.new_worker_pools
+    assert first_pools == ["main"]
 
     def steps() -> None:
-        claim = _claim(served, "w1")
-        assert trace.sent() == {"Execute": 2, "prepared": 2}  # each prepared through libpq
+        claim = _claim(served, "w1", first_pools=first_pools)
+        assert trace.sent() == {"Execute": 1, "prepared": 1}  # each prepared through libpq
+        assert _units_of(served, "w1") == [(claim.unit_public_id, "assigned")]
+        trace.sent()  # that check's own statements
         answers = _answers(served, claim)
         assert trace.sent() == {"Execute": 1, "prepared": 1}
         save_draft(served.db, claim.unit_public_id, claim.worker_id, answers, None)
         assert trace.sent() == {"Execute": 1, "prepared": 1}
         assert submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id,
                       answers, {}, None) == "completed"
-        assert trace.sent() == {"Execute": 2, "prepared": 2}
-        again = _claim(served, "w1", "s2")  # a known worker's next unit: the same two
+        assert trace.sent() == {"Execute": 1, "prepared": 1}
+        again = _claim(served, "w1", "s2", first_pools)  # a known worker's next unit: two
         assert trace.sent() == {"Execute": 2, "prepared": 2}
         assert again.unit_public_id != claim.unit_public_id
+        answers = _answers(served, again)
+        trace.sent()
+        monkeypatch.setattr(work, "_VIEWED", ViewedUnits())  # read by another process
+        assert submit(served.db, served.blueprint, again.unit_public_id, again.worker_id,
+                      answers, {}, None) == "completed"
+        assert trace.sent() == {"Execute": 2, "prepared": 2}
 
     if waits == "blocking":
         steps()
     else:
         _in_a_slot(steps)
+    trace.file.close()
+
+
+@pytest.mark.postgres
+def test_a_new_worker_whose_first_pool_is_empty_takes_from_the_next(tmp_path, postgres_url,
+                                                                     open_conf):
+    """The first statement makes the worker and finds nothing in the first pool (here one
+    this task does not have): the claim goes on as for a known worker, as the task kind
+    routes them, and the worker is made once."""
+    served = _served(tmp_path, postgres_url, open_conf)
+    trace = _Trace(served.db, tmp_path / "trace.txt")
+    claim = _claim(served, "w1", first_pools=["gold", "main"])
+    assert trace.sent() == {"Execute": 2, "prepared": 2}
+    assert _units_of(served, "w1") == [(claim.unit_public_id, "assigned")]
+    with served.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Worker)) == 1
     trace.file.close()
 
 
@@ -176,10 +207,12 @@ def _waits_for_a_lock(connection: psycopg.Connection, database: str) -> bool:
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("first_pools", [None, ["main"]], ids=["read first", "take at once"])
 def test_a_first_claim_racing_another_first_claim_of_the_worker(tmp_path, postgres_url,
-                                                                 open_conf):
+                                                                 open_conf, first_pools):
     """The worker's row is being created by another visit: the read finds no row once that
-    commits (it began before), and the claim runs under the lock on the row that exists."""
+    commits (it began before), and the claim runs under the lock on the row that exists.
+    A claim that would make the worker and take their unit at once takes nothing."""
     served = _served(tmp_path, postgres_url, open_conf)
     url = make_url(postgres_url)
     with psycopg.connect(host=url.host, port=url.port, user=url.username,
@@ -188,7 +221,8 @@ def test_a_first_claim_racing_another_first_claim_of_the_worker(tmp_path, postgr
             "INSERT INTO workers (provider, provider_worker_id, pseudonym, created_at) "
             "VALUES ('local', 'w1', 'w_other', now()) RETURNING id").fetchone()[0]
         outcome: list[object] = []
-        claiming = threading.Thread(target=lambda: outcome.append(_claim(served, "w1")))
+        claiming = threading.Thread(
+            target=lambda: outcome.append(_claim(served, "w1", first_pools=first_pools)))
         claiming.start()
         deadline = time.monotonic() + 10
         while not _waits_for_a_lock(other_visit, url.database):  # for the other visit's row
@@ -197,15 +231,19 @@ def test_a_first_claim_racing_another_first_claim_of_the_worker(tmp_path, postgr
         other_visit.commit()
     claiming.join(10)
     assert outcome and outcome[0].worker_id == worker_id
+    assert _units_of(served, "w1") == [(outcome[0].unit_public_id, "assigned")]
     with served.db.read() as session:
         assert session.scalar(select(func.count()).select_from(Worker)) == 1
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("read", ["by the submit", "by the page"])
 def test_a_submit_whose_unit_changed_hands_meanwhile_is_a_409(tmp_path, postgres_url,
-                                                               open_conf, monkeypatch):
-    """The unit expires and goes to another worker between the submit's read and its store:
-    nothing is stored, the new worker keeps the unit, and the worker hears why."""
+                                                               open_conf, monkeypatch, read):
+    """The unit expires and goes to another worker between the read the submit judges on and
+    its store: nothing is stored, the new worker keeps the unit, and the worker hears why.
+    The read is the submit's own, or the page's earlier one kept in this process
+    (`ViewedUnits`), which is then out of date."""
     served = _served(tmp_path, postgres_url, open_conf, lines=1)
     claim = _claim(served, "w1")
     answers = _answers(served, claim)
@@ -216,7 +254,11 @@ def test_a_submit_whose_unit_changed_hands_meanwhile_is_a_409(tmp_path, postgres
             expire_overdue(session, served.run_id)
         return _claim(served, "w2")
 
-    taken = _once_after(monkeypatch, served, "unit_with_data", hand_over)
+    if read == "by the submit":
+        monkeypatch.setattr(work, "_VIEWED", ViewedUnits())
+        taken = _once_after(monkeypatch, served, "unit_with_data", hand_over)
+    else:
+        taken = [hand_over()]
     with pytest.raises(WorkRefused, match="time for this unit ran out") as refused:
         submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
                {}, None)
@@ -225,6 +267,32 @@ def test_a_submit_whose_unit_changed_hands_meanwhile_is_a_409(tmp_path, postgres
     assert _units_of(served, "w2") == [(claim.unit_public_id, "assigned")]
     with served.db.read() as session:
         assert session.scalar(select(func.count()).select_from(Submission)) == 0
+
+
+@pytest.mark.postgres
+def test_a_submit_after_its_unit_came_back_to_the_worker_is_judged_on_the_new_try(
+        tmp_path, postgres_url, open_conf):
+    """The page read the unit, the unit expired, and the same worker took it again: the
+    submit stores once, on the new try (its assignment time, not the page's out-of-date
+    one), and the worker's next submit of it is answered as a retry."""
+    served = _served(tmp_path, postgres_url, open_conf, lines=1, allowed_concurrent=0)
+    claim = _claim(served, "w1")
+    answers = _answers(served, claim)  # kept in this process for the submit
+    with served.db.session() as session:
+        session.execute(Unit.__table__.update().values(deadline=utcnow()))
+        expire_overdue(session, served.run_id)
+    time.sleep(0.01)
+    again = _claim(served, "w1", "s2")
+    assert again.unit_public_id == claim.unit_public_id
+    assert submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
+                  {}, None) == "completed"
+    assert submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id, answers,
+                  {}, None) == "completed"
+    with served.db.read() as session:
+        unit = session.scalars(select(Unit)).one()
+        stored = session.scalars(select(Submission)).one()
+    assert (unit.status, unit.times_expired) == ("completed", 1)
+    assert stored.timings["server"]["assigned_at"] == iso_utc(unit.assigned_at)
 
 
 @pytest.mark.postgres
@@ -293,22 +361,25 @@ def _in_a_slot(call):  # noqa: ANN001, ANN202
 
 
 def _claims_at_once(served, url: str, workers: list[str], visit: str, barrier,
-                    results) -> None:
+                    results, first_pools) -> None:
     served.db = Database(url)
     for worker in workers:
         barrier.wait(timeout=30)  # every process claims for this worker at the same moment
         try:
-            results.append((worker, _claim(served, worker, visit).unit_public_id))
+            results.append((worker,
+                            _claim(served, worker, visit, first_pools).unit_public_id))
         except ClaimRefused:
             results.append((worker, None))
     served.db.dispose()
 
 
 # The locked path runs on its own where a limit on the whole task needs the task's lock.
-@pytest.mark.parametrize("path", [{}, {"max_num_concurrent_units": 1000}],
-                         ids=["optimistic", "locked"])
+# A new worker's first claim takes their unit at once where the task kind says where it goes.
+@pytest.mark.parametrize("path, first_pools",
+                         [({}, None), ({}, ["main"]), ({"max_num_concurrent_units": 1000}, None)],
+                         ids=["optimistic", "optimistic, taken at once", "locked"])
 def test_one_workers_claims_from_four_processes_at_once_keep_its_limit(
-        tmp_path, database_url, open_conf, path):
+        tmp_path, database_url, open_conf, path, first_pools):
     """Four processes claim for the same worker at the same moment, each for a visit of its
     own, 15 workers in a row: with one unit at a time allowed, each worker gets exactly one
     unit, and the claim that got it is the one that said so. (The locked path once read the
@@ -322,7 +393,7 @@ def test_one_workers_claims_from_four_processes_at_once_keep_its_limit(
     workers = [f"w{i}" for i in range(15)]
     processes = [context.Process(target=_claims_at_once,
                                  args=(served, database_url, workers, f"tab{p}", barrier,
-                                       results)) for p in range(4)]
+                                       results, first_pools)) for p in range(4)]
     for process in processes:
         process.start()
     for process in processes:

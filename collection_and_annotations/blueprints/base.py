@@ -7,7 +7,9 @@ collection with bots, screening and gold plug in without edits to the engine:
 - `plan` says which assignments exist (and in which pool: main work, screening, gold);
 - `unit_layout` fixes a unit's own presentation order when the unit is created;
 - `pools_for` routes a worker who asks for work (eligibility: screening first, gold on a
-  schedule, or no work at all);
+  schedule, or no work at all); an optional `new_worker_pools()` says where it routes a
+  worker seen for the first time when that needs no database read, so a first claim can
+  make the worker and take their unit in one statement;
 - `unit_content` / `unit_kind` are what the worker page receives (it routes on the kind);
 - `check_submission` judges a submission on the server, `stored_answers` completes it;
 - `export_dialogues` / `export_rows` turn stored submissions into export records without the
@@ -111,7 +113,10 @@ class TaskBlueprint(Protocol):
         per-unit call when there is nothing to shuffle."""
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
-        """Pools to take a unit from, in order of preference; raise NoWork to refuse."""
+        """Pools to take a unit from, in order of preference; raise NoWork to refuse. A kind
+        may also define `new_worker_pools() -> list[str] | None`: what this returns for a
+        worker seen for the first time (no qualification, no unit), when it reads no
+        database; None (or no such method) when it does."""
 
     def unit_kind(self, pool: str) -> str:
         """What the worker page shows for a unit of this pool (e.g. "annotation")."""

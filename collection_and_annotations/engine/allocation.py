@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import secrets
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.orm import Session
@@ -23,7 +23,7 @@ from collection_and_annotations.blueprints.base import (
     NoWork,
     WorkerContext,
 )
-from collection_and_annotations.engine.hot_sql import Claimant, TakenUnit, hot
+from collection_and_annotations.engine.hot_sql import Claimant, NewWorkerTake, TakenUnit, hot
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Conversation,
@@ -138,7 +138,11 @@ def _claimant(task_id: int, run_id: int, worker_id: int, provider_worker_id: str
               provider_session: str, duration: int) -> Claimant:
     now = utcnow()
     return Claimant(run_id, task_id, worker_id, provider_worker_id, provider_session, now,
-                    now + timedelta(seconds=duration) if duration > 0 else None)
+                    _deadline(now, duration))
+
+
+def _deadline(now: datetime, duration: int) -> datetime | None:
+    return now + timedelta(seconds=duration) if duration > 0 else None
 
 
 def _take_free_unit(connection: Connection, pools: list[str], claimant: Claimant
@@ -212,16 +216,19 @@ def claim_unit(
     db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
     provider_session: str, limits: Limits, blocked: frozenset[str] = frozenset(),
     pools_for: Callable[[Connection, WorkerContext], list[str]] = _main_pool,
-    rehearse: bool = False,
+    rehearse: bool = False, first_pools: Sequence[str] | None = None,
 ) -> Claim:
     """Resume the unit of this (worker, provider session), or assign a new one from the first
     pool (as the task kind's `pools_for` routes this worker) that has one for them.
-    `rehearse`: find the unit, then roll everything back (raises _Rehearsed)."""
+    `rehearse`: find the unit, then roll everything back (raises _Rehearsed).
+    `first_pools`: where `pools_for` routes a worker seen for the first time, when the task
+    kind knows it without reading the database (its `new_worker_pools`); on PostgreSQL such a
+    worker is then made and takes their unit in one statement."""
     if provider_worker_id in blocked:
         raise ClaimRefused("this worker is not eligible for this task", status=403)
     if db.one_statement_writes and not rehearse and limits.max_num_concurrent_units <= 0:
         claim = _claim_optimistically(db, task_id, run_id, provider, provider_worker_id,
-                                      provider_session, limits, pools_for)
+                                      provider_session, limits, pools_for, first_pools)
         if claim is not None:
             return claim
     with db.transaction() as connection:
@@ -250,17 +257,24 @@ def _claim_optimistically(
     db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
     provider_session: str, limits: Limits,
     pools_for: Callable[[Connection, WorkerContext], list[str]],
+    first_pools: Sequence[str] | None,
 ) -> Claim | None:
     """PostgreSQL: the claim as two statements without a transaction, two round trips
     where the locked claim takes four (with BEGIN and COMMIT). The first reads the worker
     without locking or writing their row, the second takes a unit only if that row is
-    unchanged, and changes it when it does. None when the claim must run under the worker's
+    unchanged, and changes it when it does. A worker seen for the first time takes a unit
+    of `first_pools[0]` in the first statement already (nothing they hold or have been
+    granted can change where they go). None when the claim must run under the worker's
     lock instead: another claim of theirs came between the two, their first claim raced
     another, or no pool had a free unit (the locked claim returns overdue units first)."""
     with db.one_statement() as connection:
         statements = hot(connection)
-        worker = statements.worker_view(connection, provider, provider_worker_id, utcnow(),
-                                        task_id)
+        now = utcnow()
+        take = None if not first_pools else NewWorkerTake(
+            run_id, provider_session, _deadline(now, limits.assignment_duration_in_seconds),
+            first_pools[0])
+        worker = statements.worker_view(connection, provider, provider_worker_id, now,
+                                        task_id, take)
         if worker is None:
             return None
         resumed = _resumed(worker.id, worker.held, provider_session)

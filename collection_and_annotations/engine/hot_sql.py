@@ -35,6 +35,14 @@ class UnitView(NamedTuple):
     answers: Any
     position: Any
     saved_at: datetime | None
+    task_run_id: int
+    assigned_at: datetime | None
+
+    def for_submit(self) -> UnitWithData:
+        """What a submission needs of this unit, as read here."""
+        return UnitWithData(self.id, self.status, self.worker_id, self.times_expired,
+                            self.task_run_id, self.assigned_at, self.layout, self.pool,
+                            self.data)
 
 
 class LockedUnit(NamedTuple):
@@ -81,6 +89,16 @@ class Claimant(NamedTuple):
     deadline: datetime | None
 
 
+class NewWorkerTake(NamedTuple):
+    """What a worker seen for the first time takes with their first claim: a unit of `pool`
+    in the run, on this visit (`session_id`), until `deadline`."""
+
+    run_id: int
+    session_id: str
+    deadline: datetime | None
+    pool: str
+
+
 class TakenUnit(NamedTuple):
     id: int
     public_id: str
@@ -120,41 +138,44 @@ class HotStatements(DriverSQL):
         if self.postgres:
             # The worker's qualifications (once, in their own CTE, not once per unit row) and
             # units in the task, of the worker in `w` (a row with `id`).
+            # `{also}`: more of the worker's units, beside those the statement's snapshot holds.
             state = ("q AS MATERIALIZED (SELECT ARRAY("
                      + held_qualifications.format(worker="w.id") + ") AS names FROM w) "
                      "SELECT w.id, {version}q.names, h.public_id, h.status, "
                      "h.provider_session, h.pool FROM w CROSS JOIN q LEFT JOIN LATERAL ("
-                     + held_units.format(worker="w.id") + ") h ON true ORDER BY h.id DESC")
+                     + held_units.format(worker="w.id") + "{also}) h ON true ORDER BY h.id DESC")
             # After `upsert_worker` locked the row, in a statement of its own: a statement
             # sees what was committed when it began, and the lock may have waited for
             # another claim of this worker that took a unit.
             self._worker_state = sql("WITH w AS (SELECT :worker_id AS id), "
-                                     + state.format(version=""))
+                                     + state.format(version="", also=""))
             # Without a lock or a write for a known worker (optimistic claims): the row's
             # version (xmin, which every write of the row changes) is what the claim's take
             # checks, and the units are those of that version. The SELECT does not see a row
             # `ins` inserts, nor one a concurrent first claim inserted after this statement
             # began: then there is no row at all.
-            self._worker_view = sql(
+            new_worker = (
                 "WITH ins AS (INSERT INTO workers (provider, provider_worker_id, pseudonym, "
                 f"created_at) VALUES (:provider, :provider_worker_id, {pseudonym}, :now) "
-                "ON CONFLICT (provider, provider_worker_id) DO NOTHING RETURNING id, xmin), "
-                "w AS (SELECT id, xmin FROM ins UNION ALL SELECT id, xmin FROM workers "
-                "WHERE provider = :provider AND provider_worker_id = :provider_worker_id), "
-                + state.format(version="w.xmin::text, "))
+                "ON CONFLICT (provider, provider_worker_id) DO NOTHING RETURNING id, xmin), ")
+            viewed = ("w AS (SELECT id, xmin FROM ins UNION ALL SELECT id, xmin FROM workers "
+                      "WHERE provider = :provider AND provider_worker_id = :provider_worker_id), ")
+            self._worker_view = sql(new_worker + viewed
+                                    + state.format(version="w.xmin::text, ", also=""))
         else:
             self._held_units = sql(held_units.format(worker=":worker_id") + " ORDER BY u.id DESC")
             self._held_qualifications = sql(held_qualifications.format(worker=":worker_id"))
         # `id + 0`: the key of ix_units_free, which only that index holds (models.Unit).
         # `{gate}`: a condition checked once before any unit is looked at (or locked).
+        # `{worker}`: the taking worker's id (a value, or the row a first claim inserts).
         take_unit = (
-            "UPDATE units SET status = 'assigned', worker_id = :worker_id, "
+            "UPDATE units SET status = 'assigned', worker_id = {worker}, "
             "provider_session = :session_id, assigned_at = :now, deadline = :deadline "
             "WHERE id = (SELECT u.id FROM units u WHERE {gate}u.task_run_id = :run_id "
             "AND u.pool = :pool AND u.status = 'launched' "
             "AND NOT EXISTS (SELECT 1 FROM assignment_groups ag JOIN worker_groups wg "
             "ON wg.group_id = ag.group_id WHERE ag.assignment_id = u.assignment_id "
-            "AND wg.task_id = :task_id AND wg.worker_id = :worker_id) "
+            "AND wg.task_id = :task_id AND wg.worker_id = {worker}) "
             "AND NOT EXISTS (SELECT 1 FROM assignment_exclusions ae "
             "WHERE ae.assignment_id = u.assignment_id "
             "AND ae.provider_worker_id = :provider_worker_id) "
@@ -163,12 +184,14 @@ class HotStatements(DriverSQL):
         if self.postgres:  # one round trip: the unit taken, its groups noted, old drafts gone
             after_taking = (
                 "g AS (INSERT INTO worker_groups (task_id, worker_id, group_id, unit_id) "
-                "SELECT :task_id, :worker_id, ag.group_id, t.id FROM assignment_groups ag "
+                "SELECT :task_id, {worker}, ag.group_id, t.id FROM assignment_groups ag "
                 "JOIN t ON ag.assignment_id = t.assignment_id), "
                 "d AS (DELETE FROM drafts WHERE unit_id IN "
-                "(SELECT id FROM t WHERE times_expired > 0) AND worker_id <> :worker_id) ")
+                "(SELECT id FROM t WHERE times_expired > 0) AND worker_id <> {worker}) ")
+            known = {"worker": ":worker_id"}
             self._assign_unit = sql(
-                f"WITH t AS ({take_unit.format(gate='')}), {after_taking}"
+                f"WITH t AS ({take_unit.format(gate='', **known)}), "
+                f"{after_taking.format(**known)}"
                 "SELECT id, public_id, assignment_id, times_expired FROM t")
             # Optimistic claims, without a transaction: the worker's row is locked before any
             # unit and must still be the version the claim read (`worker_view`); taking a
@@ -177,13 +200,27 @@ class HotStatements(DriverSQL):
             self._assign_unit_if_unchanged = sql(
                 "WITH w AS MATERIALIZED (SELECT id FROM workers WHERE id = :worker_id "
                 "AND xmin::text = :version FOR UPDATE), "
-                f"t AS ({take_unit.format(gate='EXISTS (SELECT 1 FROM w) AND ')}), "
+                f"t AS ({take_unit.format(gate='EXISTS (SELECT 1 FROM w) AND ', **known)}), "
                 "v AS (UPDATE workers SET provider = provider WHERE id = :worker_id "
-                f"AND EXISTS (SELECT 1 FROM t)), {after_taking}"
+                f"AND EXISTS (SELECT 1 FROM t)), {after_taking.format(**known)}"
                 "SELECT EXISTS (SELECT 1 FROM w), t.id, t.public_id, t.assignment_id, "
                 "t.times_expired FROM (VALUES (1)) AS one LEFT JOIN t ON true")
+            # A first claim in one statement (`worker_view` with a take): a worker seen for
+            # the first time is made and takes a unit in the same statement, which then reads
+            # as `worker_view` does with that unit among the worker's (the snapshot does not
+            # hold it). A known worker is only read. A new row needs no version check: a
+            # concurrent first claim of the same worker waits on the insert, then does not
+            # see the row (see `_worker_view`).
+            made = {"worker": "(SELECT id FROM ins)"}
+            self._worker_view_or_take = sql(
+                new_worker
+                + f"t AS ({take_unit.format(gate='EXISTS (SELECT 1 FROM ins) AND ', **made)}), "
+                + after_taking.format(**made) + ", " + viewed
+                + state.format(version="w.xmin::text, ",
+                               also=" UNION ALL SELECT t.id, t.public_id, 'assigned', "
+                                    ":session_id, :pool FROM t"))
         else:
-            self._take_unit = sql(take_unit.format(gate=""))
+            self._take_unit = sql(take_unit.format(gate="", worker=":worker_id"))
             self._clear_other_drafts = sql(
                 "DELETE FROM drafts WHERE unit_id = :unit_id AND worker_id <> :worker_id")
             self._add_groups = sql(
@@ -192,7 +229,8 @@ class HotStatements(DriverSQL):
                 "WHERE assignment_id = :assignment_id")
         self._unit_view = sql(
             "SELECT u.id, u.public_id, u.status, u.worker_id, u.times_expired, u.deadline, "
-            "u.pool, u.layout, a.data, d.answers, d.position, d.saved_at FROM units u "
+            "u.pool, u.layout, a.data, d.answers, d.position, d.saved_at, u.task_run_id, "
+            "u.assigned_at FROM units u "
             "JOIN assignments a ON a.id = u.assignment_id "
             "LEFT JOIN drafts d ON d.unit_id = u.id AND d.worker_id = :worker_id "
             "WHERE u.public_id = :public_id")
@@ -271,13 +309,21 @@ class HotStatements(DriverSQL):
         return worker_id, [row[1:] for row in rows], frozenset(name for (name,) in names)
 
     def worker_view(self, connection: Connection, provider: str, provider_worker_id: str,
-                    now: datetime, task_id: int) -> WorkerView | None:
+                    now: datetime, task_id: int, take: NewWorkerTake | None = None
+                    ) -> WorkerView | None:
         """PostgreSQL, without a transaction: what `worker_and_units` reads, without locking
         or writing a known worker's row, and the version of that row. None when a concurrent
-        first claim of the same worker created the row meanwhile."""
-        rows = run(connection, self._worker_view, {
-            "provider": provider, "provider_worker_id": provider_worker_id,
-            "now": self.time(now), "task_id": task_id}).fetchall()
+        first claim of the same worker created the row meanwhile. With `take`, a worker seen
+        for the first time also takes a unit of `take.pool` in the same statement (when the
+        pool has one they may take): it is among their units, assigned, on this visit."""
+        values = {"provider": provider, "provider_worker_id": provider_worker_id,
+                  "now": self.time(now), "task_id": task_id}
+        statement = self._worker_view
+        if take is not None:
+            statement = self._worker_view_or_take
+            values.update(run_id=take.run_id, session_id=take.session_id,
+                          deadline=self.time(take.deadline), pool=take.pool)
+        rows = run(connection, statement, values).fetchall()
         if not rows:
             return None
         return WorkerView(rows[0][0], rows[0][1], [row[3:] for row in rows if row[3] is not None],
@@ -324,11 +370,12 @@ class HotStatements(DriverSQL):
 
     def _read_unit_view(self, row: tuple[Any, ...]) -> UnitView:
         (unit_id, public, status, owner, expired, deadline, pool, layout, data, answers,
-         position, saved_at) = row
-        read_json = self.read_json
-        return UnitView(unit_id, public, status, owner, expired, self.read_time(deadline), pool,
+         position, saved_at, run_id, assigned_at) = row
+        read_json, read_time = self.read_json, self.read_time
+        return UnitView(unit_id, public, status, owner, expired, read_time(deadline), pool,
                         read_json(layout), read_json(data), read_json(answers),
-                        read_json(position), self.read_time(saved_at))
+                        read_json(position), read_time(saved_at), run_id,
+                        read_time(assigned_at))
 
     def save_draft(self, connection: Connection, public_id: str, worker_id: int,
                    answers: Any, position: Any, now: datetime) -> LockedUnit | None:

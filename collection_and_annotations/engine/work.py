@@ -13,10 +13,12 @@ from sqlalchemy.exc import IntegrityError
 from collection_and_annotations.blueprints.base import SubmitRefused, SubmittedUnit, TaskBlueprint
 from collection_and_annotations.engine.hot_sql import UnitWithData, hot
 from collection_and_annotations.engine.runs import DONE_STATUSES
+from collection_and_annotations.engine.viewed_units import ViewedUnits
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import iso_utc, utcnow
 
 MAX_DRAFT_BYTES = 1_000_000
+_VIEWED = ViewedUnits()  # this process's units as their pages last read them
 OwnedT = TypeVar("OwnedT", bound=tuple)  # a unit row with `worker_id` and `times_expired`
 
 
@@ -47,6 +49,8 @@ def unit_view(
         unit_state = getattr(blueprint, "unit_state", None)
         state = ({} if unit_state is None or unit.status != "assigned" else
                  unit_state(connection, unit.id, unit.times_expired, unit.data, unit.layout))
+    if unit.status == "assigned" and _submits_in_one_statement(db, blueprint, unit.pool):
+        _VIEWED.keep(public_id, unit.for_submit())  # for the submit that follows
     seconds = None
     if unit.deadline is not None and unit.status == "assigned":
         seconds = max(0, int((unit.deadline - utcnow()).total_seconds()))
@@ -147,18 +151,21 @@ def _store_in_one_statement(
     db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int, answers: Any,
     timings: dict[str, Any], client_id: str | None,
 ) -> bool:
-    """PostgreSQL: the unit read without a lock, the answers judged, then stored in one
-    statement if the unit is still the same open unit of this worker: two round trips where
-    the locked submit takes four (with BEGIN and COMMIT). False when the submit must run in
-    the locked transaction instead: the unit is not (or no longer) this worker's open unit
-    (that transaction says why, or answers a retry as before), or the task kind writes more
-    at submit (it completes the answers from the database, or scores the unit)."""
+    """PostgreSQL: the unit read without a lock (or as this worker's page last read it in
+    this process, `ViewedUnits`), the answers judged, then stored in one statement if the
+    unit is still the same open unit of this worker: one or two round trips where the locked
+    submit takes four (with BEGIN and COMMIT). False when the submit must run in the locked
+    transaction instead: the unit is not (or no longer) this worker's open unit (that
+    transaction says why, or answers a retry as before), or the task kind writes more at
+    submit (it completes the answers from the database, or scores the unit)."""
     if getattr(blueprint, "complete_answers", None) is not None:
         return False
-    with db.snapshot() as connection:
-        unit = hot(connection).unit_with_data(connection, public_id)
+    unit = _VIEWED.take(public_id, worker_id)
+    if unit is None:
+        with db.snapshot() as connection:
+            unit = hot(connection).unit_with_data(connection, public_id)
     if unit is None or unit.worker_id != worker_id or unit.status != "assigned" \
-            or _writes_after_submit(blueprint, unit.pool):
+            or not _submits_in_one_statement(db, blueprint, unit.pool):
         return False
     _check(blueprint, unit, answers)
     stored = blueprint.stored_answers(unit.data, unit.layout, answers)
@@ -173,6 +180,13 @@ def _check(blueprint: TaskBlueprint, unit: UnitWithData, answers: Any) -> None:
     problems = blueprint.check_submission(unit.data, unit.layout, answers)
     if problems:
         raise WorkRefused(_summary(problems), 422, problems)
+
+
+def _submits_in_one_statement(db: Database, blueprint: TaskBlueprint, pool: str) -> bool:
+    """Whether a unit of `pool` is stored in one statement (`_store_in_one_statement`):
+    on PostgreSQL, when the task kind writes nothing else at submit."""
+    return db.one_statement_writes and getattr(blueprint, "complete_answers", None) is None \
+        and not _writes_after_submit(blueprint, pool)
 
 
 def _writes_after_submit(blueprint: TaskBlueprint, pool: str) -> bool:

@@ -96,9 +96,21 @@ def route(connection: Connection, settings: QualitySettings, worker: WorkerConte
         if _screening_full(connection, worker.run_id):
             raise NoWork(SCREENING_FULL, 503)
         return [SCREENING_POOL]
+    return _real_work(settings, worker.units_by_pool)
+
+
+def first_route(settings: QualitySettings) -> list[str] | None:
+    """`route` for a worker seen for the first time (no qualification, no unit yet), when it
+    reads no database: None with screening (whether the run has a screening unit left is
+    read)."""
+    return None if settings.screening else _real_work(settings, {})
+
+
+def _real_work(settings: QualitySettings, done: Mapping[str, int]) -> list[str]:
+    """Real work, with a gold unit first when the schedule says one is due (`done`: the
+    worker's units in the task, per pool)."""
     if not settings.golds:
         return [MAIN_POOL]
-    done = worker.units_by_pool
     due = settings.min_golds + done.get(MAIN_POOL, 0) // settings.gold_every
     return [GOLD_POOL, MAIN_POOL] if done.get(GOLD_POOL, 0) < due else [MAIN_POOL]
 

@@ -78,7 +78,8 @@ def claim():
         identity = served.provider.identify(_body())
         result = claim_unit(served.db, served.task_id, served.run_id, served.provider.name,
                             identity.worker_id, identity.session_id, served.limits,
-                            served.blocked_workers, served.blueprint.pools_for)
+                            served.blocked_workers, served.blueprint.pools_for,
+                            first_pools=served.new_worker_pools)
     except (IdentityRefused, ClaimRefused) as exc:
         return _error(str(exc), exc.status)
     return jsonify({

@@ -110,6 +110,9 @@ class StaticAnnotationBlueprint:
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         return quality.route(connection, self.quality, worker)
 
+    def new_worker_pools(self) -> list[str] | None:
+        return quality.first_route(self.quality)
+
     def unit_kind(self, pool: str) -> str:
         """Gold units are served as real work: nothing tells them apart."""
         return "screening" if pool == SCREENING_POOL else "annotation"
