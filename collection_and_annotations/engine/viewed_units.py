@@ -16,9 +16,10 @@ from collections import OrderedDict
 
 from collection_and_annotations.engine.hot_sql import UnitWithData
 
-# About one unit per worker at work in a burst of a thousand, with room to spare; a unit's
-# data is a few dialogues, so the cache stays within tens of megabytes.
-CAPACITY = 4096
+# One unit for each of a thousand workers between their page and their submit at once. A
+# unit of the original's sample tasks takes 10-20 KB in memory, so this is about 20 MB at
+# most; a worker whose read was pushed out costs one read more, nothing else.
+CAPACITY = 1024
 
 
 class ViewedUnits:
