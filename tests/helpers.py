@@ -11,13 +11,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from collection_and_annotations import PACKAGE_DIR
+from collection_and_annotations.server.greenlet_pool import GreenletPool
 from collection_and_annotations.server.http import listening_socket
 
 REPO = PACKAGE_DIR.parent
@@ -124,3 +125,29 @@ class Running:
             except queue.Empty:
                 raise AssertionError(f"no line matching {pattern!r}:\n"
                                      + "".join(self.lines)) from None
+
+
+def run_in_greenlets(slots: int, *calls: Callable[[], Any]) -> tuple[list[Any], int]:
+    """Each call at once in a greenlet pool of `slots` (server/greenlet_pool.py): their
+    results (or exceptions), in order, and how many times the event loop ran a 10 ms ticker
+    meanwhile."""
+    async def main() -> tuple[list[Any], int]:
+        pool = GreenletPool(slots, "test")
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticker = asyncio.create_task(tick())
+        try:
+            results = await asyncio.gather(*(pool.run(call) for call in calls),
+                                           return_exceptions=True)
+        finally:
+            ticker.cancel()
+            await pool.aclose()
+        return results, ticks
+
+    return run_coroutine(main())

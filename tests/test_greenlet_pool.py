@@ -8,7 +8,7 @@ import time
 
 import httpx
 import pytest
-from helpers import dialogue, run_coroutine, serving, write_task
+from helpers import dialogue, run_coroutine, run_in_greenlets, serving, write_task
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
@@ -34,31 +34,6 @@ def db(postgres_url):
     database.dispose()
 
 
-def _in_pool(slots: int, *calls):  # noqa: ANN002
-    """Run each call in a pool of `slots` at once; their results (or exceptions), in order,
-    and how many times the loop ran a 10 ms ticker meanwhile."""
-    async def main():  # noqa: ANN202
-        pool = GreenletPool(slots, "test")
-        ticks = 0
-
-        async def tick() -> None:
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.01)
-                ticks += 1
-
-        ticker = asyncio.create_task(tick())
-        try:
-            results = await asyncio.gather(*(pool.run(call) for call in calls),
-                                           return_exceptions=True)
-        finally:
-            ticker.cancel()
-            await pool.aclose()
-        return results, ticks
-
-    return run_coroutine(main())
-
-
 def _sleep(db: Database, seconds: float):  # noqa: ANN202
     def call() -> float:
         with db.snapshot() as connection:
@@ -71,7 +46,7 @@ def test_a_slot_waiting_for_postgresql_lets_the_loop_run_the_others(db):
     """Three statements of 0.4 s in three slots overlap, and the loop keeps running (its
     ticker ticks) while they wait: a blocking wait would have stopped it for 1.2 s."""
     started = time.monotonic()
-    results, ticks = _in_pool(3, *(_sleep(db, 0.4) for _ in range(3)))
+    results, ticks = run_in_greenlets(3, *(_sleep(db, 0.4) for _ in range(3)))
     assert all(isinstance(result, float) for result in results)
     assert max(results) - started < 1.0
     assert ticks >= 20
@@ -96,7 +71,7 @@ def test_a_step_inside_a_transaction_blocks_instead_of_suspending(db):
             connection.execute(text("UPDATE counters SET n = n + 10 WHERE id = 1"))
         return "updated"
 
-    results, _ = _in_pool(2, hold_the_row_and_wait, update_the_row)
+    results, _ = run_in_greenlets(2, hold_the_row_and_wait, update_the_row)
     assert results == ["held", "updated"]
     with db.snapshot() as connection:
         assert connection.execute(text("SELECT n FROM counters")).scalar() == 11
@@ -111,7 +86,7 @@ def test_socket_waits_are_handed_to_the_loop_only_outside_transactions(db):
             in_session = cooperative_wait() is not None
         return outside, inside, in_session
 
-    results, _ = _in_pool(1, seen)
+    results, _ = run_in_greenlets(1, seen)
     assert results == [(True, False, False)]
     assert cooperative_wait() is None  # outside the pool, every wait blocks
 
@@ -161,7 +136,7 @@ def test_errors_reach_the_caller_and_the_slot_goes_on(db):
     def fails() -> None:
         raise ValueError("a step's own error")
 
-    results, _ = _in_pool(1, missing_table, works, duplicate, works, fails, killed, works)
+    results, _ = run_in_greenlets(1, missing_table, works, duplicate, works, fails, killed, works)
     assert isinstance(results[0], ProgrammingError) and "no_such_table" in str(results[0])
     assert isinstance(results[2], IntegrityError)
     assert isinstance(results[4], ValueError)

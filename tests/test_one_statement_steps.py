@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from helpers import dialogue, run_coroutine, write_task
+from helpers import dialogue, run_in_greenlets, write_task
 from psycopg import pq
 from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
@@ -24,7 +24,6 @@ from collection_and_annotations.engine.driver_sql import run
 from collection_and_annotations.engine.hot_sql import Claimant, hot
 from collection_and_annotations.engine.viewed_units import ViewedUnits
 from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
-from collection_and_annotations.server.greenlet_pool import GreenletPool
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import Submission, Unit, Worker, iso_utc, utcnow
 from collection_and_annotations.storage.socket_wait import cooperative_wait
@@ -350,14 +349,10 @@ def _in_a_slot(call):  # noqa: ANN001, ANN202
         assert cooperative_wait() is not None
         return call()
 
-    async def main():  # noqa: ANN202
-        pool = GreenletPool(1, "test")
-        try:
-            return await pool.run(checked)
-        finally:
-            await pool.aclose()
-
-    return run_coroutine(main())
+    (result,), _ = run_in_greenlets(1, checked)
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
 def _claims_at_once(served, url: str, workers: list[str], visit: str, barrier,

@@ -158,9 +158,10 @@ class HotStatements(DriverSQL):
                 "WITH ins AS (INSERT INTO workers (provider, provider_worker_id, pseudonym, "
                 f"created_at) VALUES (:provider, :provider_worker_id, {pseudonym}, :now) "
                 "ON CONFLICT (provider, provider_worker_id) DO NOTHING RETURNING id, xmin), ")
-            viewed = ("w AS (SELECT id, xmin FROM ins UNION ALL SELECT id, xmin FROM workers "
-                      "WHERE provider = :provider AND provider_worker_id = :provider_worker_id), ")
-            self._worker_view = sql(new_worker + viewed
+            worker_row = (
+                "w AS (SELECT id, xmin FROM ins UNION ALL SELECT id, xmin FROM workers "
+                "WHERE provider = :provider AND provider_worker_id = :provider_worker_id), ")
+            self._worker_view = sql(new_worker + worker_row
                                     + state.format(version="w.xmin::text, ", also=""))
         else:
             self._held_units = sql(held_units.format(worker=":worker_id") + " ORDER BY u.id DESC")
@@ -215,7 +216,7 @@ class HotStatements(DriverSQL):
             self._worker_view_or_take = sql(
                 new_worker
                 + f"t AS ({take_unit.format(gate='EXISTS (SELECT 1 FROM ins) AND ', **made)}), "
-                + after_taking.format(**made) + ", " + viewed
+                + after_taking.format(**made) + ", " + worker_row
                 + state.format(version="w.xmin::text, ",
                                also=" UNION ALL SELECT t.id, t.public_id, 'assigned', "
                                     ":session_id, :pool FROM t"))

@@ -165,7 +165,7 @@ def _store_in_one_statement(
         with db.snapshot() as connection:
             unit = hot(connection).unit_with_data(connection, public_id)
     if unit is None or unit.worker_id != worker_id or unit.status != "assigned" \
-            or not _submits_in_one_statement(db, blueprint, unit.pool):
+            or _writes_after_submit(blueprint, unit.pool):
         return False
     _check(blueprint, unit, answers)
     stored = blueprint.stored_answers(unit.data, unit.layout, answers)
