@@ -77,10 +77,13 @@ def block_name() -> str:
 
 @requester_api.post("/workers/<pseudonym>/block")
 def block_worker(pseudonym: str) -> Response:
-    """Blocked here at once (the claim refuses them); on platforms with blocks (MTurk) too."""
+    """Blocked here at once (the claim refuses them); on platforms with blocks (MTurk) too.
+    Body (optional): `{"reason": "..."}`."""
     served = _served()
+    reason = json_body() if request.get_data() else {}
+    if not isinstance(reason.get("reason", ""), str):
+        abort(422, "reason must be text")
     provider, worker = worker_by_pseudonym(pseudonym)
-    reason = request.get_json(silent=True) or {}
     name = block_name()
     with served.db.transaction() as connection:
         qualifications.change(connection, provider, worker, name, 1)

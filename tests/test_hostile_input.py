@@ -1,0 +1,177 @@
+"""One worker's hostile input never breaks the server or the requester's data, over real HTTP on
+SQLite and PostgreSQL: huge integers are refused on every JSON body (and a row stored before
+never breaks an export), NUL in ids, queries and paths is a 4xx, names past 200 characters a
+422."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import httpx
+import pytest
+from chat_helpers import ChatServer, ScriptedBot, auth, write_chat_conf
+from helpers import dialogue, live_server, write_task
+from sqlalchemy import func, select, text
+from test_export import _export
+
+from collection_and_annotations.server.auth import requester_token
+from collection_and_annotations.storage.models import GrantedQualification, Submission, Unit
+
+RELEVANCE_Q = "Does SPEAKER_X's reply follow from what SPEAKER_Y just said?"
+PROBLEMS_Q = "Which problems does the reply have?"
+BUCKETS = ["relevance", "issues", "overall_quality"]
+HUGE = "9" * 5001  # past Python's 4,300-digit limit for reading an integer
+LARGE = "1" + "0" * 400
+JUST_PAST = str(2**53)
+LARGEST = 2**53 - 1
+
+
+@pytest.fixture
+def task(tmp_path, database_url, open_conf):
+    """A static task (3 groups, 2 annotators each) on `database_url`, served over HTTP."""
+    lines = [{"data": [dialogue(f"d{i}", f"g{i}", BUCKETS)]} for i in range(3)]
+    conf = write_task(tmp_path, lines, {f"g{i}": 2 for i in range(3)})
+    served = open_conf(str(conf), database_url)
+    with live_server(served) as base, httpx.Client(base_url=base, timeout=20) as client:
+        yield served, client
+
+
+def _requester(served) -> dict[str, str]:
+    return {"Authorization": f"Bearer {requester_token(served.secret)}"}
+
+
+def _open_unit(client: httpx.Client, worker: str) -> tuple[str, dict[str, str], str]:
+    """A claimed unit: its id, the worker's headers, its dialogue's key."""
+    claimed = client.post("/api/claim", json={"worker_id": worker, "assignment_id": "a1"})
+    assert claimed.status_code == 200, claimed.text
+    unit_id, headers = claimed.json()["unit_id"], auth(claimed.json()["token"])
+    key = client.get(f"/api/units/{unit_id}", headers=headers).json()["dialogues"][0]["key"]
+    return unit_id, headers, key
+
+
+def _answers(key: str) -> dict:
+    return {key: {
+        "relevance": {str(t): {RELEVANCE_Q: {"Yes, it responds to it directly.": {}},
+                               PROBLEMS_Q: {}} for t in (1, 3)},
+        "issues": {"1": ["off_topic"]},
+        "overall_quality": {"dialogue": {"Overall": 2}}}}
+
+
+def _submitted(client: httpx.Client, worker: str, timings: dict | None = None) -> str:
+    unit_id, headers, key = _open_unit(client, worker)
+    reply = client.post(f"/api/units/{unit_id}/submit", headers=headers,
+                        json={"answers": _answers(key), "timings": timings or {}})
+    assert reply.status_code == 200, reply.text
+    return unit_id
+
+
+def _json_bodies(client: httpx.Client, served) -> list[tuple[str, str, dict, str]]:
+    """Every request of a static task that reads a JSON body: (method, path, headers, body
+    with N where a number goes)."""
+    unit_id, headers, key = _open_unit(client, "w1")
+    done = _submitted(client, "w2")
+    pseudonym = client.get("/api/requester/workers", headers=_requester(served)) \
+        .json()["workers"][0]["pseudonym"]
+    requester = _requester(served)
+    return [
+        ("POST", "/api/claim", {}, '{"worker_id": "w9", "assignment_id": "a9", "n": N}'),
+        ("POST", "/api/requester/session", {}, '{"token": "guess", "n": N}'),
+        ("PUT", f"/api/units/{unit_id}/draft", headers, '{"answers": {}, "position": [N]}'),
+        ("POST", f"/api/units/{unit_id}/submit", headers,
+         json.dumps({"answers": _answers(key)})[:-1] + ', "timings": {"ms": N}}'),
+        ("POST", f"/api/units/{unit_id}/dialogues/{key}/check", headers,
+         '{"answers": {"overall_quality": {"dialogue": {"Overall": N}}}}'),
+        ("POST", f"/api/requester/units/{done}/review", requester,
+         '{"decision": "reject", "reason": "r", "n": N}'),
+        ("POST", f"/api/requester/units/{done}/bonus", requester,
+         '{"amount": N, "reason": "r"}'),
+        ("POST", "/api/requester/units/bulk-review", requester,
+         f'{{"unit_ids": ["{done}"], "decision": "reject", "n": N}}'),
+        ("POST", f"/api/requester/workers/{pseudonym}/block", requester, '{"reason": N}'),
+        ("POST", f"/api/requester/workers/{pseudonym}/qualifications/grant", requester,
+         '{"name": "q", "value": N}'),
+        ("POST", "/api/requester/bonuses/1/resolve", requester, '{"paid": N}'),
+        ("POST", "/api/requester/qualifications/grant", requester,
+         '{"worker": "w1", "name": "q", "value": N}'),
+        ("POST", "/api/requester/qualifications/block", requester,
+         '{"worker": "w1", "n": N}'),
+    ]
+
+
+def test_huge_integers_are_refused_on_every_json_body(task):
+    served, client = task
+    requests = _json_bodies(client, served)
+    for number in (HUGE, "-" + HUGE, LARGE, JUST_PAST, "-" + JUST_PAST):
+        for method, path, headers, body in requests:
+            reply = client.request(method, path, content=body.replace("N", number),
+                                   headers={**headers, "Content-Type": "application/json"})
+            assert reply.status_code == 422, (number[:20], path, reply.text)
+            assert f"between -{LARGEST} and {LARGEST}" in reply.json()["error"], reply.text
+    with served.db.session() as session:  # nothing of it was stored
+        assert session.scalar(select(func.count()).select_from(Submission)) == 1
+        assert session.scalar(select(func.count()).select_from(GrantedQualification)) == 0
+        assert session.scalar(select(func.count()).where(Unit.status == "rejected")) == 0
+    place = client.request("PUT", requests[2][1], headers=requests[2][2],
+                           json={"answers": {}, "position": {"steps": [1, 2**53]}})
+    assert place.status_code == 422 and place.json()["error"].startswith("position.steps[1]:")
+
+
+def test_the_largest_safe_integer_is_stored(task):
+    served, client = task
+    _submitted(client, "w1", {"ms": LARGEST, "negative": -LARGEST})
+    with served.db.session() as session:
+        timings = session.scalars(select(Submission.timings)).one()
+    assert timings["client"] == {"ms": LARGEST, "negative": -LARGEST}
+
+
+def test_chat_bodies_refuse_huge_integers(tmp_path, database_url):
+    conf = write_chat_conf(tmp_path, "alpha:1", ["alpha"], num_turns=1)
+    server = ChatServer(tmp_path, conf, {"alpha": ScriptedBot("alpha")}, database_url)
+    try:
+        unit, token = server.claim("w1")
+        for action in ("start", "messages", "end", "retry"):
+            for number in (HUGE, JUST_PAST):
+                reply = server.client.post(
+                    f"/api/chat/{unit}/{action}", headers={**auth(token), "Content-Type":
+                                                           "application/json"},
+                    content=f'{{"text": "hello", "client_message_id": {number}}}')
+                assert reply.status_code == 422, (action, reply.text)
+                assert f"between -{LARGEST} and {LARGEST}" in reply.json()["error"]
+    finally:
+        server.stop()
+
+
+def test_a_stored_huge_integer_never_breaks_an_export(task, database_url, tmp_path):
+    """A row stored before integers were bounded: every export and the Results tab still
+    answer, and the row is in them."""
+    served, client = task
+    _submitted(client, "w1")
+    unit_id, headers, key = _open_unit(client, "w2")
+    timings = {"steps": [{"dialogue": key, "bucket": "relevance", "intervals": [[1, 2]]}]}
+    assert client.post(f"/api/units/{unit_id}/submit", headers=headers, json={
+        "answers": _answers(key), "timings": timings}).status_code == 200
+    huge = (f'{{"client": {{"ms": {LARGE}, "steps": [{{"dialogue": "{key}", "bucket": '
+            f'"relevance", "intervals": [[1, {LARGE}], [-{LARGE}, 5], [1, 3001]]}}]}}, '
+            '"server": {}}')
+    with served.db.engine.begin() as connection:
+        connection.execute(text("UPDATE submissions SET timings = :t WHERE id = "
+                                "(SELECT max(id) FROM submissions)"), {"t": huge})
+
+    requester = _requester(served)
+    for fmt in ("json", "jsonl", "items-jsonl", "csv"):
+        reply = client.get(f"/api/requester/submissions?format={fmt}", headers=requester)
+        assert reply.status_code == 200, (fmt, reply.text)
+        assert unit_id in reply.text
+    rows = list(csv.DictReader(io.StringIO(client.get(
+        "/api/requester/submissions?format=csv", headers=requester).text)))
+    assert {row["step_seconds"] for row in rows
+            if row["unit_id"] == unit_id and row["bucket"] == "relevance"} == {"3.0"}
+    for path in ("/api/requester/results", "/api/requester/review", "/api/requester/overview",
+                 f"/api/requester/units/{unit_id}", "/api/requester/workers"):
+        reply = client.get(path, headers=requester)
+        assert reply.status_code == 200, (path, reply.text)
+    for fmt in ("csv", "jsonl", "submissions"):
+        _export(database_url, "--format", fmt, "-o", str(tmp_path / fmt))
+        assert unit_id in (tmp_path / fmt).read_text()
