@@ -17,6 +17,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from collection_and_annotations.server.security import SECURITY_HEADER_LIST
 from collection_and_annotations.server.wsgi_pool import WsgiPool
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -49,12 +50,12 @@ async def read_body(scope: dict[str, Any], receive: Receive, limit: int) -> byte
 
 
 async def send_error(send: Send, status: int, message: str) -> None:
-    """A JSON error like the Flask app's, closing the connection (the rest of the request is
-    not read)."""
+    """A JSON error like the Flask app's, with its security headers, closing the connection
+    (the rest of the request is not read)."""
     body = json.dumps({"error": message}).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close")]})
+        (b"connection", b"close"), *SECURITY_HEADER_LIST]})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -26,7 +26,7 @@ from collection_and_annotations.server.chat.runner import ChatRunner
 from collection_and_annotations.server.chat.stream import END, EventStream
 from collection_and_annotations.server.chat.writer import StepWriter
 from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
-from collection_and_annotations.server.security import SECURITY_HEADERS, HostCheck
+from collection_and_annotations.server.security import SECURITY_HEADER_LIST, HostCheck
 from collection_and_annotations.server.thread_pool import ThreadPool
 from collection_and_annotations.storage.database import Database
 
@@ -34,7 +34,7 @@ PREFIX = "/api/chat/"
 MAX_BODY = 64_000
 DB_THREADS = 4
 T = TypeVar("T")
-_HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
+_HEADERS = SECURITY_HEADER_LIST
 
 
 class ChatApp:
