@@ -175,3 +175,89 @@ def test_a_stored_huge_integer_never_breaks_an_export(task, database_url, tmp_pa
     for fmt in ("csv", "jsonl", "submissions"):
         _export(database_url, "--format", fmt, "-o", str(tmp_path / fmt))
         assert unit_id in (tmp_path / fmt).read_text()
+
+
+def test_nul_in_an_id_a_query_or_a_path_is_refused(task):
+    served, client = task
+    unit_id, headers, key = _open_unit(client, "w1")
+    requester = _requester(served)
+    for method, path, credentials in (
+            ("GET", "/api/units/%00", headers), ("GET", "/api/units/u_1%00", headers),
+            ("PUT", "/api/units/a%00b/draft", headers),
+            ("POST", "/api/units/%00/submit", headers),
+            ("POST", f"/api/units/{unit_id}/dialogues/{key}%00/check", headers),
+            ("GET", "/api/requester/units/%00", requester),
+            ("GET", "/api/requester/review?worker=%00", requester),
+            ("GET", "/api/requester/review?bucket=a%00", requester),
+            ("GET", "/api/requester/qualifications?name=%00&worker=w1", requester),
+            ("GET", "/api/requester/links?worker_id=%00&n=1", requester),
+            ("POST", "/api/requester/workers/%00/block", requester),
+            ("GET", "/api/enter?PROLIFIC_PID=%00", {}),
+            ("GET", "/assets/%00", {}), ("GET", "/assets/index%00.js", {}),
+            ("GET", "/%00", {}), ("POST", "/api/chat/%00/start", headers)):
+        reply = client.request(method, path, headers=credentials, json={"answers": {}})
+        assert reply.status_code == 400, (path, reply.text)
+        assert "NUL" in reply.json()["error"]
+    assert client.get(f"/api/units/{unit_id}", headers=headers).status_code == 200
+
+
+def test_names_over_200_characters_are_refused_with_422(task):
+    served, client = task
+    requester = _requester(served)
+    long, most = "n" * 201, "m" * 200
+    for body in ({"worker_id": long, "assignment_id": "a"},
+                 {"worker_id": "w", "assignment_id": long}):
+        reply = client.post("/api/claim", json=body)
+        assert reply.status_code == 422 and "at most 200" in reply.json()["error"], reply.text
+    assert client.post("/api/claim", json={"worker_id": most, "assignment_id": most}) \
+        .status_code == 200
+    for body in ({"worker": long, "name": "q"}, {"worker": "w", "name": long},
+                 {"worker": "w", "name": "q", "provider": "p" * 33},
+                 {"worker": "w", "name": "q", "value": 2**31}):
+        for action in ("grant", "block") if "value" not in body else ("grant",):
+            reply = client.post(f"/api/requester/qualifications/{action}", headers=requester,
+                                json=body)
+            assert reply.status_code == 422, (action, body, reply.text)
+    pseudonym = client.get("/api/requester/workers", headers=requester) \
+        .json()["workers"][0]["pseudonym"]
+    reply = client.post(f"/api/requester/workers/{pseudonym}/qualifications/grant",
+                        headers=requester, json={"name": long})
+    assert reply.status_code == 422, reply.text
+    assert client.post("/api/requester/qualifications/grant", headers=requester,
+                       json={"worker": most, "name": most, "value": 2**31 - 1}).status_code == 200
+    done = _submitted(client, "w2")
+    reply = client.post(f"/api/requester/units/{done}/review", headers=requester, json={
+        "decision": "reject", "reason": "r", "rejection_category": "c" * 33})
+    assert reply.status_code == 400 and "at most 32" in reply.json()["error"], reply.text
+
+
+def test_a_draft_whose_position_is_a_bare_number_reads_back(task):
+    """SQLite keeps a JSON document that is a bare number as a number."""
+    _, client = task
+    unit_id, headers, _ = _open_unit(client, "w1")
+    for position in (5, 2.5, "5", None, [1]):
+        assert client.put(f"/api/units/{unit_id}/draft", headers=headers,
+                          json={"answers": {}, "position": position}).status_code == 200
+        reply = client.get(f"/api/units/{unit_id}", headers=headers)
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["draft"]["position"] == position
+
+
+def test_credentials_that_are_not_ascii_are_refused_not_a_500(task):
+    served, client = task
+    unit_id, _, _ = _open_unit(client, "w1")
+    wrong = {"Authorization": "Bearer 1.\u00e9t\u00e9".encode()}
+    for method, path in (("GET", f"/api/units/{unit_id}"), ("GET", "/api/next"),
+                         ("POST", f"/api/chat/{unit_id}/start"),
+                         ("GET", "/api/requester/overview")):
+        assert client.request(method, path, headers=wrong).status_code in (401, 404), path
+    session = client.post("/api/requester/session", json={"token": "\u00e9" * 40})
+    assert session.status_code == 401
+    forged = {"Cookie": "cep_requester=9999999999.\u00e9.\u00e9".encode()}
+    assert client.get("/api/requester/overview", headers=forged).status_code == 401
+    signed_in = client.post("/api/requester/session",
+                            json={"token": requester_token(served.secret)})
+    cookie = {"Cookie": f"cep_requester={signed_in.cookies['cep_requester']}",
+              "X-CSRF-Token": "\u00e9".encode()}
+    assert client.post("/api/requester/sync-failures/retry", headers=cookie,
+                       json={}).status_code == 403

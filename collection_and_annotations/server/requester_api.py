@@ -4,7 +4,6 @@ cookie the dashboard got for it (server/requester_session.py, docs/dashboard.md)
 
 from __future__ import annotations
 
-import hmac
 import io
 import secrets
 from typing import Any
@@ -19,7 +18,7 @@ from collection_and_annotations.export.submissions import (
 )
 from collection_and_annotations.export.writers import json_safe, write_export
 from collection_and_annotations.quality.stats import task_outcomes, worker_outcomes
-from collection_and_annotations.server.auth import bearer, requester_token
+from collection_and_annotations.server.auth import bearer, requester_token, same_secret
 from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
 from collection_and_annotations.server.requester_session import (
     COOKIE,
@@ -64,7 +63,7 @@ def _error(message: str, status: int) -> ResponseReturnValue:
 
 
 def _token_matches(given: str) -> bool:
-    return hmac.compare_digest(given, requester_token(_served().secret))
+    return same_secret(given, requester_token(_served().secret))
 
 
 @requester_api.before_request

@@ -10,14 +10,13 @@ must also carry the CSRF token, which only a page that read `/api/requester/sess
 
 from __future__ import annotations
 
-import hmac
 import secrets
 import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 
-from collection_and_annotations.server.auth import signature
+from collection_and_annotations.server.auth import same_secret, signature
 
 COOKIE = "cep_requester"
 CSRF_HEADER = "X-CSRF-Token"
@@ -38,7 +37,7 @@ def valid_session(secret: str, value: str | None, now: float | None = None) -> b
     if not value or value.count(".") != 2:
         return False
     expires, nonce, mac = value.split(".")
-    if not expires.isdigit() or not hmac.compare_digest(
+    if not expires.isdigit() or not same_secret(
             mac, signature(secret, f"requester-session:{expires}:{nonce}", 64)):
         return False
     return int(expires) > (time.time() if now is None else now)
@@ -50,7 +49,7 @@ def csrf_token(secret: str, session: str) -> str:
 
 
 def valid_csrf(secret: str, session: str, given: str | None) -> bool:
-    return bool(given) and hmac.compare_digest(given, csrf_token(secret, session))
+    return bool(given) and same_secret(given, csrf_token(secret, session))
 
 
 def cookie_options(public_url: str) -> dict[str, object]:
