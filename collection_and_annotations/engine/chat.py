@@ -394,14 +394,25 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
     retry of a message already stored)."""
     text, client_id = check_text(text, rules), client_id_of(client_message_id)
     sql = chat_sql(db.engine.dialect.name)
-    with db.driver_transaction() as cursor:
-        chat = _lock_chat(cursor, sql, public_id, worker_id)
-        answer, job, row = accept_message(cursor, sql, chat, public_id, text, client_id,
-                                          label, rules, utcnow())
-        if row is not None:
-            cursor.execute(sql.add_message, row)
-            cursor.execute(sql.worker_spoke, {"conversation_id": chat.conversation.id})
-        return answer, job
+    duplicate = db.engine.dialect.loaded_dbapi.IntegrityError  # the driver's own cursor's
+    for last in (False, True):
+        try:
+            with db.driver_transaction() as cursor:
+                chat = _lock_chat(cursor, sql, public_id, worker_id)
+                answer, job, row = accept_message(cursor, sql, chat, public_id, text,
+                                                  client_id, label, rules, utcnow())
+                if row is not None:
+                    cursor.execute(sql.add_message, row)
+                    cursor.execute(sql.worker_spoke, {"conversation_id": chat.conversation.id})
+                return answer, job
+        except duplicate:
+            # PostgreSQL: a message of this chat committed while this step waited for the
+            # unit's lock, after the statement that read the chat took its snapshot. Read
+            # again: the step then sees it (a repeat, or "wait for the reply").
+            if last:
+                raise WorkRefused("another message of this chat was stored at the same "
+                                  "time; wait for the reply", 409) from None
+    raise AssertionError("unreachable")
 
 
 def accept_message(cursor: Any, sql: ChatStatements, chat: LockedChat, public_id: str,
@@ -489,10 +500,13 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
     with db.driver_transaction() as cursor:
         chat = _lock_chat(cursor, sql, public_id, worker_id)
         unit, conversation, history = chat.unit, chat.conversation, chat.history
+        refused = WorkRefused("there is no failed reply to ask for again", 409)
         if conversation is None or conversation.status != "active" \
                 or conversation.awaiting != RETRY:
-            raise WorkRefused("there is no failed reply to ask for again", 409)
+            raise refused
         cursor.execute(sql.ask_again, {"conversation_id": conversation.id})
+        if cursor.rowcount == 0:  # another retry asked first
+            raise refused
         return ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
                         conversation.position, conversation.bot, None,
                         len(history), history, utcnow())
