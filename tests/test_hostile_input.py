@@ -26,6 +26,8 @@ HUGE = "9" * 5001  # past Python's 4,300-digit limit for reading an integer
 LARGE = "1" + "0" * 400
 JUST_PAST = str(2**53)
 LARGEST = 2**53 - 1
+MALFORMED = (b"[1, 2]", b'"reason"', b"5", b"null", b"true", b"{", b"\xff",
+             b'{"a": ' * 40 + b"1" + b"}" * 40, b"[" * 5000 + b"]" * 5000)
 
 
 @pytest.fixture
@@ -126,7 +128,7 @@ def test_the_largest_safe_integer_is_stored(task):
     assert timings["client"] == {"ms": LARGEST, "negative": -LARGEST}
 
 
-def test_chat_bodies_refuse_huge_integers(tmp_path, database_url):
+def test_chat_bodies_refuse_huge_integers_and_malformed_bodies(tmp_path, database_url):
     conf = write_chat_conf(tmp_path, "alpha:1", ["alpha"], num_turns=1)
     server = ChatServer(tmp_path, conf, {"alpha": ScriptedBot("alpha")}, database_url)
     try:
@@ -139,6 +141,10 @@ def test_chat_bodies_refuse_huge_integers(tmp_path, database_url):
                     content=f'{{"text": "hello", "client_message_id": {number}}}')
                 assert reply.status_code == 422, (action, reply.text)
                 assert f"between -{LARGEST} and {LARGEST}" in reply.json()["error"]
+            for body in MALFORMED:
+                reply = server.client.post(f"/api/chat/{unit}/{action}", content=body,
+                                           headers=auth(token))
+                assert reply.status_code in (400, 422), (action, body[:20], reply.text)
     finally:
         server.stop()
 
@@ -261,3 +267,18 @@ def test_credentials_that_are_not_ascii_are_refused_not_a_500(task):
               "X-CSRF-Token": "\u00e9".encode()}
     assert client.post("/api/requester/sync-failures/retry", headers=cookie,
                        json={}).status_code == 403
+
+
+def test_malformed_bodies_are_refused_on_every_endpoint(task):
+    """A list, string, number, deep or broken body where an object is expected: 400 or 422
+    everywhere (the block endpoint answered 500), and nothing stored."""
+    served, client = task
+    for method, path, headers, _ in _json_bodies(client, served):
+        for body in MALFORMED:
+            reply = client.request(method, path, content=body,
+                                   headers={**headers, "Content-Type": "application/json"})
+            assert reply.status_code in (400, 422), (path, body[:20], reply.text)
+            assert reply.json()["error"], path
+    with served.db.session() as session:
+        assert session.scalar(select(func.count()).select_from(Submission)) == 1
+        assert session.scalar(select(func.count()).select_from(GrantedQualification)) == 0
