@@ -150,8 +150,8 @@ def test_chat_bodies_refuse_huge_integers_and_malformed_bodies(tmp_path, databas
 
 
 def test_a_stored_huge_integer_never_breaks_an_export(task, database_url, tmp_path):
-    """A row stored before integers were bounded: every export and the Results tab still
-    answer, and the row is in them."""
+    """A row stored before integers were bounded (in its timings and its answers): every
+    export and the Results tab still answer, and the row is in them."""
     served, client = task
     _submitted(client, "w1")
     unit_id, headers, key = _open_unit(client, "w2")
@@ -161,9 +161,10 @@ def test_a_stored_huge_integer_never_breaks_an_export(task, database_url, tmp_pa
     huge = (f'{{"client": {{"ms": {LARGE}, "steps": [{{"dialogue": "{key}", "bucket": '
             f'"relevance", "intervals": [[1, {LARGE}], [-{LARGE}, 5], [1, 3001]]}}]}}, '
             '"server": {}}')
+    answers = json.dumps(_answers(key)).replace('"Overall": 2', f'"Overall": {LARGE}')
     with served.db.engine.begin() as connection:
-        connection.execute(text("UPDATE submissions SET timings = :t WHERE id = "
-                                "(SELECT max(id) FROM submissions)"), {"t": huge})
+        connection.execute(text("UPDATE submissions SET timings = :t, answers = :a WHERE id = "
+                                "(SELECT max(id) FROM submissions)"), {"t": huge, "a": answers})
 
     requester = _requester(served)
     for fmt in ("json", "jsonl", "items-jsonl", "csv"):
