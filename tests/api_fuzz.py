@@ -35,13 +35,24 @@ RAW_BODIES = (b"", b"{", b"[]", b"null", b"1", b'"x"', b"\xff\xfe", b'{"a": NaN}
               b"\x00" * 10, b"{" + b" " * 70_000 + b"}")
 
 
+def valid_answers() -> dict[str, Any]:
+    """A complete, right answer to one dialogue of the test task (4 turns; relevance, issues,
+    overall_quality of the package's annotation_buckets.json)."""
+    return {"relevance": {str(t): {
+        "Does SPEAKER_X's reply follow from what SPEAKER_Y just said?": {
+            "Yes, it responds to it directly.": {}},
+        "Which problems does the reply have?": {}} for t in (1, 3)},
+        "issues": {"1": ["off_topic"]},
+        "overall_quality": {"dialogue": {"Overall": 2}}}
+
+
 @dataclass
 class Known:
     """What the fuzzer learned of the server, to aim some requests at real things."""
 
-    worker_tokens: list[str] = field(default_factory=list)
+    visits: list[tuple[str, str]] = field(default_factory=list)  # (worker token, unit)
     units: list[str] = field(default_factory=list)
-    keys: list[str] = field(default_factory=list)
+    keys: dict[str, list[str]] = field(default_factory=dict)  # unit -> its dialogues' keys
     pseudonyms: list[str] = field(default_factory=list)
     csrf: str | None = None
     session_cookie: str | None = None
@@ -68,6 +79,8 @@ class Fuzzer:
         self.requester = requester_token(secret)
         self.chat = chat
         self.known = Known()
+        self.visit: tuple[str, str] | None = None  # the one this request is mostly about
+        self.follow_ups: list[Sent] = []  # what a worker or requester does next, sent first
         self.endpoints = self._endpoints()
 
     def close(self) -> None:
@@ -98,10 +111,23 @@ class Fuzzer:
         return self.rng.choice(known) if known and self.rng.random() < 0.7 \
             else self.rng.choice(junk)
 
+    def unit(self) -> str:
+        """Mostly the unit of this request's visit; else another one, or junk."""
+        if self.visit is not None and self.rng.random() < 0.7:
+            return self.visit[1]
+        return self.pick(self.known.units)
+
+    def key(self) -> str:
+        """A dialogue key of this request's visit's unit, mostly."""
+        keys = self.known.keys.get(self.visit[1], []) if self.visit else []
+        return self.pick(keys)
+
     def answers(self) -> dict[str, Any]:
-        """Answers shaped like the task's, for a known dialogue key, often half right."""
-        key = self.pick(self.known.keys, JUNK_TEXT)
-        rng = self.rng
+        """Answers shaped like the test task's (tests/test_api_fuzz.py), for a dialogue key
+        of the visit's unit: right half of the time, else wrong somewhere."""
+        key, rng = self.key(), self.rng
+        if rng.random() < 0.5:
+            return {key: valid_answers()}
         overall = rng.choice((1, 3, 5, 0, 6, "3", None, 2.5))
         tree = {"Does SPEAKER_X's reply follow from what SPEAKER_Y just said?": {
             rng.choice(("Yes, it responds to it directly.", "Maybe", "")): {}},
@@ -133,11 +159,11 @@ class Fuzzer:
         """(method, () -> (path, JSON body or None), whose credentials it wants)."""
         k, p = self.known, self.pick
         r = self.rng
-        unit = lambda: p(k.units)  # noqa: E731
+        unit = self.unit
         worker = lambda: p(k.pseudonyms)  # noqa: E731
         endpoints: list[tuple[str, Callable[[], tuple[str, Any]], str]] = [
             ("POST", lambda: ("/api/claim", {
-                "worker_id": r.choice(("w1", "w2", "w3", "w4", "w5", *JUNK_TEXT[:8])),
+                "worker_id": r.choice((*(f"w{n}" for n in range(12)), *JUNK_TEXT[:8])),
                 "assignment_id": r.choice(("a1", "a2", "a3", "a4", *JUNK_TEXT[:8])),
                 "sig": r.choice((None, "0" * 16, 5))}), "none"),
             ("GET", lambda: ("/api/next", None), "worker"),
@@ -149,7 +175,7 @@ class Fuzzer:
             ("POST", lambda: (f"/api/units/{unit()}/submit", {
                 "answers": self.answers(), "timings": {"ms": r.randrange(9)},
                 "client_id": r.choice(("c1", "c2", None, 7))}), "worker"),
-            ("POST", lambda: (f"/api/units/{unit()}/dialogues/{p(k.keys)}/check",
+            ("POST", lambda: (f"/api/units/{unit()}/dialogues/{self.key()}/check",
                               {"answers": self.answers()}), "worker"),
             ("GET", lambda: ("/api/health", None), "none"),
             ("GET", lambda: (r.choice(("/", "/dashboard", f"/assets/{p([], JUNK_PATH)}",
@@ -228,8 +254,10 @@ class Fuzzer:
                                                  "Bearer 1.deadbeef", b"Bearer \xc3\xa9"))}
         if roll < 0.2:
             wanted = rng.choice(("worker", "requester", "cookie"))
-        if wanted == "worker" and known.worker_tokens:
-            return {"Authorization": f"Bearer {rng.choice(known.worker_tokens)}"}
+        if wanted == "worker" and known.visits:
+            token = self.visit[0] if self.visit and rng.random() < 0.9 \
+                else rng.choice(known.visits)[0]
+            return {"Authorization": f"Bearer {token}"}
         if wanted == "cookie" or (wanted == "requester" and rng.random() < 0.3):
             if known.session_cookie is None:
                 return {}
@@ -244,6 +272,10 @@ class Fuzzer:
     # -- running ----------------------------------------------------------------------------
 
     def request(self) -> Sent:
+        if self.follow_ups:
+            return self.follow_ups.pop()
+        visits = self.known.visits
+        self.visit = visits[-1 - int(self.rng.expovariate(0.5)) % len(visits)] if visits else None
         method, make, wanted = self.rng.choice(self.endpoints)
         path, body = make()
         headers = self.credentials(wanted)
@@ -280,17 +312,49 @@ class Fuzzer:
                 "application/json"):
             return
         body = reply.json()
-        known = self.known
+        known, worker = self.known, {k: v for k, v in sent.headers.items()
+                                     if k == "Authorization"}
         if sent.path == "/api/claim":
-            known.worker_tokens.append(body["token"])
-            known.units.append(body["unit_id"])
+            if (body["token"], body["unit_id"]) not in known.visits:
+                known.visits.append((body["token"], body["unit_id"]))
+                known.units.append(body["unit_id"])
+            self._then("GET", f"/api/units/{body['unit_id']}",
+                       {"Authorization": f"Bearer {body['token']}"})
         elif sent.path.startswith("/api/units/") and sent.method == "GET":
-            known.keys += [d["key"] for d in body.get("dialogues", [])]
+            keys = known.keys[body["unit_id"]] = [d["key"] for d in body.get("dialogues", [])]
+            if keys and body["status"] == "assigned":  # the worker answers
+                self._then("POST", f"/api/units/{body['unit_id']}/submit", worker, {
+                    "answers": {key: valid_answers() for key in keys}})
+            elif body.get("kind") == "chat" and self.chat:  # or chats
+                self._then("POST", f"/api/chat/{body['unit_id']}/start", worker, {})
+        elif sent.path.startswith("/api/chat/") and sent.method == "POST" and \
+                sent.path.endswith(("/start", "/messages", "/end")):  # chats on
+            unit = sent.path.split("/")[3]
+            self._then("POST", f"/api/chat/{unit}/end", worker, {})
+            self._then("POST", f"/api/chat/{unit}/messages", worker,
+                       {"text": f"hello {self.rng.randrange(100)}"})
+        elif sent.path.endswith("/submit"):  # the requester reviews and pays
+            unit = sent.path.split("/")[3]
+            requester = {"Authorization": f"Bearer {self.requester}"}
+            self._then("POST", f"/api/requester/units/{unit}/review", requester, {
+                "decision": self.rng.choice(("approve", "reject", "soft_reject")),
+                "reason": "checked"})
+            self._then("POST", f"/api/requester/units/{unit}/bonus", requester,
+                       {"amount": 0.5, "reason": "thanks"})
         elif sent.path == "/api/requester/workers":
             known.pseudonyms = [w["pseudonym"] for w in body["workers"]]
         elif sent.path == "/api/requester/session" and sent.method == "POST":
             known.session_cookie = reply.cookies.get("cep_requester")
             known.csrf = body["csrf_token"]
+
+    def _then(self, method: str, path: str, headers: dict[str, str | bytes],
+              body: dict[str, Any] | None = None) -> None:
+        """Send this next, now and then (so half-done work stays around too)."""
+        if self.rng.random() < 0.6:
+            raw = None if body is None else json.dumps(body).encode()
+            if raw is not None:
+                headers = {**headers, "Content-Type": "application/json"}
+            self.follow_ups.append(Sent(method, path, headers, raw))
 
     def run(self, count: int) -> list[str]:
         """`count` requests; every one answered 5xx, or not at all, as text."""

@@ -11,6 +11,7 @@ import json
 
 import httpx
 import pytest
+from api_fuzz import valid_answers
 from chat_helpers import ChatServer, ScriptedBot, auth, write_chat_conf
 from helpers import dialogue, live_server, write_task
 from sqlalchemy import func, select, text
@@ -19,8 +20,6 @@ from test_export import _export
 from collection_and_annotations.server.auth import requester_token
 from collection_and_annotations.storage.models import GrantedQualification, Submission, Unit
 
-RELEVANCE_Q = "Does SPEAKER_X's reply follow from what SPEAKER_Y just said?"
-PROBLEMS_Q = "Which problems does the reply have?"
 BUCKETS = ["relevance", "issues", "overall_quality"]
 HUGE = "9" * 5001  # past Python's 4,300-digit limit for reading an integer
 LARGE = "1" + "0" * 400
@@ -54,11 +53,7 @@ def _open_unit(client: httpx.Client, worker: str) -> tuple[str, dict[str, str], 
 
 
 def _answers(key: str) -> dict:
-    return {key: {
-        "relevance": {str(t): {RELEVANCE_Q: {"Yes, it responds to it directly.": {}},
-                               PROBLEMS_Q: {}} for t in (1, 3)},
-        "issues": {"1": ["off_topic"]},
-        "overall_quality": {"dialogue": {"Overall": 2}}}}
+    return {key: valid_answers()}
 
 
 def _submitted(client: httpx.Client, worker: str, timings: dict | None = None) -> str:
