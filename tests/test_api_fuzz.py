@@ -13,7 +13,7 @@ from chat_helpers import ChatServer, ScriptedBot, write_chat_conf
 from helpers import dialogue, live_server, write_task
 
 SEED = int(os.environ.get("CEP_FUZZ_SEED", "25"))
-REQUESTS = int(os.environ.get("CEP_FUZZ_REQUESTS", "1500"))
+REQUESTS = int(os.environ.get("CEP_FUZZ_REQUESTS", "2000"))
 
 
 def _fuzzed(base: str, secret: str, chat: bool) -> None:
