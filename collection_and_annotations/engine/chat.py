@@ -392,27 +392,35 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
     """Store the worker's message (and `label`, the online annotation of the bot's last
     message); returns what the API answers and the bot turn to run (None when this was a
     retry of a message already stored)."""
-    text, client_id = check_text(text, rules), client_id_of(client_message_id)
-    sql = chat_sql(db.engine.dialect.name)
+    step = (db, public_id, worker_id, check_text(text, rules), client_id_of(client_message_id),
+            rules, label)
     duplicate = db.engine.dialect.loaded_dbapi.IntegrityError  # the driver's own cursor's
-    for last in (False, True):
+    try:
+        return _store_message(*step)
+    except duplicate:
+        # PostgreSQL: a message of this chat committed while this step waited for the unit's
+        # lock, after the statement that read the chat took its snapshot. Read again: the
+        # step then sees it (a repeat, or "wait for the reply").
         try:
-            with db.driver_transaction() as cursor:
-                chat = _lock_chat(cursor, sql, public_id, worker_id)
-                answer, job, row = accept_message(cursor, sql, chat, public_id, text,
-                                                  client_id, label, rules, utcnow())
-                if row is not None:
-                    cursor.execute(sql.add_message, row)
-                    cursor.execute(sql.worker_spoke, {"conversation_id": chat.conversation.id})
-                return answer, job
+            return _store_message(*step)
         except duplicate:
-            # PostgreSQL: a message of this chat committed while this step waited for the
-            # unit's lock, after the statement that read the chat took its snapshot. Read
-            # again: the step then sees it (a repeat, or "wait for the reply").
-            if last:
-                raise WorkRefused("another message of this chat was stored at the same "
-                                  "time; wait for the reply", 409) from None
-    raise AssertionError("unreachable")
+            raise WorkRefused("another message of this chat was stored at the same time; "
+                              "wait for the reply", 409) from None
+
+
+def _store_message(db: Database, public_id: str, worker_id: int, text: str,
+                   client_id: str | None, rules: ChatRules, label: Any
+                   ) -> tuple[dict[str, Any], ReplyJob | None]:
+    """`send` in one transaction."""
+    sql = chat_sql(db.engine.dialect.name)
+    with db.driver_transaction() as cursor:
+        chat = _lock_chat(cursor, sql, public_id, worker_id)
+        answer, job, row = accept_message(cursor, sql, chat, public_id, text, client_id,
+                                          label, rules, utcnow())
+        if row is not None:
+            cursor.execute(sql.add_message, row)
+            cursor.execute(sql.worker_spoke, {"conversation_id": chat.conversation.id})
+        return answer, job
 
 
 def accept_message(cursor: Any, sql: ChatStatements, chat: LockedChat, public_id: str,

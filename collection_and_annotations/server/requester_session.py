@@ -12,6 +12,7 @@ nothing is stored).
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
@@ -70,17 +71,14 @@ def sign_out(db: Database, secret: str, value: str | None) -> None:
     if not valid_session(secret, value):
         return
     now = time.time()
-    try:
-        with db.session() as session:
-            closed = session.scalars(select(Setting.key)
-                                     .where(Setting.key.startswith(SIGNED_OUT))).all()
-            expired = [key for key in closed
-                       if int(key[len(SIGNED_OUT):].split(".")[0]) <= now]
-            if expired:
-                session.execute(delete(Setting).where(Setting.key.in_(expired)))
-            session.add(Setting(key=_signed_out_key(value or ""), value=""))
-    except IntegrityError:  # signed out twice at once: it is closed
-        pass
+    # IntegrityError: signed out twice at once; it is closed
+    with contextlib.suppress(IntegrityError), db.session() as session:
+        closed = session.scalars(select(Setting.key)
+                                 .where(Setting.key.startswith(SIGNED_OUT))).all()
+        expired = [key for key in closed if int(key[len(SIGNED_OUT):].split(".")[0]) <= now]
+        if expired:
+            session.execute(delete(Setting).where(Setting.key.in_(expired)))
+        session.add(Setting(key=_signed_out_key(value or ""), value=""))
 
 
 def csrf_token(secret: str, session: str) -> str:
