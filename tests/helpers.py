@@ -19,7 +19,7 @@ from typing import Any
 
 from collection_and_annotations import PACKAGE_DIR
 from collection_and_annotations.server.greenlet_pool import GreenletPool
-from collection_and_annotations.server.http import listening_socket
+from collection_and_annotations.server.http import HttpService, listening_socket
 
 REPO = PACKAGE_DIR.parent
 BUCKETS = PACKAGE_DIR / "task_config" / "annotation_buckets.json"
@@ -49,6 +49,19 @@ def serving(server: Any) -> Iterator[int]:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+@contextmanager
+def live_server(served: Any) -> Iterator[str]:
+    """A served task behind the whole HTTP stack the launcher runs (`server/http.py`,
+    `HttpService`: the worker API, the requester API and, for chat tasks, the chat routes) on
+    a free loopback port until the block ends; yields its base URL."""
+    port = free_port()
+    service = HttpService(served, "127.0.0.1", port)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        service.stop()
 
 
 def free_port() -> int:

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import socket
 import threading
 
 import httpx
 import pytest
 from flask import request
-from helpers import Running, dialogue, free_port, serving, write_task
+from helpers import Running, dialogue, free_port, live_server, serving, write_task
 from werkzeug.serving import make_server
 
 from collection_and_annotations.providers.local import LocalProvider
+from collection_and_annotations.server import deadline_protocol
 from collection_and_annotations.server.app import STATIC_DIR, create_app
 from collection_and_annotations.server.auth import requester_token
 from collection_and_annotations.server.http import uvicorn_server
-from collection_and_annotations.server.security import HostCheck
+from collection_and_annotations.server.security import SECURITY_HEADERS, HostCheck
 
 
 @pytest.fixture
@@ -178,3 +181,38 @@ def test_forwarded_headers_only_from_trusted_proxies(served, trusted, seen):
         answer = httpx.get(f"http://127.0.0.1:{port}/api/peer", headers={
             "X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https"}).json()
     assert (answer["addr"], answer["scheme"]) == seen
+
+
+def _raw_answer(port: int, data: bytes) -> tuple[str, dict[str, str]]:
+    """Send `data` and read the answer until the server closes: (status line, headers)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(data)
+        received = b""
+        with contextlib.suppress(ConnectionResetError):
+            while chunk := sock.recv(65536):
+                received += chunk
+    head = received.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    return head[0], {k.lower(): v.strip() for k, _, v in (line.partition(":")
+                                                           for line in head[1:])}
+
+
+def test_the_http_fronts_own_answers_carry_the_security_headers(served, monkeypatch):
+    """408, 413 and 400 are answered before the app sees the request, and as its answers
+    are: JSON errors with the security headers."""
+    monkeypatch.setattr(deadline_protocol, "REQUEST_DEADLINE", 1.0)
+    with live_server(served) as base:
+        port = int(base.rsplit(":", 1)[1])
+        head = b"POST /api/claim HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for data, status in (
+                (head + b"Content-Length: 10\r\n\r\n{", "408"),
+                (head + b"Content-Length: 3000000\r\n\r\n{", "413"),
+                (head + b"Transfer-Encoding: chunked\r\n\r\n"
+                 + b"100000\r\n" + b" " * 0x100000 + b"\r\n" + b"100000\r\n"
+                 + b" " * 0x100000 + b"\r\n0\r\n\r\n", "413"),
+                (head + b"X-Big: " + b"a" * 70_000 + b"\r\n\r\n", "400"),
+                (b"NOT HTTP AT ALL\r\n\r\n", "400")):
+            line, headers = _raw_answer(port, data)
+            assert line.startswith(f"HTTP/1.1 {status}"), (status, line)
+            assert headers["content-type"] == "application/json"
+            for name, value in SECURITY_HEADERS.items():
+                assert headers[name.lower()] == value, (status, name)

@@ -392,7 +392,26 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
     """Store the worker's message (and `label`, the online annotation of the bot's last
     message); returns what the API answers and the bot turn to run (None when this was a
     retry of a message already stored)."""
-    text, client_id = check_text(text, rules), client_id_of(client_message_id)
+    step = (db, public_id, worker_id, check_text(text, rules), client_id_of(client_message_id),
+            rules, label)
+    duplicate = db.engine.dialect.loaded_dbapi.IntegrityError  # the driver's own cursor's
+    try:
+        return _store_message(*step)
+    except duplicate:
+        # PostgreSQL: a message of this chat committed while this step waited for the unit's
+        # lock, after the statement that read the chat took its snapshot. Read again: the
+        # step then sees it (a repeat, or "wait for the reply").
+        try:
+            return _store_message(*step)
+        except duplicate:
+            raise WorkRefused("another message of this chat was stored at the same time; "
+                              "wait for the reply", 409) from None
+
+
+def _store_message(db: Database, public_id: str, worker_id: int, text: str,
+                   client_id: str | None, rules: ChatRules, label: Any
+                   ) -> tuple[dict[str, Any], ReplyJob | None]:
+    """`send` in one transaction."""
     sql = chat_sql(db.engine.dialect.name)
     with db.driver_transaction() as cursor:
         chat = _lock_chat(cursor, sql, public_id, worker_id)
@@ -489,10 +508,13 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
     with db.driver_transaction() as cursor:
         chat = _lock_chat(cursor, sql, public_id, worker_id)
         unit, conversation, history = chat.unit, chat.conversation, chat.history
+        refused = WorkRefused("there is no failed reply to ask for again", 409)
         if conversation is None or conversation.status != "active" \
                 or conversation.awaiting != RETRY:
-            raise WorkRefused("there is no failed reply to ask for again", 409)
+            raise refused
         cursor.execute(sql.ask_again, {"conversation_id": conversation.id})
+        if cursor.rowcount == 0:  # another retry asked first
+            raise refused
         return ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
                         conversation.position, conversation.bot, None,
                         len(history), history, utcnow())

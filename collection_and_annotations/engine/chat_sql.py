@@ -59,8 +59,11 @@ class ChatStatements(DriverSQL):
         self.bot_spoke = driver(
             "UPDATE conversations SET awaiting = 'worker', respond_by = :respond_by "
             "WHERE id = :conversation_id")
+        # only if still waiting for a retry: on PostgreSQL a concurrent retry's lock_chat may
+        # have read the chat before this one's committed, and this sees the row as it is now
         self.ask_again = driver(
-            "UPDATE conversations SET awaiting = 'bot', error = NULL WHERE id = :conversation_id")
+            "UPDATE conversations SET awaiting = 'bot', error = NULL "
+            "WHERE id = :conversation_id AND awaiting = 'retry'")
         self.set_labels = driver(
             "UPDATE messages SET labels = :labels "
             "WHERE conversation_id = :conversation_id AND \"index\" = :index")

@@ -73,12 +73,25 @@ class Timing:
         return {"count": self.count, "median_s": self.median_s, "p90_s": self.p90_s}
 
 
-def _quantile(values: Mapping[int, float], n: int, share: float) -> float:
+# (numerator, denominator) of each quantile shown: the median and the 90th percentile
+MEDIAN, P90 = (1, 2), (9, 10)
+
+
+def _ranks(n: Any, share: tuple[int, int]) -> tuple[Any, Any]:
+    """The ranks (from 0) of the two rows around the `share` quantile of `n` rows, as
+    numpy's default (linear) interpolation places it: floor and ceiling of share * (n - 1).
+    Integer arithmetic, so the SQL that picks the rows and Python that reads them agree."""
+    numerator, denominator = share
+    return (numerator * (n - 1) // denominator,
+            (numerator * (n - 1) + denominator - 1) // denominator)
+
+
+def _quantile(values: Mapping[int, float], n: int, share: tuple[int, int]) -> float:
     """The `share` quantile, interpolated between the two rows around it (rows by rank)."""
-    position = share * (n - 1)
-    low, high = int(position), min(int(position) + 1, n - 1)
-    value = values[low] + (values[high] - values[low]) * (position - low)
-    return round(value, 3)
+    low, high = _ranks(n, share)
+    numerator, denominator = share
+    weight = (numerator * (n - 1) - low * denominator) / denominator
+    return round(values[low] + (values[high] - values[low]) * weight, 3)
 
 
 def unit_timings(session: Session, task_id: int, by_worker: bool) -> dict[int, Timing]:
@@ -94,13 +107,12 @@ def unit_timings(session: Session, task_id: int, by_worker: bool) -> dict[int, T
                     (func.row_number().over(order_by=durations.c.d, **window) - 1).label("r"),
                     func.count().over(**window).label("n")).subquery()
     r, n = ranked.c.r, ranked.c.n
-    wanted = or_(r == (n - 1) // 2, r == n // 2, r == (9 * (n - 1)) // 10,
-                 r == (9 * (n - 1) + 9) // 10)
+    wanted = or_(*(r == rank for share in (MEDIAN, P90) for rank in _ranks(n, share)))
     rows: dict[int, tuple[int, dict[int, float]]] = {}
     for k, d, rank, count in session.execute(select(ranked.c.k, ranked.c.d, r, n)
                                              .where(wanted)):
         rows.setdefault(k, (count, {}))[1][rank] = float(d)
-    return {k: Timing(count, _quantile(values, count, 0.5), _quantile(values, count, 0.9))
+    return {k: Timing(count, _quantile(values, count, MEDIAN), _quantile(values, count, P90))
             for k, (count, values) in rows.items()}
 
 

@@ -66,8 +66,9 @@ class DriverSQL:
         return self._json(value)
 
     def read_json(self, value: Any) -> Any:
-        """A JSON column's value as read: psycopg decodes it, SQLite gives the text."""
-        if value is None or self.postgres:
+        """A JSON column's value as read: psycopg decodes it, SQLite gives the text (or, for
+        a document that is a bare number, the number: the column's numeric affinity)."""
+        if value is None or self.postgres or not isinstance(value, str | bytes):
             return value
         return json.loads(value)
 

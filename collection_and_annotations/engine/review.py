@@ -68,8 +68,8 @@ def decide(db: Database, provider: Provider, task_id: int, run_id: int, public_i
         raise ReviewRefused(f"decision must be one of {', '.join(DECISIONS)}")
     if not isinstance(reason, str) or len(reason) > MAX_REASON:
         raise ReviewRefused(f"reason must be text of at most {MAX_REASON} characters")
-    if category is not None and not isinstance(category, str):
-        raise ReviewRefused("rejection_category must be text")
+    if category is not None and (not isinstance(category, str) or len(category) > 32):
+        raise ReviewRefused("rejection_category must be text of at most 32 characters")
     problem = provider.check_decision(decision, reason, category)
     if problem:
         raise ReviewRefused(problem, 422)

@@ -47,6 +47,16 @@ def write_jsonl(records: Iterable[dict[str, Any]], out: TextIO) -> int:
     return count
 
 
+# A cell a spreadsheet would read as a formula starts with one of these (OWASP's list).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(text: str) -> str:
+    """`text` as a CSV cell a spreadsheet shows as text, never runs: a leading `'` before a
+    formula start (spreadsheets hide it; remove it to get the raw value back)."""
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
+
+
 def write_csv(records: Iterable[dict[str, Any]], fields: Sequence[str], out: TextIO) -> int:
     writer = csv.DictWriter(out, fieldnames=list(fields))
     writer.writeheader()

@@ -76,7 +76,8 @@ class LocalProvider(NoPlatform):
         if not self.require_signature:
             return True
         expected = link_signature(self.secret, worker_id, assignment_id)
-        return isinstance(signature, str) and hmac.compare_digest(expected, signature)
+        return isinstance(signature, str) and hmac.compare_digest(  # bytes: any text
+            expected.encode(), signature.encode("utf-8", "surrogatepass"))
 
     def identify(self, claim: dict[str, Any]) -> Identity:
         worker, assignment = claim.get("worker_id"), claim.get("assignment_id")
@@ -87,7 +88,7 @@ class LocalProvider(NoPlatform):
                                   "your link)", 400)
         if len(worker) > MAX_ID_LENGTH or len(assignment) > MAX_ID_LENGTH:
             raise IdentityRefused(f"worker_id and assignment_id must be at most "
-                                  f"{MAX_ID_LENGTH} characters", 400)
+                                  f"{MAX_ID_LENGTH} characters", 422)
         if not self.verify(worker, assignment, claim.get("sig")):
             raise IdentityRefused("this link is not valid (its signature does not match); ask "
                                   "the requester for your link")

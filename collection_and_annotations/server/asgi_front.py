@@ -17,6 +17,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from collection_and_annotations.server.security import SECURITY_HEADER_LIST
 from collection_and_annotations.server.wsgi_pool import WsgiPool
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -48,13 +49,19 @@ async def read_body(scope: dict[str, Any], receive: Receive, limit: int) -> byte
             return b"".join(chunks)
 
 
+def has_nul(scope: dict[str, Any]) -> bool:
+    """Whether the path or the query string holds a NUL (PostgreSQL refuses it in text, the
+    file system in names): refused for every route at once."""
+    return "\x00" in scope["path"] or b"%00" in scope["query_string"]
+
+
 async def send_error(send: Send, status: int, message: str) -> None:
-    """A JSON error like the Flask app's, closing the connection (the rest of the request is
-    not read)."""
+    """A JSON error like the Flask app's, with its security headers, closing the connection
+    (the rest of the request is not read)."""
     body = json.dumps({"error": message}).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close")]})
+        (b"connection", b"close"), *SECURITY_HEADER_LIST]})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -70,6 +77,9 @@ class Front:
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             return await self._lifespan(receive, send)
+        if scope["type"] == "http" and has_nul(scope):
+            return await send_error(send, 400, "the address holds a NUL character (%00), "
+                                               "which no id, name or file has")
         for prefix, app in self.native:
             if scope["path"].startswith(prefix):
                 return await app(scope, receive, send)

@@ -12,6 +12,12 @@ def signature(secret: str, message: str, length: int = 40) -> str:
     return hmac.new(secret.encode(), message.encode(), hashlib.sha256).hexdigest()[:length]
 
 
+def same_secret(given: str, expected: str) -> bool:
+    """Constant-time equality of what a client sent with a secret: any text, where
+    `hmac.compare_digest` takes only ASCII strings."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode())
+
+
 def worker_token(secret: str, worker_id: int) -> str:
     return f"{worker_id}.{signature(secret, f'worker:{worker_id}')}"
 
@@ -20,7 +26,7 @@ def worker_token(secret: str, worker_id: int) -> str:
 def worker_from_token(secret: str, token: str) -> int | None:
     worker_id, _, mac = token.partition(".")
     expected = signature(secret, f"worker:{worker_id}")
-    if not worker_id.isdigit() or not hmac.compare_digest(mac, expected):
+    if not worker_id.isdigit() or not same_secret(mac, expected):
         return None
     return int(worker_id)
 

@@ -1,9 +1,11 @@
 """Strict reading of the JSON bodies workers send, before anything reaches the database.
 
-Python's json accepts NaN/Infinity, lone surrogates, NUL characters and any nesting depth the
-stack allows; PostgreSQL refuses some of these, browsers cannot read back others, and deep
-nesting ends in a RecursionError. So a body is refused with 400 when it is not strict JSON
-(RFC 8259, UTF-8) and with 422 when it is JSON we do not store; the message names the place.
+Python's json accepts NaN/Infinity, lone surrogates, NUL characters, integers of any size
+and any nesting depth the stack allows; PostgreSQL refuses some of these, browsers cannot read
+back others (a JavaScript number holds integers exactly up to 2^53), statistics over a huge
+integer overflow, and deep nesting ends in a RecursionError. So a body is refused with 400
+when it is not strict JSON (RFC 8259, UTF-8) and with 422 when it is JSON we do not store; the
+message names the place.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ import math
 from typing import Any
 
 MAX_DEPTH = 32
+MAX_INTEGER = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER
+_TOO_LARGE = (f"integers must be between -{MAX_INTEGER} and {MAX_INTEGER} (send a larger "
+              "number as a string)")
 _PATH_PART_CHARS = 40
 
 
@@ -37,6 +42,9 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
                           f"{exc.colno}: {exc.msg}", 400) from None
     except RecursionError:
         raise InvalidJson(f"the request body nests deeper than {MAX_DEPTH} levels", 422) from None
+    except ValueError:  # an integer past Python's digit limit for reading numbers
+        raise InvalidJson(f"the request body holds a number with thousands of digits: "
+                          f"{_TOO_LARGE}", 422) from None
     if not isinstance(value, dict):
         raise InvalidJson("the request body must be a JSON object", 400)
     check_value(value)
@@ -44,13 +52,16 @@ def parse_json_object(raw: bytes) -> dict[str, Any]:
 
 
 def check_value(value: Any, trail: tuple[str | int, ...] = (), depth: int = 0) -> None:
-    """Refuse non-finite numbers, lone surrogates and NUL in strings and keys, deep nesting.
+    """Refuse non-finite numbers, integers beyond MAX_INTEGER, lone surrogates and NUL in
+    strings and keys, deep nesting.
 
     `trail` is the keys and indices down to `value`; it is spelled out only for a message, so a
     body that passes costs no string building."""
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidJson(f"{_where(trail)}: numbers must be finite (NaN, Infinity and numbers "
                           "beyond 1e308 are not JSON numbers)", 400)
+    if isinstance(value, int) and not -MAX_INTEGER <= value <= MAX_INTEGER:
+        raise InvalidJson(f"{_where(trail)}: {_TOO_LARGE}", 422)
     if isinstance(value, str):
         _check_text(value, trail)
     elif isinstance(value, dict | list):

@@ -4,7 +4,6 @@ cookie the dashboard got for it (server/requester_session.py, docs/dashboard.md)
 
 from __future__ import annotations
 
-import hmac
 import io
 import secrets
 from typing import Any
@@ -19,7 +18,7 @@ from collection_and_annotations.export.submissions import (
 )
 from collection_and_annotations.export.writers import json_safe, write_export
 from collection_and_annotations.quality.stats import task_outcomes, worker_outcomes
-from collection_and_annotations.server.auth import bearer, requester_token
+from collection_and_annotations.server.auth import bearer, requester_token, same_secret
 from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
 from collection_and_annotations.server.requester_session import (
     COOKIE,
@@ -30,8 +29,9 @@ from collection_and_annotations.server.requester_session import (
     cookie_options,
     csrf_token,
     new_session,
+    session_is_open,
+    sign_out,
     valid_csrf,
-    valid_session,
 )
 from collection_and_annotations.storage.models import TaskRun, Unit, iso_utc
 
@@ -64,7 +64,7 @@ def _error(message: str, status: int) -> ResponseReturnValue:
 
 
 def _token_matches(given: str) -> bool:
-    return hmac.compare_digest(given, requester_token(_served().secret))
+    return same_secret(given, requester_token(_served().secret))
 
 
 @requester_api.before_request
@@ -79,8 +79,9 @@ def _require_token() -> ResponseReturnValue | None:
         return None if _token_matches(given) else _error(
             "requester token wrong: send the token printed at start as "
             "'Authorization: Bearer <token>'", 401)
-    secret, cookie = _served().secret, request.cookies.get(COOKIE)
-    if valid_session(secret, cookie):
+    served, cookie = _served(), request.cookies.get(COOKIE)
+    secret = served.secret
+    if session_is_open(served.db, secret, cookie):
         if request.method in SAFE_METHODS or valid_csrf(secret, cookie,
                                                         request.headers.get(CSRF_HEADER)):
             return None
@@ -100,14 +101,16 @@ def _login_failures() -> FailureLimit:
 
 @requester_api.post("/session")
 def open_session() -> ResponseReturnValue:
-    """`{"token": "<requester token>"}` -> the session cookie and its CSRF token."""
+    """`{"token": "<requester token>"}` -> the session cookie and its CSRF token. The right
+    token is always let in: wrong ones from an address are limited (anyone could otherwise
+    lock the requester out, and behind a proxy every client shares one address)."""
     served, client = _served(), request.remote_addr or "?"
     failures = _login_failures()
-    if failures.blocked(client):
-        return _error("too many wrong tokens from this address: wait a minute and try "
-                      "again", 429)
     token = json_body().get("token")
     if not isinstance(token, str) or not token or not _token_matches(token.strip()):
+        if failures.blocked(client):
+            return _error("too many wrong tokens from this address: wait a minute and try "
+                          "again", 429)
         failures.failed(client)
         return _error("wrong requester token: copy the token the server printed at start "
                       "(the line '  token: ...' under 'requester API')", 401)
@@ -123,15 +126,18 @@ def open_session() -> ResponseReturnValue:
 def read_session() -> ResponseReturnValue:
     """The signed-in session (the page asks on load); with a bearer token there is none."""
     served, cookie = _served(), request.cookies.get(COOKIE)
-    if not valid_session(served.secret, cookie):
+    if not session_is_open(served.db, served.secret, cookie):
         return _error("no dashboard session: sign in with the requester token", 401)
     return jsonify({"task": served.task_name, "csrf_token": csrf_token(served.secret, cookie)})
 
 
 @requester_api.delete("/session")
 def close_session() -> ResponseReturnValue:
+    """Sign out: the cookie is cleared here and refused from now on, wherever it is sent."""
+    served = _served()
+    sign_out(served.db, served.secret, request.cookies.get(COOKIE))
     response = jsonify({"ok": True})
-    options = cookie_options(_served().provider.public_url)
+    options = cookie_options(served.provider.public_url)
     response.delete_cookie(COOKIE, path="/", secure=bool(options["secure"]), httponly=True,
                            samesite="Strict")
     return response

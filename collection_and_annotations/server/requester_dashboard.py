@@ -36,6 +36,10 @@ from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.export.answer_counts import answer_counts
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.server.requester_api import _served, json_body, requester_api
+from collection_and_annotations.server.requester_quals import (
+    qualification_name,
+    qualification_value,
+)
 from collection_and_annotations.server.requester_review import block_name, worker_by_pseudonym
 from collection_and_annotations.server.worker_api import unit_payload
 from collection_and_annotations.storage.models import Bonus, ReviewDecision
@@ -83,9 +87,7 @@ def workers() -> Response:
 
 
 def _qualification(pseudonym: str, body: dict[str, Any], value: int | None) -> Response:
-    name = body.get("name")
-    if not isinstance(name, str) or not name:
-        abort(400, "give name (the qualification)")
+    name = qualification_name(body)
     provider, worker = worker_by_pseudonym(pseudonym)
     with _served().db.transaction() as connection:
         try:
@@ -99,10 +101,7 @@ def _qualification(pseudonym: str, body: dict[str, Any], value: int | None) -> R
 def grant_by_pseudonym(pseudonym: str) -> Response:
     """`{"name": "q", "value": 1}` (value: an integer, 1 if left out)."""
     body = json_body()
-    value = body.get("value", 1)
-    if not isinstance(value, int) or isinstance(value, bool):
-        abort(400, "value must be an integer")
-    return _qualification(pseudonym, body, value)
+    return _qualification(pseudonym, body, qualification_value(body))
 
 
 @requester_api.post("/workers/<pseudonym>/qualifications/revoke")

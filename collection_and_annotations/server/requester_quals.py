@@ -16,21 +16,41 @@ from collection_and_annotations.quality import qualifications
 from collection_and_annotations.server.requester_api import _served, json_body, requester_api
 from collection_and_annotations.storage.models import iso_utc
 
+# The longest worker id, provider and qualification name stored (storage/models.py).
+MAX_NAME, MAX_PROVIDER = 200, 32
+MAX_VALUE = 2**31 - 1  # a qualification's value is a 32-bit integer
+
 
 def _fields() -> tuple[str, str, dict[str, Any]]:
-    """(provider, worker, body) of a change request, or 400."""
+    """(provider, worker, body) of a change request, or 400/422."""
     body = json_body()
     worker, provider = body.get("worker"), body.get("provider", "local")
     if not isinstance(worker, str) or not worker or not isinstance(provider, str):
         abort(400, "give worker (the provider's worker id) and optionally provider (local)")
+    if len(worker) > MAX_NAME or len(provider) > MAX_PROVIDER:
+        abort(422, f"worker must be at most {MAX_NAME} characters, provider at most "
+                   f"{MAX_PROVIDER}")
     return provider, worker, body
 
 
-def _name(body: dict[str, Any], default: str | None = None) -> str:
+def qualification_name(body: dict[str, Any], default: str | None = None) -> str:
+    """The body's `name` of a qualification (or `default`), or 400/422."""
     name = body.get("name", default)
     if not isinstance(name, str) or not name:
         abort(400, "give name (the qualification)")
+    if len(name) > MAX_NAME:
+        abort(422, f"a qualification's name is at most {MAX_NAME} characters")
     return name
+
+
+def qualification_value(body: dict[str, Any]) -> int:
+    """The body's `value` of a grant (1 if left out), or 400/422."""
+    value = body.get("value", 1)
+    if not isinstance(value, int) or isinstance(value, bool):
+        abort(400, "value must be an integer")
+    if not -MAX_VALUE <= value <= MAX_VALUE:
+        abort(422, f"value must be between -{MAX_VALUE} and {MAX_VALUE}")
+    return value
 
 
 def _apply(provider: str, worker: str, name: str, value: int | None) -> Response:
@@ -58,25 +78,23 @@ def list_qualifications() -> Response:
 @requester_api.post("/qualifications/grant")
 def grant() -> Response:
     provider, worker, body = _fields()
-    value = body.get("value", 1)
-    if not isinstance(value, int) or isinstance(value, bool):
-        abort(400, "value must be an integer")
-    return _apply(provider, worker, _name(body), value)
+    return _apply(provider, worker, qualification_name(body), qualification_value(body))
 
 
 @requester_api.post("/qualifications/revoke")
 def revoke() -> Response:
     provider, worker, body = _fields()
-    return _apply(provider, worker, _name(body), None)
+    return _apply(provider, worker, qualification_name(body), None)
 
 
 def _block_name(body: dict[str, Any]) -> str:
     """`name` if given, else this task's block qualification (`block_qualification`)."""
     if "name" in body:
-        return _name(body)
+        return qualification_name(body)
     served = _served()
     with served.db.snapshot() as connection:
-        return _name({}, qualifications.task_block_name(connection, served.task_name))
+        return qualification_name({}, qualifications.task_block_name(connection,
+                                                                      served.task_name))
 
 
 @requester_api.post("/qualifications/block")

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from collection_and_annotations.engine import review
 from collection_and_annotations.engine.provider_sync import send_bonus, send_review
 from collection_and_annotations.export.identities import identities
-from collection_and_annotations.export.writers import write_csv
+from collection_and_annotations.export.writers import spreadsheet_text, write_csv
 from collection_and_annotations.providers.base import ProviderError
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.server.requester_api import _served, json_body, requester_api
@@ -77,10 +77,13 @@ def block_name() -> str:
 
 @requester_api.post("/workers/<pseudonym>/block")
 def block_worker(pseudonym: str) -> Response:
-    """Blocked here at once (the claim refuses them); on platforms with blocks (MTurk) too."""
+    """Blocked here at once (the claim refuses them); on platforms with blocks (MTurk) too.
+    Body (optional): `{"reason": "..."}`."""
     served = _served()
+    reason = json_body() if request.get_data() else {}
+    if not isinstance(reason.get("reason", ""), str):
+        abort(422, "reason must be text")
     provider, worker = worker_by_pseudonym(pseudonym)
-    reason = request.get_json(silent=True) or {}
     name = block_name()
     with served.db.transaction() as connection:
         qualifications.change(connection, provider, worker, name, 1)
@@ -128,7 +131,9 @@ def worker_identities() -> Response:
     if fmt != "csv":
         abort(400, "format must be json or csv")
     out = io.StringIO()
-    write_csv(rows, IDENTITY_FIELDS, out)
+    # ids come from workers' links: none may run as a formula when the file is opened
+    write_csv(({**row, "worker_id": spreadsheet_text(row["worker_id"])} for row in rows),
+              IDENTITY_FIELDS, out)
     filename = f"{served.task_name}-worker-identities.csv"
     return Response(out.getvalue(), mimetype="text/csv",
                     headers={"Content-Disposition": f'attachment; filename="{filename}"'})

@@ -1,29 +1,37 @@
 """The requester's browser session: a signed cookie instead of the token in every request.
 
 The dashboard exchanges the requester token once for an HTTP-only cookie, so page scripts
-never hold the token. The cookie is stateless (`<expiry>.<nonce>.<mac>`, HMAC with the task's
+never hold the token. The cookie is signed (`<expiry>.<nonce>.<mac>`, HMAC with the task's
 secret, like server/auth.py), so every server process of a deployment accepts it and a
-restart keeps it. A browser sends cookies on its own, so a cookie request that changes state
-must also carry the CSRF token, which only a page that read `/api/requester/session` knows
-(it is derived from the cookie, so nothing is stored).
+restart keeps it; signing out records the session in the database (`settings`, until it would
+have expired), so a copy of the cookie is refused everywhere from then on. A browser sends
+cookies on its own, so a cookie request that changes state must also carry the CSRF token,
+which only a page that read `/api/requester/session` knows (it is derived from the cookie, so
+nothing is stored).
 """
 
 from __future__ import annotations
 
-import hmac
+import contextlib
 import secrets
 import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 
-from collection_and_annotations.server.auth import signature
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+
+from collection_and_annotations.server.auth import same_secret, signature
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import Setting
 
 COOKIE = "cep_requester"
 CSRF_HEADER = "X-CSRF-Token"
 SESSION_SECONDS = 12 * 3600
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 MAX_CLIENTS = 10_000  # addresses with recent wrong tokens kept before quiet ones are dropped
+SIGNED_OUT = "signed-out:"  # + "<expiry>.<nonce>": a `settings` key per closed session
 
 
 def new_session(secret: str, now: float | None = None) -> str:
@@ -38,10 +46,39 @@ def valid_session(secret: str, value: str | None, now: float | None = None) -> b
     if not value or value.count(".") != 2:
         return False
     expires, nonce, mac = value.split(".")
-    if not expires.isdigit() or not hmac.compare_digest(
+    if not expires.isdigit() or not same_secret(
             mac, signature(secret, f"requester-session:{expires}:{nonce}", 64)):
         return False
     return int(expires) > (time.time() if now is None else now)
+
+
+def _signed_out_key(session: str) -> str:
+    expires, nonce, _ = session.split(".")
+    return f"{SIGNED_OUT}{expires}.{nonce}"
+
+
+def session_is_open(db: Database, secret: str, value: str | None) -> bool:
+    """Whether a cookie value is a valid session that was not signed out."""
+    if not valid_session(secret, value):
+        return False
+    with db.read() as session:
+        return session.get(Setting, _signed_out_key(value or "")) is None
+
+
+def sign_out(db: Database, secret: str, value: str | None) -> None:
+    """Close a session for good (every process reads it), and forget closed sessions that
+    have expired since."""
+    if not valid_session(secret, value):
+        return
+    now = time.time()
+    # IntegrityError: signed out twice at once; it is closed
+    with contextlib.suppress(IntegrityError), db.session() as session:
+        closed = session.scalars(select(Setting.key)
+                                 .where(Setting.key.startswith(SIGNED_OUT))).all()
+        expired = [key for key in closed if int(key[len(SIGNED_OUT):].split(".")[0]) <= now]
+        if expired:
+            session.execute(delete(Setting).where(Setting.key.in_(expired)))
+        session.add(Setting(key=_signed_out_key(value or ""), value=""))
 
 
 def csrf_token(secret: str, session: str) -> str:
@@ -50,7 +87,7 @@ def csrf_token(secret: str, session: str) -> str:
 
 
 def valid_csrf(secret: str, session: str, given: str | None) -> bool:
-    return bool(given) and hmac.compare_digest(given, csrf_token(secret, session))
+    return bool(given) and same_secret(given, csrf_token(secret, session))
 
 
 def cookie_options(public_url: str) -> dict[str, object]:

@@ -43,6 +43,9 @@ def security_headers(platform_origins: Sequence[str] = ()) -> dict[str, str]:
 
 
 SECURITY_HEADERS = security_headers()
+# as an ASGI response's headers, for responses made without the Flask app
+SECURITY_HEADER_LIST = [(name.lower().encode(), value.encode())
+                        for name, value in SECURITY_HEADERS.items()]
 
 
 def host_name(host: str) -> str:

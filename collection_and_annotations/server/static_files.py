@@ -59,7 +59,7 @@ class StaticFiles:
         path = safe_join(str(self.folder), name)
         try:
             stat = os.stat(path) if path else None
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in the name
             stat = None
         if stat is None or not S_ISREG(stat.st_mode):  # one stat call per request
             abort(404)

@@ -1,7 +1,10 @@
 /**
  * Keeps the chat event stream open: reconnects when it ends or breaks, waiting longer each time
- * (0.5 s doubling to 8 s), until a `state` event shows the connection is good again. A refusal
- * that reconnecting cannot mend (401, 404, 409) stops it and is handed to `onRefused`.
+ * (0.5 s doubling to 8 s), until a `state` event shows the connection is good again. A stream
+ * the server ended after its `state` (an idle stream's lifetime, docs/chat-api.md) is reopened
+ * at once without showing the connection as lost (at most once per `maxMs`, so a server that
+ * keeps ending streams gets the waits). A refusal that reconnecting cannot mend (401, 404, 409)
+ * stops it and is handed to `onRefused`.
  */
 import { useEffect, useRef, useState } from 'react';
 import { ApiError, readChatEvents } from './api';
@@ -51,17 +54,23 @@ export function useChatEvents(opts: {
     const stop = new AbortController();
     const { signal } = stop;
     let delay = firstMs;
+    let gotState = false;
+    let reopenedAt = -Infinity;
     const onEvent = (event: ChatEvent) => {
       if (event.type === 'state') {
         delay = firstMs;
+        gotState = true;
         setConnection('open');
       }
       handlers.current.onEvent(event);
     };
     void (async () => {
       while (!signal.aborted) {
+        gotState = false;
+        let ended = false;
         try {
           await readChatEvents(unitId, token, signal, onEvent);
+          ended = true;
         } catch (e) {
           if (e instanceof ApiError && FINAL_STATUSES.has(e.status)) {
             if (!signal.aborted) handlers.current.onRefused(e);
@@ -69,6 +78,10 @@ export function useChatEvents(opts: {
           }
         }
         if (signal.aborted) return;
+        if (ended && gotState && Date.now() - reopenedAt > maxMs) {
+          reopenedAt = Date.now();
+          continue;
+        }
         setConnection('lost');
         await wait(delay, signal);
         delay = Math.min(delay * 2, maxMs);

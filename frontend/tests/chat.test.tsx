@@ -275,6 +275,27 @@ describe('chat unit', () => {
     expect(screen.getByText('Turn 1 of 2')).toBeInTheDocument();
   });
 
+  it('a stream the server ends after its state is reopened at once, without "Connection lost"', async () => {
+    const chat = chatState({ conversations: [activeConversation(0, 'Partner')] });
+    const unit = chatUnit(chat);
+    const server = chatServer(unit);
+    render(
+      <ChatUnit unit={unit} chat={chat} token="tok" onCompleted={() => {}} onRefused={() => {}} reconnectDelays={{ firstMs: 5000, maxMs: 10000 }} />,
+    );
+    const first = await server.stream(1);
+    first.state(chat);
+    await waitFor(() => expect(bubbles()).toHaveLength(2));
+    first.end(); // an idle stream's lifetime ran out
+    const second = await server.stream(2);
+    expect(screen.queryByText('Connection lost — reconnecting…')).toBeNull();
+    const c = activeConversation(0, 'Partner');
+    second.state(chatState({ conversations: [{ ...c, turns_done: 1, messages: [...c.messages, msg(2, 'bot', 'Still here')] }] }));
+    await waitFor(() => expect(bubbles()).toEqual(['YouHi!', 'PartnerHello! How are you?', 'PartnerStill here']));
+    second.end(); // ended again at once: now the page waits, and says so
+    expect(await screen.findByText('Connection lost — reconnecting…')).toHaveAttribute('role', 'status');
+    expect(server.calls.filter((call) => call.url.endsWith('/events'))).toHaveLength(2);
+  });
+
   it('a refused stream (409) shows the error page and does not retry', async () => {
     const chat = chatState({ conversations: [activeConversation(0, 'Partner')] });
     const server = chatServer(chatUnit(chat), {}, [409, { error: 'This unit is no longer assigned to you.' }]);

@@ -26,6 +26,10 @@ export class EventStream {
   state(chat: ChatState) {
     this.send('state', chat);
   }
+  /** The server ends the stream. */
+  end() {
+    this.controller.close();
+  }
   /** The connection breaks. */
   fail() {
     this.controller.error(new TypeError('network error'));

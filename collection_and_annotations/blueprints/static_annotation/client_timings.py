@@ -16,8 +16,11 @@ MAX_STEPS = 10_000  # far more steps than any unit has; bounds the work on hosti
 def _interval_ms(interval: Any) -> float | None:
     if not isinstance(interval, list | tuple) or len(interval) != 2:
         return None
-    start, end = interval
-    if not all(isinstance(t, int | float) and not isinstance(t, bool) for t in (start, end)):
+    if not all(isinstance(t, int | float) and not isinstance(t, bool) for t in interval):
+        return None
+    try:  # an integer stored before the worker API bounded them may be past any float
+        start, end = (float(t) for t in interval)
+    except OverflowError:
         return None
     if not (math.isfinite(start) and math.isfinite(end)) or end < start:
         return None

@@ -5,6 +5,7 @@ Database steps run on a small thread pool of their own."""
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -26,15 +27,17 @@ from collection_and_annotations.server.chat.runner import ChatRunner
 from collection_and_annotations.server.chat.stream import END, EventStream
 from collection_and_annotations.server.chat.writer import StepWriter
 from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
-from collection_and_annotations.server.security import SECURITY_HEADERS, HostCheck
+from collection_and_annotations.server.security import SECURITY_HEADER_LIST, HostCheck
 from collection_and_annotations.server.thread_pool import ThreadPool
 from collection_and_annotations.storage.database import Database
 
 PREFIX = "/api/chat/"
 MAX_BODY = 64_000
+# Event streams one worker may hold open in a server process (tabs, reloads): past it, 429.
+MAX_STREAMS_PER_WORKER = 4
 DB_THREADS = 4
 T = TypeVar("T")
-_HEADERS = [(name.lower().encode(), value.encode()) for name, value in SECURITY_HEADERS.items()]
+_HEADERS = SECURITY_HEADER_LIST
 
 
 class ChatApp:
@@ -44,6 +47,7 @@ class ChatApp:
         self.make_bots = make_bots
         self.relay = relay
         self.bus = ChatBus()
+        self.streams: Counter[int] = Counter()  # open event streams per worker id
         self.threads = ThreadPool(DB_THREADS, "chat-db")
         # SQLite's one writer: the frequent steps go to one thread, many to a transaction.
         self.writer = StepWriter(db, rules) if db.engine.dialect.name == "sqlite" else None
@@ -183,6 +187,19 @@ class ChatApp:
 
     async def _events(self, unit: str, worker_id: int, _body: dict[str, Any],
                       receive: Receive, send: Send) -> None:
+        if self.streams[worker_id] >= MAX_STREAMS_PER_WORKER:
+            return await _json(send, 429, {"error": (
+                f"{MAX_STREAMS_PER_WORKER} chat connections of yours are open already; close "
+                "other tabs of this task (this page tries again by itself)")})
+        self.streams[worker_id] += 1
+        try:
+            await self._stream(unit, worker_id, receive, send)
+        finally:
+            self.streams[worker_id] -= 1
+            if not self.streams[worker_id]:
+                del self.streams[worker_id]
+
+    async def _stream(self, unit: str, worker_id: int, receive: Receive, send: Send) -> None:
         runner = await self._runner()
         read = (chat.read_chat, self.db, unit, worker_id, self.rules, runner.live_text)
         with self.bus.watch(unit) as mailbox:

@@ -2,8 +2,10 @@
 
 Events that wait in the mailbox together go out in one write: under load a stream falls a few
 pieces behind, and one write costs far less than several. The stream wakes by itself only when
-a ping is due (after PING_SECONDS of silence) or the worker's reply time has run out, through
-one timer that it re-arms then, not through a timeout around every event.
+a ping is due (after PING_SECONDS of silence), the worker's reply time has run out or the
+stream has been idle for IDLE_SECONDS, through one timer that it re-arms then, not through a
+timeout around every event. An idle stream ends (the page reconnects and reads the state
+anew): a connection whose client vanished without closing it is not held for ever.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collection_and_annotations.server.chat.bus import Mailbox, sse
 from collection_and_annotations.storage.models import utcnow
 
 PING_SECONDS = 15.0
+IDLE_SECONDS = 300.0  # a stream that sent nothing but pings this long ends
 PING = b": ping\n\n"
 END = b""  # put in a stream's mailbox: the stream ends
 STALE = sse("stale", {})  # another process changed the chat: read it again
@@ -38,7 +41,7 @@ class EventStream:
         self.mailbox, self.send, self.read = mailbox, send, read
         self.max_resp_time = max_resp_time
         self.loop = asyncio.get_running_loop()
-        self.last_sent = self.loop.time()
+        self.last_sent = self.last_event = self.loop.time()  # any write; not a ping
         self.due_at: float | None = None  # loop time when the worker's next message is due
         self.position: int | None = None  # the current conversation, for the timed-out error
         self.timer: asyncio.TimerHandle | None = None
@@ -66,6 +69,9 @@ class EventStream:
                 now = self.loop.time()
                 if self.due_at is not None and now >= self.due_at:
                     encoded = STALE  # the reply time ran out: see whether the unit went back
+                elif now - self.last_event >= IDLE_SECONDS - 0.01:
+                    await self._write(out)
+                    return False
                 elif not out and now - self.last_sent >= PING_SECONDS - 0.01:
                     out.append(PING)
                     continue
@@ -105,6 +111,8 @@ class EventStream:
             await self.send({"type": "http.response.body", "body": b"".join(events),
                              "more_body": True})
             self.last_sent = self.loop.time()
+            if events != [PING]:
+                self.last_event = self.last_sent
 
     def _set_due(self, due: datetime | None) -> None:
         self.due_at = None if due is None else \
@@ -112,10 +120,10 @@ class EventStream:
         self._arm()
 
     def _arm(self) -> None:
-        """Wake for the next ping, or just after the worker's reply time runs out (the launcher
-        then returns the unit to the pool within a second or two); an armed timer that rings
-        earlier stays."""
-        at = self.last_sent + PING_SECONDS
+        """Wake for the next ping, just after the worker's reply time runs out (the launcher
+        then returns the unit to the pool within a second or two), or when the stream has been
+        idle too long; an armed timer that rings earlier stays."""
+        at = min(self.last_sent + PING_SECONDS, self.last_event + IDLE_SECONDS)
         if self.due_at is not None:
             at = min(at, self.due_at + 2.0)
         at = max(at, self.loop.time() + 0.5)
