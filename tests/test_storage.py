@@ -25,9 +25,9 @@ def test_migrations_build_the_models_schema(database_url):
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_units_free'"))
     db.dispose()
     assert diff == []
-    assert version == "0007"
-    # compare_metadata skips expression indexes: the claim's index checked here.
-    assert "(id + 0)" in free_index and "'launched'" in free_index
+    assert version == "0008"
+    # compare_metadata skips partial index conditions: the claim's index checked here.
+    assert "claim_order" in free_index and "'launched'" in free_index
 
 
 def test_sqlite_default_is_wal_under_data_dir(tmp_path):
@@ -41,21 +41,26 @@ def test_sqlite_default_is_wal_under_data_dir(tmp_path):
     db.dispose()
 
 
-def test_upgrade_from_0001_keeps_drafts_and_rekeys_assignments_by_content(database_url):
-    """A database of the first release: its assignments get the content keys a new plan
-    computes (so a rerun on the same data reports no change), and its drafts survive."""
+def _migrate_to(db: Database, revision: str) -> None:
     from alembic import command
     from alembic.config import Config
 
-    from collection_and_annotations.blueprints.static_annotation.task_data import content_key
     from collection_and_annotations.storage.database import MIGRATIONS_DIR
 
-    db = Database(database_url)
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     with db.engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.upgrade(config, "0001")
+        command.upgrade(config, revision)
+
+
+def test_upgrade_from_0001_keeps_drafts_and_rekeys_assignments_by_content(database_url):
+    """A database of the first release: its assignments get the content keys a new plan
+    computes (so a rerun on the same data reports no change), and its drafts survive."""
+    from collection_and_annotations.blueprints.static_annotation.task_data import content_key
+
+    db = Database(database_url)
+    _migrate_to(db, "0001")
     source = {"dialogue_id": "d1", "group_id": "g1", "annotation_tasks": ["relevance"],
               "turns": [["user", "hi"], ["system", "hello"]]}
     with db.engine.begin() as connection:
@@ -84,3 +89,29 @@ def test_upgrade_from_0001_keeps_drafts_and_rekeys_assignments_by_content(databa
             (1, 1)]
         assert connection.scalar(text("SELECT pool FROM units")) == "main"
     db.dispose()
+
+
+def test_units_of_earlier_runs_get_a_random_claim_order(database_url):
+    """A database of release 0007: its units, served in id order then, get random keys."""
+    db = Database(database_url)
+    _migrate_to(db, "0007")
+    with db.engine.begin() as connection:
+        for statement in (
+            "INSERT INTO tasks (id, name, blueprint, created_at) VALUES (1, 't', 's', "
+            "'2026-01-01 00:00:00')",
+            "INSERT INTO task_runs (id, task_id, config, status, created_at) VALUES "
+            "(1, 1, '{}', 'stopped', '2026-01-01 00:00:00')",
+            "INSERT INTO assignments (id, task_id, key, data, created_at) VALUES "
+            "(1, 1, 'k', '{}', '2026-01-01 00:00:00')",
+        ):
+            connection.execute(text(statement))
+        for unit in range(1, 41):
+            connection.execute(text(
+                "INSERT INTO units (id, public_id, assignment_id, task_run_id, status, "
+                "times_expired, pool) VALUES (:id, :public, 1, 1, 'launched', 0, 'main')"),
+                {"id": unit, "public": f"u_{unit}"})
+    db.migrate()
+    with db.engine.connect() as connection:
+        ids = connection.scalars(text("SELECT id FROM units ORDER BY claim_order")).all()
+    db.dispose()
+    assert sorted(ids) == list(range(1, 41)) and ids != sorted(ids)

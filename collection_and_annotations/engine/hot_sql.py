@@ -166,7 +166,7 @@ class HotStatements(DriverSQL):
         else:
             self._held_units = sql(held_units.format(worker=":worker_id") + " ORDER BY u.id DESC")
             self._held_qualifications = sql(held_qualifications.format(worker=":worker_id"))
-        # `id + 0`: the key of ix_units_free, which only that index holds (models.Unit).
+        # `claim_order`: the units' random order, the key of ix_units_free (models.Unit).
         # `{gate}`: a condition checked once before any unit is looked at (or locked).
         # `{worker}`: the taking worker's id (a value, or the row a first claim inserts).
         take_unit = (
@@ -180,7 +180,7 @@ class HotStatements(DriverSQL):
             "AND NOT EXISTS (SELECT 1 FROM assignment_exclusions ae "
             "WHERE ae.assignment_id = u.assignment_id "
             "AND ae.provider_worker_id = :provider_worker_id) "
-            f"ORDER BY u.id + 0 LIMIT 1{skip_locked}) AND status = 'launched' "
+            f"ORDER BY u.claim_order LIMIT 1{skip_locked}) AND status = 'launched' "
             "RETURNING id, public_id, assignment_id, times_expired")
         if self.postgres:  # one round trip: the unit taken, its groups noted, old drafts gone
             after_taking = (
