@@ -25,7 +25,7 @@ def test_migrations_build_the_models_schema(database_url):
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_units_free'"))
     db.dispose()
     assert diff == []
-    assert version == "0008"
+    assert version == "0009"
     # compare_metadata skips partial index conditions: the claim's index checked here.
     assert "claim_order" in free_index and "'launched'" in free_index
 
@@ -39,6 +39,17 @@ def test_sqlite_default_is_wal_under_data_dir(tmp_path):
         assert session.scalar(text("PRAGMA journal_mode")) == "wal"
     assert db.setting("secret") == db.setting("secret")
     db.dispose()
+
+
+# A task with a run and one assignment (ids 1), as a release's schema stores them.
+ONE_TASK = (
+    "INSERT INTO tasks (id, name, blueprint, created_at) VALUES (1, 't', 's', "
+    "'2026-01-01 00:00:00')",
+    "INSERT INTO task_runs (id, task_id, config, status, created_at) VALUES "
+    "(1, 1, '{}', 'stopped', '2026-01-01 00:00:00')",
+    "INSERT INTO assignments (id, task_id, key, data, created_at) VALUES "
+    "(1, 1, 'k', '{}', '2026-01-01 00:00:00')",
+)
 
 
 def _migrate_to(db: Database, revision: str) -> None:
@@ -96,14 +107,7 @@ def test_units_of_earlier_runs_get_a_random_claim_order(database_url):
     db = Database(database_url)
     _migrate_to(db, "0007")
     with db.engine.begin() as connection:
-        for statement in (
-            "INSERT INTO tasks (id, name, blueprint, created_at) VALUES (1, 't', 's', "
-            "'2026-01-01 00:00:00')",
-            "INSERT INTO task_runs (id, task_id, config, status, created_at) VALUES "
-            "(1, 1, '{}', 'stopped', '2026-01-01 00:00:00')",
-            "INSERT INTO assignments (id, task_id, key, data, created_at) VALUES "
-            "(1, 1, 'k', '{}', '2026-01-01 00:00:00')",
-        ):
+        for statement in ONE_TASK:
             connection.execute(text(statement))
         for unit in range(1, 41):
             connection.execute(text(
@@ -115,3 +119,31 @@ def test_units_of_earlier_runs_get_a_random_claim_order(database_url):
         ids = connection.scalars(text("SELECT id FROM units ORDER BY claim_order")).all()
     db.dispose()
     assert sorted(ids) == list(range(1, 41)) and ids != sorted(ids)
+
+
+def test_training_checks_of_an_earlier_worker_stay_with_their_attempt(database_url):
+    """A database of release 0008, where a training unit's checks were kept per unit: the
+    checks of a worker who lost the unit become their attempt, the holder's stay theirs."""
+    db = Database(database_url)
+    _migrate_to(db, "0008")
+    with db.engine.begin() as connection:
+        for statement in (
+            *ONE_TASK,
+            "INSERT INTO workers (id, provider, provider_worker_id, pseudonym, created_at) "
+            "VALUES (1, 'local', 'w1', 'w_1', '2026-01-01 00:00:00'), "
+            "(2, 'local', 'w2', 'w_2', '2026-01-01 00:00:00')",
+            # unit 1 went from worker 1 to worker 2; unit 2 is worker 1's on its third try
+            "INSERT INTO units (id, public_id, assignment_id, task_run_id, status, worker_id, "
+            "times_expired, pool) VALUES (1, 'u_1', 1, 1, 'assigned', 2, 1, 'screening'), "
+            "(2, 'u_2', 1, 1, 'assigned', 1, 2, 'screening')",
+            "INSERT INTO unit_scores (unit_id, worker_id, task_id, pool, checks) VALUES "
+            "(1, 1, 1, 'screening', '{\"d\": {\"first_mistakes\": 3}}'), "
+            "(2, 1, 1, 'screening', '{}')",
+        ):
+            connection.execute(text(statement))
+    db.migrate()
+    with db.engine.connect() as connection:
+        rows = connection.execute(text(
+            "SELECT unit_id, attempt, worker_id FROM unit_scores ORDER BY unit_id")).all()
+    db.dispose()
+    assert rows == [(1, 0, 1), (2, 2, 1)]

@@ -253,12 +253,15 @@ class GrantedQualification(Base):
 
 
 class UnitScore(Base):
-    """How a screening or gold unit was scored. `checks` holds, per training dialogue, the
-    mistakes of its first check (what grading counts) and whether it was corrected; `passed`
-    and `mistakes` are set when the unit is submitted and scored."""
+    """How one worker's try (`attempt`: the unit's `times_expired` then) at a screening or
+    gold unit was scored. `checks` holds, per training dialogue, the mistakes of its first
+    check (what grading counts) and whether it was corrected; `passed` and `mistakes` are
+    set when the unit is submitted and scored. A unit that expires and goes to another
+    worker starts a new row; the old one stays as the first worker's attempt."""
 
     __tablename__ = "unit_scores"
     unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), primary_key=True)
+    attempt: Mapped[int] = mapped_column(primary_key=True, default=0)
     worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), index=True)
     task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id"), index=True)
     pool: Mapped[str] = mapped_column(String(16))
