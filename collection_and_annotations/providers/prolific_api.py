@@ -1,8 +1,9 @@
 """The few Prolific REST calls the provider makes (Prolific's public API v1, with httpx).
 
 Errors become ProviderError; `maybe_done` tells the caller whether the request may have
-reached Prolific (a timeout or a dropped connection after sending) or surely did not take
-effect (no connection, or Prolific answered with an error).
+reached Prolific (a timeout or a dropped connection after sending, or an answer that says
+nothing of it: 408 or a 5xx, e.g. a gateway that lost Prolific's answer) or surely did not
+take effect (no connection, or Prolific refused it with a 4xx).
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ class ProlificApi:
             raise ProviderError(f"no answer from Prolific ({type(exc).__name__})",
                                 maybe_done=True) from None
         if response.status_code >= 400:
+            unknown = response.status_code == 408 or response.status_code >= 500
             raise ProviderError(f"Prolific answered {response.status_code} to {method} "
-                                f"{path}: {response.text[:300]}")
+                                f"{path}: {response.text[:300]}", maybe_done=unknown)
         return response.json() if response.content else None
 
     def create_study(self, payload: dict[str, Any]) -> str:

@@ -273,9 +273,11 @@ class UnitScore(Base):
 
 class ReviewDecision(Base):
     """The requester's decision on a unit, and how far it got on the provider's platform.
-    `sync_state`: pending -> sending -> done (the platform took it) | failed (retried at
-    `next_attempt_at`, with `last_error`) | not_sent (nothing to tell: local links, or a
-    soft reject on Prolific). One per unit, so a retried request cannot decide twice."""
+    `sync_state`: pending -> sending (a sender holds it until `next_attempt_at`; one that
+    died leaves it, and it is sent again after that) -> done (the platform took it) | failed
+    (retried at `next_attempt_at`, with `last_error`) | not_sent (nothing to tell: local
+    links, or a soft reject on Prolific). One per unit, so a retried request cannot decide
+    twice."""
 
     __tablename__ = "review_decisions"
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -295,7 +297,8 @@ class Bonus(Base):
     """A bonus for a unit's worker. Paying is two platform calls on Prolific (set up, then
     pay) and the second is not idempotent, so each step's outcome is written before the next:
     pending -> set_up (`provider_ref` kept) -> paying -> paid; failed (retried) | uncertain
-    (the pay request may have reached the platform: never retried, checked by hand) |
+    (the pay request may have reached the platform: it timed out, got 408 or a 5xx, or its
+    sender died while `paying` and the lease ran out; never retried, checked by hand) |
     not_sent (no platform pays: local links). `dedupe_key` makes a retried request one bonus."""
 
     __tablename__ = "bonuses"
