@@ -16,8 +16,17 @@ import httpx
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.providers.base import ProviderError
 
-DEFAULT_URL = "https://api.prolific.com/api/v1/"
+DEFAULT_URL = "https://api.prolific.com"  # Prolific's CLI's default for PROLIFIC_URL
+API_PATH = "/api/v1"
 TIMEOUT_SECONDS = 15.0
+
+
+def api_base(url: str) -> str:
+    """The API base of a `PROLIFIC_URL`. Prolific's CLI takes it as the host
+    (`https://api.prolific.com`) and adds `/api/v1/...` to it; a value that already ends in
+    `/api/v1` (this platform's earlier reading) is taken as it is."""
+    base = url.strip().rstrip("/")
+    return (base if base.endswith(API_PATH) else base + API_PATH) + "/"
 
 
 class ProlificApi:
@@ -27,12 +36,13 @@ class ProlificApi:
 
     @classmethod
     def from_environment(cls) -> ProlificApi:
-        """`PROLIFIC_TOKEN` and `PROLIFIC_URL`, the names Prolific's own CLI reads."""
+        """`PROLIFIC_TOKEN` and `PROLIFIC_URL`, the names Prolific's own CLI reads, read as
+        it reads them."""
         token = os.environ.get("PROLIFIC_TOKEN", "")
         if not token:
             raise UserError("the prolific provider needs an API token: set PROLIFIC_TOKEN "
                             "(Prolific: Settings > API tokens)")
-        return cls(os.environ.get("PROLIFIC_URL") or DEFAULT_URL, token)
+        return cls(api_base(os.environ.get("PROLIFIC_URL") or DEFAULT_URL), token)
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         try:

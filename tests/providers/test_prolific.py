@@ -60,6 +60,19 @@ def test_draft_study_payload_field_by_field(task_for, fake_prolific, open_conf):
     assert fake_prolific.studies["study1"]["status"] == "UNPUBLISHED"  # nobody published it
 
 
+@pytest.mark.parametrize("form", ["{host}", "{host}/", "{host}/api/v1", "{host}/api/v1/"])
+def test_prolific_url_is_read_as_prolifics_cli_reads_it(task_for, fake_prolific, monkeypatch,
+                                                        form):
+    """The host, as Prolific's CLI takes PROLIFIC_URL (it adds /api/v1/ itself), or the API
+    base itself."""
+    monkeypatch.setenv("PROLIFIC_URL", form.format(host=fake_prolific.url.removesuffix(
+        "/api/v1/")))
+    task = _task(task_for, fake_prolific)
+    assert fake_prolific.count("POST", "studies/") == 1
+    _, submitted = _visit(task, fake_prolific, "p1", "s1")
+    assert submitted["completion_code"] == "C0DE1234"
+
+
 def test_places_are_raised_when_work_is_added(task_for, fake_prolific):
     first = _task(task_for, fake_prolific)
     end_run(first.served.db, first.served.run_id, "stopped")  # the launcher stopped
