@@ -251,8 +251,12 @@ def test_a_training_unit_served_again_is_graded_on_its_new_worker_alone(start):
     assert tries == [(0, None), (1, True)]
 
 
-def test_a_second_visit_during_training_goes_back_to_the_training_unit(start):
-    served, client = start()  # the fixture conf allows 3 units open at once
+@pytest.mark.parametrize("overrides", [(), ("mephisto.task.max_num_concurrent_units=100",)],
+                         ids=["claim", "locked claim"])
+def test_a_second_visit_during_training_goes_back_to_the_training_unit(start, overrides):
+    """The fixture conf allows 3 units open at once. A limit on the whole task sends every
+    claim to the locked transaction (on PostgreSQL the others are optimistic first)."""
+    served, client = start(*overrides)
     worker = Worker(client, "twice")
     unit_id = worker.claim().get_json()["unit_id"]
     _check_first_dialogue(worker, unit_id)
