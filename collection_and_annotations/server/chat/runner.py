@@ -183,8 +183,12 @@ class ChatRunner:
         every = max(1.0, min(SWEEP_SECONDS, self.rules.max_resp_time))
         while self.sessions:
             await asyncio.sleep(every)
-            for conversation_id in await self.in_thread(ended_conversations, self.db,
-                                                        list(self.sessions)):
+            try:
+                ended = await self.in_thread(ended_conversations, self.db, list(self.sessions))
+            except Exception:  # noqa: BLE001 - a database error: look again next time
+                log.exception("chat: looking for chats that ended elsewhere failed")
+                continue
+            for conversation_id in ended:
                 await self.close_session(conversation_id)
 
     def _drop_session(self, conversation_id: int) -> None:
