@@ -34,6 +34,7 @@ class ScriptedBot:
     failures: list[str | None] = field(default_factory=list)
     seen: list[list[Turn]] = field(default_factory=list)
     sessions: int = 0
+    closed: int = 0  # sessions closed
 
     def settings(self) -> dict[str, Any]:
         return {"kind": "scripted", "delay": self.delay}
@@ -54,7 +55,7 @@ class ScriptedBot:
             yield word + " "
 
     async def close(self) -> None:
-        pass
+        self.closed += 1
 
     async def check(self) -> str | None:
         return None

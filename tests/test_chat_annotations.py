@@ -144,3 +144,32 @@ def test_labels_are_refused_when_the_chat_has_no_online_bucket(tmp_path):
             assert refused.status_code == 400
     finally:
         server.stop()
+
+
+def test_a_single_offline_bucket_is_asked(tmp_path, database_url):
+    """One bucket in one offline list: nothing to shuffle, and still asked after the chat."""
+    conf = write_chat_conf(tmp_path, "alpha:1", ["alpha"], num_turns=1, extra=(
+        f"    annotations_config_path: {BUCKETS}\n"
+        "    do_interactive_offline_annotations: [[overall_quality]]\n"))
+    server = ChatServer(tmp_path, conf, {"alpha": ScriptedBot("alpha")}, database_url)
+    try:
+        unit, token = server.claim("w1")
+        view = server.client.get(f"/api/units/{unit}", headers=auth(token)).json()
+        offline = view["chat"]["annotations"]["offline"]
+        assert [d["annotation_tasks"] for e in offline for d in e["dialogues"]] == [
+            ["overall_quality"]]
+        with event_stream(server.base, unit, token) as stream:
+            stream.next("state")
+            assert _post(server, unit, token, "start", {}).status_code == 200
+            _bot_reply(stream)
+            assert _post(server, unit, token, "messages", {"text": "hello"}).status_code == 202
+            _bot_reply(stream)
+            assert _post(server, unit, token, "end", {}).status_code == 200
+        unanswered = server.client.post(f"/api/units/{unit}/submit", headers=auth(token),
+                                        json={"answers": {}})
+        assert unanswered.status_code == 422
+        answered = server.client.post(f"/api/units/{unit}/submit", headers=auth(token), json={
+            "answers": {"c0": {"overall_quality": {"dialogue": {"Overall": 4}}}}})
+        assert answered.status_code == 200, answered.text
+    finally:
+        server.stop()

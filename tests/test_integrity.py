@@ -58,6 +58,14 @@ def _make_overdue(served, public_id: str) -> None:
                         .values(deadline=utcnow() - timedelta(seconds=5)))
 
 
+def _dialogue_of(served, public_id: str) -> int:
+    """The line (`_lines`) of a one-dialogue unit."""
+    with served.db.read() as session:
+        data = session.scalar(select(Assignment.data).join(Unit)
+                              .where(Unit.public_id == public_id))
+    return int(data["dialogues"][0]["source"]["dialogue_id"].removeprefix("d"))
+
+
 def _unit(served, public_id: str) -> Unit:
     with served.db.read() as session:
         return session.scalars(select(Unit).where(Unit.public_id == public_id)).one()
@@ -306,17 +314,21 @@ def test_edited_data_retires_old_units_and_reports_changes(tmp_path, database_ur
     done = _claim(served, "w1")
     submit(served.db, served.blueprint, done.unit_public_id, done.worker_id,
            _answers(served, done.unit_public_id), {}, None)
-    held = _claim(served, "w2")  # d1: will be removed while w2 holds it
+    held = _claim(served, "w2")  # its line will be removed while w2 holds it
     end_run(served.db, served.run_id, "stopped")
     capsys.readouterr()
-    edited = [lines[0], {"data": [dialogue("d2", "g2", TASKS, turns=6)]},  # d2: new text
-              {"data": [dialogue("d3", "g3", TASKS)]}]  # d3: added; d1: removed
-    conf = write_task(tmp_path, edited, {"g0": 1, "g2": 1, "g3": 1})
+    # units are served in a random order: which lines were done and held decides the edit
+    kept, removed = (_dialogue_of(served, c.unit_public_id) for c in (done, held))
+    changed = ({0, 1, 2} - {kept, removed}).pop()
+    edited = [lines[kept],
+              {"data": [dialogue(f"d{changed}", f"g{changed}", TASKS, turns=6)]},  # new text
+              {"data": [dialogue("d3", "g3", TASKS)]}]  # d3: added
+    conf = write_task(tmp_path, edited, {f"g{kept}": 1, f"g{changed}": 1, "g3": 1})
     rerun = open_conf(str(conf), database_url)
     printed = capsys.readouterr().out
     assert "the task data changed since the last run" in printed
-    assert "added: 1 (d3)" in printed and "removed: 1 (d1)" in printed
-    assert "changed text (same ids): 1 (d2)" in printed
+    assert "added: 1 (d3)" in printed and f"removed: 1 (d{removed})" in printed
+    assert f"changed text (same ids): 1 (d{changed})" in printed
     assert "2 unfinished unit(s) of removed or changed items retired (1 were held" in printed
     counts = unit_counts(rerun.db, rerun.task_id)
     assert counts == {"completed": 1, "retired": 2, "launched": 2}

@@ -4,22 +4,25 @@ screening file and gold file), against SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 
 import pytest
 from quality_helpers import pool_of
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 
 from collection_and_annotations.blueprints.base import WorkerContext
+from collection_and_annotations.engine.allocation import expire_overdue
 from collection_and_annotations.engine.runs import end_run
 from collection_and_annotations.export.submissions import whole_submissions
 from collection_and_annotations.providers.local import link_signature
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.quality.files import read_gold
-from collection_and_annotations.quality.pools import first_route, route
+from collection_and_annotations.quality.pools import NOT_ELIGIBLE, first_route, route
 from collection_and_annotations.quality.settings import QualitySettings
 from collection_and_annotations.quality.translation import nest
 from collection_and_annotations.server.app import create_app
-from collection_and_annotations.storage.models import UnitScore
+from collection_and_annotations.storage.models import Unit, UnitScore, utcnow
 
 BUCKET = "consistency_label"
 
@@ -213,6 +216,109 @@ def test_golds_on_schedule_and_disqualification(start):
     with served.db.read() as session:
         scores = session.scalars(select(UnitScore).where(UnitScore.pool == "gold")).all()
     assert [s.passed for s in scores] == [False, False] and scores[0].mistakes == 2
+
+
+def _expire(served, unit_id):
+    """The unit's time runs out and the launcher's sweep gives it back to the pool."""
+    with served.db.session() as session:
+        session.execute(update(Unit).where(Unit.public_id == unit_id)
+                        .values(deadline=utcnow() - timedelta(seconds=1)))
+        assert expire_overdue(session, served.run_id) == 1
+
+
+def _check_first_dialogue(worker, unit_id):
+    """Check the first training dialogue (all turns unanswered): its feedback is shown."""
+    key = worker.unit(unit_id).get_json()["dialogues"][0]["key"]
+    assert worker.check(unit_id, key, {}).get_json()["first_check"] is True
+
+
+def test_a_training_unit_served_again_is_graded_on_its_new_worker_alone(start):
+    """The first worker checks the graded dialogue with 3 mistakes and lets the unit expire;
+    its next worker, who makes none, passes (their first check is their own)."""
+    served, client = start("mephisto.blueprint.max_screening_units=1")
+    first = Worker(client, "first")
+    unit_id = first.claim().get_json()["unit_id"]
+    graded = first.unit(unit_id).get_json()["dialogues"][2]["key"]
+    wrong = _wrong_answers(served, served.blueprint.quality.training[2].source, 3)
+    assert first.check(unit_id, graded, wrong).get_json()["mistakes"] == 3
+    _expire(served, unit_id)
+    again, reply = _do_screening(served, Worker(client, "second"), mistakes_on_graded=0)
+    assert again == unit_id  # the only training unit, served again
+    assert reply.get_json()["screening"]["passed"] is True
+    with served.db.read() as session:  # each try kept as its worker's
+        tries = session.execute(select(UnitScore.attempt, UnitScore.passed)
+                                .order_by(UnitScore.attempt)).all()
+    assert tries == [(0, None), (1, True)]
+
+
+@pytest.mark.parametrize("overrides", [(), ("mephisto.task.max_num_concurrent_units=100",)],
+                         ids=["claim", "locked claim"])
+def test_a_second_visit_during_training_goes_back_to_the_training_unit(start, overrides):
+    """The fixture conf allows 3 units open at once. A limit on the whole task sends every
+    claim to the locked transaction (on PostgreSQL the others are optimistic first)."""
+    served, client = start(*overrides)
+    worker = Worker(client, "twice")
+    unit_id = worker.claim().get_json()["unit_id"]
+    _check_first_dialogue(worker, unit_id)
+    worker.assignment = "a2"
+    again = worker.claim()
+    assert again.status_code == 200 and again.get_json()["unit_id"] == unit_id
+    # Visits that claim at once all get one training unit.
+    app = client.application
+
+    def visit(n):
+        return Worker(app.test_client(), "racer", f"visit{n}").claim().get_json()["unit_id"]
+
+    with ThreadPoolExecutor(6) as pool:
+        assert len(set(pool.map(visit, range(6)))) == 1
+    with served.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Unit).where(
+            Unit.pool == "screening", Unit.status == "assigned")) == 2
+
+
+def test_no_second_training_attempt_after_feedback(start):
+    """A training unit whose feedback was shown is the worker's attempt, even when it
+    expires; one that expired before any check is not."""
+    served, client = start()
+    worker = Worker(client, "quitter")
+    unit_id = worker.claim().get_json()["unit_id"]
+    _check_first_dialogue(worker, unit_id)
+    _expire(served, unit_id)
+    worker.assignment = "a2"
+    refused = worker.claim()
+    assert refused.status_code == 403
+    assert "already had your attempt at the training" in refused.get_json()["error"]
+    idle = Worker(client, "idle")
+    _expire(served, idle.claim().get_json()["unit_id"])
+    idle.assignment = "a2"
+    assert idle.claim().status_code == 200
+
+
+def test_screening_attempts_allows_more_tries(start):
+    served, client = start("mephisto.blueprint.screening_attempts=2")
+    worker = Worker(client, "persistent")
+    first, reply = _do_screening(served, worker, mistakes_on_graded=3)  # pass_criteria 2
+    outcome = reply.get_json()["screening"]
+    assert outcome["passed"] is False and "try again 1 more time" in outcome["message"]
+    worker.assignment = "a2"
+    second, reply = _do_screening(served, worker, mistakes_on_graded=3)
+    assert second != first
+    assert reply.get_json()["screening"]["message"] == NOT_ELIGIBLE
+    worker.assignment = "a3"
+    assert worker.claim().status_code == 403
+
+
+def test_a_second_visit_with_a_gold_unit_open_goes_back_to_it(start):
+    served, client = start("mephisto.blueprint.use_screening_task=false",
+                           "mephisto.blueprint.use_golds=true", "mephisto.blueprint.min_golds=1")
+    worker = Worker(client, "golden")
+    gold = worker.claim().get_json()["unit_id"]
+    assert pool_of(served, gold) == "gold"
+    worker.assignment = "a2"
+    assert worker.claim().get_json()["unit_id"] == gold
+    _finish(served, worker, worker.unit(gold).get_json())
+    worker.assignment = "a3"
+    assert pool_of(served, worker.claim().get_json()["unit_id"]) == "main"
 
 
 def test_gold_files_parse(cep_fixtures):

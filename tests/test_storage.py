@@ -25,9 +25,9 @@ def test_migrations_build_the_models_schema(database_url):
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_units_free'"))
     db.dispose()
     assert diff == []
-    assert version == "0007"
-    # compare_metadata skips expression indexes: the claim's index checked here.
-    assert "(id + 0)" in free_index and "'launched'" in free_index
+    assert version == "0009"
+    # compare_metadata skips partial index conditions: the claim's index checked here.
+    assert "claim_order" in free_index and "'launched'" in free_index
 
 
 def test_sqlite_default_is_wal_under_data_dir(tmp_path):
@@ -41,21 +41,37 @@ def test_sqlite_default_is_wal_under_data_dir(tmp_path):
     db.dispose()
 
 
-def test_upgrade_from_0001_keeps_drafts_and_rekeys_assignments_by_content(database_url):
-    """A database of the first release: its assignments get the content keys a new plan
-    computes (so a rerun on the same data reports no change), and its drafts survive."""
+# A task with a run and one assignment (ids 1), as a release's schema stores them.
+ONE_TASK = (
+    "INSERT INTO tasks (id, name, blueprint, created_at) VALUES (1, 't', 's', "
+    "'2026-01-01 00:00:00')",
+    "INSERT INTO task_runs (id, task_id, config, status, created_at) VALUES "
+    "(1, 1, '{}', 'stopped', '2026-01-01 00:00:00')",
+    "INSERT INTO assignments (id, task_id, key, data, created_at) VALUES "
+    "(1, 1, 'k', '{}', '2026-01-01 00:00:00')",
+)
+
+
+def _migrate_to(db: Database, revision: str) -> None:
     from alembic import command
     from alembic.config import Config
 
-    from collection_and_annotations.blueprints.static_annotation.task_data import content_key
     from collection_and_annotations.storage.database import MIGRATIONS_DIR
 
-    db = Database(database_url)
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     with db.engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.upgrade(config, "0001")
+        command.upgrade(config, revision)
+
+
+def test_upgrade_from_0001_keeps_drafts_and_rekeys_assignments_by_content(database_url):
+    """A database of the first release: its assignments get the content keys a new plan
+    computes (so a rerun on the same data reports no change), and its drafts survive."""
+    from collection_and_annotations.blueprints.static_annotation.task_data import content_key
+
+    db = Database(database_url)
+    _migrate_to(db, "0001")
     source = {"dialogue_id": "d1", "group_id": "g1", "annotation_tasks": ["relevance"],
               "turns": [["user", "hi"], ["system", "hello"]]}
     with db.engine.begin() as connection:
@@ -84,3 +100,50 @@ def test_upgrade_from_0001_keeps_drafts_and_rekeys_assignments_by_content(databa
             (1, 1)]
         assert connection.scalar(text("SELECT pool FROM units")) == "main"
     db.dispose()
+
+
+def test_units_of_earlier_runs_get_a_random_claim_order(database_url):
+    """A database of release 0007: its units, served in id order then, get random keys."""
+    db = Database(database_url)
+    _migrate_to(db, "0007")
+    with db.engine.begin() as connection:
+        for statement in ONE_TASK:
+            connection.execute(text(statement))
+        for unit in range(1, 41):
+            connection.execute(text(
+                "INSERT INTO units (id, public_id, assignment_id, task_run_id, status, "
+                "times_expired, pool) VALUES (:id, :public, 1, 1, 'launched', 0, 'main')"),
+                {"id": unit, "public": f"u_{unit}"})
+    db.migrate()
+    with db.engine.connect() as connection:
+        ids = connection.scalars(text("SELECT id FROM units ORDER BY claim_order")).all()
+    db.dispose()
+    assert sorted(ids) == list(range(1, 41)) and ids != sorted(ids)
+
+
+def test_training_checks_of_an_earlier_worker_stay_with_their_attempt(database_url):
+    """A database of release 0008, where a training unit's checks were kept per unit: the
+    checks of a worker who lost the unit become their attempt, the holder's stay theirs."""
+    db = Database(database_url)
+    _migrate_to(db, "0008")
+    with db.engine.begin() as connection:
+        for statement in (
+            *ONE_TASK,
+            "INSERT INTO workers (id, provider, provider_worker_id, pseudonym, created_at) "
+            "VALUES (1, 'local', 'w1', 'w_1', '2026-01-01 00:00:00'), "
+            "(2, 'local', 'w2', 'w_2', '2026-01-01 00:00:00')",
+            # unit 1 went from worker 1 to worker 2; unit 2 is worker 1's on its third try
+            "INSERT INTO units (id, public_id, assignment_id, task_run_id, status, worker_id, "
+            "times_expired, pool) VALUES (1, 'u_1', 1, 1, 'assigned', 2, 1, 'screening'), "
+            "(2, 'u_2', 1, 1, 'assigned', 1, 2, 'screening')",
+            "INSERT INTO unit_scores (unit_id, worker_id, task_id, pool, checks) VALUES "
+            "(1, 1, 1, 'screening', '{\"d\": {\"first_mistakes\": 3}}'), "
+            "(2, 1, 1, 'screening', '{}')",
+        ):
+            connection.execute(text(statement))
+    db.migrate()
+    with db.engine.connect() as connection:
+        rows = connection.execute(text(
+            "SELECT unit_id, attempt, worker_id FROM unit_scores ORDER BY unit_id")).all()
+    db.dispose()
+    assert rows == [(1, 0, 1), (2, 2, 1)]

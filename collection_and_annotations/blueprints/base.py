@@ -7,9 +7,10 @@ collection with bots, screening and gold plug in without edits to the engine:
 - `plan` says which assignments exist (and in which pool: main work, screening, gold);
 - `unit_layout` fixes a unit's own presentation order when the unit is created;
 - `pools_for` routes a worker who asks for work (eligibility: screening first, gold on a
-  schedule, or no work at all); an optional `new_worker_pools()` says where it routes a
-  worker seen for the first time when that needs no database read, so a first claim can
-  make the worker and take their unit in one statement;
+  schedule, back to a unit they must finish, or no work at all); an optional
+  `new_worker_pools()` says where it routes a worker seen for the first time when that
+  needs no database read, so a first claim can make the worker and take their unit in one
+  statement;
 - `unit_content` / `unit_kind` are what the worker page receives (it routes on the kind);
 - `check_submission` judges a submission on the server, `stored_answers` completes it;
 - `export_dialogues` / `export_rows` turn stored submissions into export records without the
@@ -64,6 +65,8 @@ class WorkerContext:
     qualifications: frozenset[str]
     # the worker's assigned and done units in this task, per pool (the claim has read them)
     units_by_pool: Mapping[str, int] = field(default_factory=dict)
+    # the public id of the worker's open (assigned) unit in this task, per pool (the newest)
+    open_units: Mapping[str, str] = field(default_factory=dict)
 
 
 class NoWork(Exception):
@@ -73,6 +76,15 @@ class NoWork(Exception):
     def __init__(self, message: str, status: int = 403):
         super().__init__(message)
         self.status = status
+
+
+class ResumeUnit(Exception):
+    """Raised by `pools_for` when this worker must go on with a unit they hold (a training
+    or gold unit open on another visit) instead of taking a new one."""
+
+    def __init__(self, public_id: str):
+        super().__init__(public_id)
+        self.public_id = public_id
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,8 @@ class BlueprintConfig:
     use_screening_task: bool = False
     passed_qualification_name: str | None = None
     max_screening_units: int = 0
+    # training units a worker may start and see feedback on (an expired one counts)
+    screening_attempts: int = 1
     screen_json: str | None = None
     use_golds: bool = False
     gold_qualification_base: str | None = None

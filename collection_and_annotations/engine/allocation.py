@@ -21,6 +21,7 @@ from collection_and_annotations.blueprints.base import (
     MAIN_POOL,
     SCREENING_POOL,
     NoWork,
+    ResumeUnit,
     WorkerContext,
 )
 from collection_and_annotations.engine.hot_sql import Claimant, NewWorkerTake, TakenUnit, hot
@@ -171,18 +172,24 @@ def _resumed(worker_id: int, held: list[tuple[str, str, str | None, str]],
 def _pools(connection: Connection, task_id: int, run_id: int, worker_id: int,
            provider_worker_id: str, held: list[tuple[str, str, str | None, str]],
            qualifications: frozenset[str], limits: Limits,
-           pools_for: Callable[[Connection, WorkerContext], list[str]]) -> list[str]:
-    """The pools to take a new unit from, in order, once the limits allow one (as the task
-    kind routes this worker); raises ClaimRefused."""
+           pools_for: Callable[[Connection, WorkerContext], list[str]]) -> list[str] | Claim:
+    """The pools to take a new unit from, in order, as the task kind routes this worker,
+    once the limits allow one; or the unit they hold that the task kind sends them back to.
+    Raises ClaimRefused."""
+    open_units = {pool: public_id for public_id, status, _, pool in reversed(held)
+                  if status == "assigned"}  # newest last: it wins
+    try:
+        pools = pools_for(connection, WorkerContext(
+            task_id, run_id, worker_id, provider_worker_id, qualifications,
+            Counter(pool for *_, pool in held), open_units))
+    except NoWork as exc:
+        raise ClaimRefused(str(exc), exc.status) from None
+    except ResumeUnit as exc:
+        return Claim(worker_id, exc.public_id, "assigned")
     _check_limits(connection, run_id, [(status, sid) for _, status, sid, pool in held
                                        if pool != SCREENING_POOL or status == "assigned"],
                   limits)
-    try:
-        return pools_for(connection, WorkerContext(
-            task_id, run_id, worker_id, provider_worker_id, qualifications,
-            Counter(pool for *_, pool in held)))
-    except NoWork as exc:
-        raise ClaimRefused(str(exc), exc.status) from None
+    return pools
 
 
 def _main_pool(_connection: Connection, _worker: WorkerContext) -> list[str]:
@@ -241,6 +248,10 @@ def claim_unit(
             return resumed
         pools = _pools(connection, task_id, run_id, worker_id, provider_worker_id, held, holds,
                        limits, pools_for)
+        if isinstance(pools, Claim):
+            if rehearse:
+                raise _Rehearsed
+            return pools
         claimant = _claimant(task_id, run_id, worker_id, provider_worker_id, provider_session,
                              limits.assignment_duration_in_seconds)
         taken = _take_free_unit(connection, pools, claimant)
@@ -282,6 +293,8 @@ def _claim_optimistically(
             return resumed
         pools = _pools(connection, task_id, run_id, worker.id, provider_worker_id, worker.held,
                        worker.qualifications, limits, pools_for)
+        if isinstance(pools, Claim):
+            return pools
         claimant = _claimant(task_id, run_id, worker.id, provider_worker_id, provider_session,
                              limits.assignment_duration_in_seconds)
         for pool in pools:

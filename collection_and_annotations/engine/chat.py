@@ -591,6 +591,13 @@ def expire_idle_chats(connection: Connection, run_id: int) -> int:
                                           Unit.id.in_(idle)), "timed_out"))
 
 
+def ended_conversations(db: Database, conversation_ids: list[int]) -> list[int]:
+    """Those of the conversations that are no longer active (ended, timed out, failed)."""
+    with db.snapshot() as connection:
+        return list(connection.scalars(select(Conversation.id).where(
+            Conversation.id.in_(conversation_ids), Conversation.status != "active")))
+
+
 def mark_interrupted_replies(connection: Connection, task_id: int) -> int:
     """At start-up: replies that were being generated when the last server stopped will never
     arrive; their workers may ask again. Returns how many."""

@@ -166,9 +166,12 @@ class HotStatements(DriverSQL):
         else:
             self._held_units = sql(held_units.format(worker=":worker_id") + " ORDER BY u.id DESC")
             self._held_qualifications = sql(held_qualifications.format(worker=":worker_id"))
-        # `id + 0`: the key of ix_units_free, which only that index holds (models.Unit).
+        # `claim_order`: the units' random order, the key of ix_units_free (models.Unit).
         # `{gate}`: a condition checked once before any unit is looked at (or locked).
         # `{worker}`: the taking worker's id (a value, or the row a first claim inserts).
+        # `{pseudonym}`: their pseudonym, which exports write as a chat's `origin_worker_id`:
+        # an author is excluded by it or by their provider id (NULL for a worker made by
+        # this statement, whose new pseudonym no data can hold).
         take_unit = (
             "UPDATE units SET status = 'assigned', worker_id = {worker}, "
             "provider_session = :session_id, assigned_at = :now, deadline = :deadline "
@@ -179,9 +182,10 @@ class HotStatements(DriverSQL):
             "AND wg.task_id = :task_id AND wg.worker_id = {worker}) "
             "AND NOT EXISTS (SELECT 1 FROM assignment_exclusions ae "
             "WHERE ae.assignment_id = u.assignment_id "
-            "AND ae.provider_worker_id = :provider_worker_id) "
-            f"ORDER BY u.id + 0 LIMIT 1{skip_locked}) AND status = 'launched' "
+            "AND ae.provider_worker_id IN (:provider_worker_id, {pseudonym})) "
+            f"ORDER BY u.claim_order LIMIT 1{skip_locked}) AND status = 'launched' "
             "RETURNING id, public_id, assignment_id, times_expired")
+        known_pseudonym = "(SELECT pseudonym FROM workers WHERE id = :worker_id)"
         if self.postgres:  # one round trip: the unit taken, its groups noted, old drafts gone
             after_taking = (
                 "g AS (INSERT INTO worker_groups (task_id, worker_id, group_id, unit_id) "
@@ -189,7 +193,7 @@ class HotStatements(DriverSQL):
                 "JOIN t ON ag.assignment_id = t.assignment_id), "
                 "d AS (DELETE FROM drafts WHERE unit_id IN "
                 "(SELECT id FROM t WHERE times_expired > 0) AND worker_id <> {worker}) ")
-            known = {"worker": ":worker_id"}
+            known = {"worker": ":worker_id", "pseudonym": known_pseudonym}
             self._assign_unit = sql(
                 f"WITH t AS ({take_unit.format(gate='', **known)}), "
                 f"{after_taking.format(**known)}"
@@ -212,7 +216,7 @@ class HotStatements(DriverSQL):
             # hold it). A known worker is only read. A new row needs no version check: a
             # concurrent first claim of the same worker waits on the insert, then does not
             # see the row (see `_worker_view`).
-            made = {"worker": "(SELECT id FROM ins)"}
+            made = {"worker": "(SELECT id FROM ins)", "pseudonym": "NULL"}
             self._worker_view_or_take = sql(
                 new_worker
                 + f"t AS ({take_unit.format(gate='EXISTS (SELECT 1 FROM ins) AND ', **made)}), "
@@ -221,7 +225,8 @@ class HotStatements(DriverSQL):
                                also=" UNION ALL SELECT t.id, t.public_id, 'assigned', "
                                     ":session_id, :pool FROM t"))
         else:
-            self._take_unit = sql(take_unit.format(gate="", worker=":worker_id"))
+            self._take_unit = sql(take_unit.format(gate="", worker=":worker_id",
+                                                   pseudonym=known_pseudonym))
             self._clear_other_drafts = sql(
                 "DELETE FROM drafts WHERE unit_id = :unit_id AND worker_id <> :worker_id")
             self._add_groups = sql(

@@ -35,6 +35,8 @@ BATCH = 20
 # sends the requester is shown and may retry or settle (the dashboard's "not sent" lists)
 FAILED_DECISION = ReviewDecision.sync_state == "failed"
 UNSETTLED_BONUS = Bonus.state.in_(("failed", "uncertain"))
+INTERRUPTED_PAY = ("the server stopped while this bonus was being paid, so the platform may "
+                   "have paid it: check there, then mark it paid or not paid")
 # platform statuses of a visit the worker gave up (Prolific's): its unit goes back to the pool
 ABANDONED = frozenset({"RETURNED", "TIMED-OUT"})
 
@@ -52,14 +54,16 @@ def _visit(db: Database, unit_id: int) -> tuple[Visit, bool | None]:
     return Visit(public_id, worker, visit_id or ""), verified
 
 
-def _take(db: Database, model: type, row_id: int, states: tuple[str, ...]) -> bool:
-    """Lease a due row in one of `states`; False when someone else has it or it is not due."""
+def _take(db: Database, model: type, row_id: int, states: tuple[str, ...],
+          **values: object) -> bool:
+    """Lease a due row in one of `states` (writing `values` with the lease); False when
+    someone else has it or it is not due."""
     now = utcnow()
     with db.session() as session:
         taken = session.execute(
             update(model).where(model.id == row_id, model.next_attempt_at <= now,
                                 model.__table__.c[_state(model)].in_(states))
-            .values(attempts=model.attempts + 1, next_attempt_at=now + LEASE)
+            .values(attempts=model.attempts + 1, next_attempt_at=now + LEASE, **values)
             .execution_options(synchronize_session=False))
     return taken.rowcount == 1
 
@@ -75,7 +79,10 @@ def _write(db: Database, model: type, row_id: int, **values: object) -> None:
 
 
 def send_review(db: Database, provider: Provider, row_id: int) -> None:
-    if not _take(db, ReviewDecision, row_id, ("pending", "failed", "sending")):
+    # `sending` while the call is out; a sender that dies leaves it, sent again after the
+    # lease (a decision is a change of state: sent twice, it cannot apply twice)
+    if not _take(db, ReviewDecision, row_id, ("pending", "failed", "sending"),
+                 sync_state="sending"):
         return
     with db.read() as session:
         row = session.get(ReviewDecision, row_id)
@@ -159,8 +166,24 @@ def verify_visits(db: Database, provider: Provider, task_id: int) -> int:
                           "timed_out")
     return len(forged)
 
+def settle_interrupted_pays(db: Database, task_id: int) -> int:
+    """Bonuses left `paying` past their lease: their sender stopped (a crash, a kill) after
+    committing `paying` and before writing what the pay call gave, so the platform may have
+    paid them. They become `uncertain`, for the requester to check, and are never paid again
+    on their own. Returns how many."""
+    now = utcnow()
+    with db.session() as session:
+        return session.execute(
+            update(Bonus).where(Bonus.unit_id.in_(task_units(task_id)),
+                                Bonus.state == "paying", Bonus.next_attempt_at <= now)
+            .values(state="uncertain", next_attempt_at=None, last_error=INTERRUPTED_PAY)
+            .execution_options(synchronize_session=False)).rowcount
+
+
 def sync_due(db: Database, provider: Provider, task_id: int) -> None:
-    """One pass: decisions, then bonuses, that are due (oldest first)."""
+    """One pass: pays a stopped sender left unknown settled as uncertain, then decisions,
+    then bonuses, that are due (oldest first)."""
+    settle_interrupted_pays(db, task_id)
     now = utcnow()
     in_task = task_units(task_id)
     with db.read() as session:

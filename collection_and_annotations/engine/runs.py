@@ -8,6 +8,7 @@ units of its old version (not served, not counted) and start-up reports what cha
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import secrets
@@ -35,6 +36,7 @@ from collection_and_annotations.blueprints.base import QUALITY_POOLS, Assignment
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
+    CLAIM_ORDER_BITS,
     Assignment,
     AssignmentExclusion,
     AssignmentGroup,
@@ -265,18 +267,26 @@ def _sync_units(
     return _insert_rows(
         session.connection(), Unit.__table__,
         ("public_id", "assignment_id", "task_run_id", "pool", "status", "times_expired",
-         "layout"),
+         "layout", "claim_order"),
         _new_units(plans, ids, kept, run_id, blueprint, seed),
     )
+
+
+def _seeded_claim_order(seed: int, assignment_key: str, ordinal: int) -> int:
+    """A unit's claim order drawn from the study's seed and the unit's identity (its
+    assignment's key and its ordinal there): the same units get the same order in every
+    database and run, and the keys are independent and uniform (a keyed hash)."""
+    digest = hashlib.blake2b(f"{seed}:{assignment_key}:{ordinal}".encode(), digest_size=8)
+    return int.from_bytes(digest.digest()) >> (64 - CLAIM_ORDER_BITS)
 
 
 def _new_units(
     plans: list[AssignmentPlan], ids: dict[str, int], kept: dict[int, int],
     run_id: int, blueprint: TaskBlueprint, seed: int | None,
 ) -> Iterator[tuple[Any, ...]]:
-    """Rows of the units each plan still lacks, each with its own layout: seeded per unit
-    (seed, assignment key, ordinal) when the study sets a seed, so it reproduces; from one
-    generator seeded by the system otherwise."""
+    """Rows of the units each plan still lacks, each with its own layout and its place in
+    the claim order: seeded per unit (seed, assignment key, ordinal) when the study sets a
+    seed, so they reproduce; from one generator seeded by the system otherwise."""
     probe, fresh = random.Random(0), random.Random(secrets.randbits(128))
     for plan in plans:
         assignment_id = ids[plan.key]
@@ -289,8 +299,10 @@ def _new_units(
             if shuffled:
                 rng = random.Random(f"{seed}:{plan.key}:{ordinal}") if seed is not None else fresh
                 layout = json.dumps(blueprint.unit_layout(plan.data, rng))
+            order = (fresh.getrandbits(CLAIM_ORDER_BITS) if seed is None
+                     else _seeded_claim_order(seed, plan.key, ordinal))
             yield (f"u_{public_ids[20 * n:20 * (n + 1)]}", assignment_id, run_id, plan.pool,
-                   "launched", 0, layout)
+                   "launched", 0, layout, order)
 
 
 def _report_changes(

@@ -240,8 +240,8 @@ def check_dialogue(
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; nothing to check", 409)
         result = None if check is None else check(connection, SubmittedUnit(
-            unit.id, unit.pool, unit.task_run_id, worker_id, unit.data, unit.layout, answers),
-            dialogue_key)
+            unit.id, unit.pool, unit.task_run_id, worker_id, unit.data, unit.layout, answers,
+            unit.times_expired), dialogue_key)
         if result is None:  # the same answer for real and gold units: nothing to check
             raise WorkRefused("this unit has no dialogue checks", 404)
         return result

@@ -1,8 +1,9 @@
 """The few Prolific REST calls the provider makes (Prolific's public API v1, with httpx).
 
 Errors become ProviderError; `maybe_done` tells the caller whether the request may have
-reached Prolific (a timeout or a dropped connection after sending) or surely did not take
-effect (no connection, or Prolific answered with an error).
+reached Prolific (a timeout or a dropped connection after sending, or an answer that says
+nothing of it: 408 or a 5xx, e.g. a gateway that lost Prolific's answer) or surely did not
+take effect (no connection, or Prolific refused it with a 4xx).
 """
 
 from __future__ import annotations
@@ -15,8 +16,17 @@ import httpx
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.providers.base import ProviderError
 
-DEFAULT_URL = "https://api.prolific.com/api/v1/"
+DEFAULT_URL = "https://api.prolific.com"  # Prolific's CLI's default for PROLIFIC_URL
+API_PATH = "/api/v1"
 TIMEOUT_SECONDS = 15.0
+
+
+def api_base(url: str) -> str:
+    """The API base of a `PROLIFIC_URL`. Prolific's CLI takes it as the host
+    (`https://api.prolific.com`) and adds `/api/v1/...` to it; a value that already ends in
+    `/api/v1` (this platform's earlier reading) is taken as it is."""
+    base = url.strip().rstrip("/")
+    return (base if base.endswith(API_PATH) else base + API_PATH) + "/"
 
 
 class ProlificApi:
@@ -26,12 +36,13 @@ class ProlificApi:
 
     @classmethod
     def from_environment(cls) -> ProlificApi:
-        """`PROLIFIC_TOKEN` and `PROLIFIC_URL`, the names Prolific's own CLI reads."""
+        """`PROLIFIC_TOKEN` and `PROLIFIC_URL`, the names Prolific's own CLI reads, read as
+        it reads them."""
         token = os.environ.get("PROLIFIC_TOKEN", "")
         if not token:
             raise UserError("the prolific provider needs an API token: set PROLIFIC_TOKEN "
                             "(Prolific: Settings > API tokens)")
-        return cls(os.environ.get("PROLIFIC_URL") or DEFAULT_URL, token)
+        return cls(api_base(os.environ.get("PROLIFIC_URL") or DEFAULT_URL), token)
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         try:
@@ -42,8 +53,9 @@ class ProlificApi:
             raise ProviderError(f"no answer from Prolific ({type(exc).__name__})",
                                 maybe_done=True) from None
         if response.status_code >= 400:
+            unknown = response.status_code == 408 or response.status_code >= 500
             raise ProviderError(f"Prolific answered {response.status_code} to {method} "
-                                f"{path}: {response.text[:300]}")
+                                f"{path}: {response.text[:300]}", maybe_done=unknown)
         return response.json() if response.content else None
 
     def create_study(self, payload: dict[str, Any]) -> str:

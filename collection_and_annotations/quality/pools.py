@@ -21,6 +21,7 @@ from collection_and_annotations.blueprints.base import (
     SCREENING_POOL,
     AssignmentPlan,
     NoWork,
+    ResumeUnit,
     SubmitRefused,
     SubmittedUnit,
     WorkerContext,
@@ -40,9 +41,14 @@ from collection_and_annotations.storage.models import (
 
 NOT_ELIGIBLE = ("Thank you for your interest. Based on the training task, you are not eligible "
                 "for this task; there is no more work for you here.")
+TRY_AGAIN = ("You did not pass the training task this time. You may try again {left} more "
+             "time(s): open your task link again to start a new training unit.")
 # A block may come from a failed training, failed golds or the requester: say none of them.
 BLOCKED = ("Thank you for your interest. You are not eligible for more work in this task; "
            "there is no more work for you here.")
+NO_ATTEMPT_LEFT = ("Thank you for your interest. You have already had your attempt at the "
+                   "training task, so you cannot start it again; there is no more work for "
+                   "you here.")
 SCREENING_FULL = ("The training task is full for now, so no new workers can start; thank you "
                   "for your interest, and please try again later.")
 
@@ -87,16 +93,38 @@ def _screening_full(connection: Connection, run_id: int) -> bool:
 
 def route(connection: Connection, settings: QualitySettings, worker: WorkerContext
           ) -> list[str]:
-    """Blocked: no work. Not yet qualified: the screening unit. Otherwise real work, with a
-    gold unit first when the schedule says one is due."""
+    """Blocked: no work. Not yet qualified: their open training unit, else a new one while
+    they have attempts left. Otherwise their open gold unit, else real work, with a gold
+    unit first when the schedule says one is due."""
     holds = worker.qualifications
     if settings.block in holds:
         raise NoWork(BLOCKED)
     if settings.screening and settings.passed not in holds:
+        _resume_open(worker, SCREENING_POOL)
+        if _attempts(connection, worker.worker_id, worker.task_id) \
+                >= settings.screening_attempts:
+            raise NoWork(NO_ATTEMPT_LEFT)
         if _screening_full(connection, worker.run_id):
             raise NoWork(SCREENING_FULL, 503)
         return [SCREENING_POOL]
+    _resume_open(worker, GOLD_POOL)
     return _real_work(settings, worker.units_by_pool)
+
+
+def _resume_open(worker: WorkerContext, pool: str) -> None:
+    """A worker holds at most one training or gold unit: a claim while one is open (on
+    another visit) goes back to it. A second training unit would give a second try after
+    the first showed the expected answers; a second gold unit beside an open one would tell
+    them apart from real work."""
+    if pool in worker.open_units:
+        raise ResumeUnit(worker.open_units[pool])
+
+
+def _attempts(connection: Connection, worker_id: int, task_id: int) -> int:
+    """The worker's training attempts in the task: each training unit they saw feedback on
+    (checked a dialogue of), submitted, expired or abandoned."""
+    return connection.execute(score_sql.SCREENING_ATTEMPTS, {
+        "worker_id": worker_id, "task_id": task_id}).scalar_one()
 
 
 def first_route(settings: QualitySettings) -> list[str] | None:
@@ -128,14 +156,16 @@ def _task_id(connection: Connection, run_id: int) -> int:
 
 
 def _score_row(connection: Connection, unit: SubmittedUnit) -> dict[str, Any]:
-    checks = connection.execute(score_sql.SCORE_CHECKS, {"unit_id": unit.id}).scalar()
+    """The checks of this worker's try at the unit (none yet: {})."""
+    checks = connection.execute(score_sql.SCORE_CHECKS,
+                                {"unit_id": unit.id, "attempt": unit.attempt}).scalar()
     return dict(checks) if checks is not None else {}
 
 
 def _save_score(connection: Connection, unit: SubmittedUnit, checks: dict[str, Any],
                 mistakes: int | None = None, passed: bool | None = None) -> None:
     connection.execute(score_sql.SAVE_SCORE, {
-        "unit_id": unit.id, "worker_id": unit.worker_id,
+        "unit_id": unit.id, "attempt": unit.attempt, "worker_id": unit.worker_id,
         "task_id": _task_id(connection, unit.task_run_id), "pool": unit.pool,
         "checks": checks, "mistakes": mistakes, "passed": passed,
         "scored_at": utcnow() if passed is not None else None})
@@ -186,10 +216,15 @@ def _grade_screening(connection: Connection, settings: QualitySettings,
         mistakes += counted
         passed &= counted <= int(item["source"]["pass_criteria"])
     _save_score(connection, unit, checks, mistakes, passed)
-    qualifications.grant(connection, unit.worker_id,
-                         settings.passed if passed else settings.block)
-    return {"screening": {"passed": passed,
-                          "message": None if passed else NOT_ELIGIBLE}}
+    if passed:
+        qualifications.grant(connection, unit.worker_id, settings.passed)
+        return {"screening": {"passed": True, "message": None}}
+    left = settings.screening_attempts - _attempts(
+        connection, unit.worker_id, _task_id(connection, unit.task_run_id))
+    if left > 0:  # `screening_attempts` allows another try (of a new training unit)
+        return {"screening": {"passed": False, "message": TRY_AGAIN.format(left=left)}}
+    qualifications.grant(connection, unit.worker_id, settings.block)
+    return {"screening": {"passed": False, "message": NOT_ELIGIBLE}}
 
 
 def _score_gold(connection: Connection, settings: QualitySettings,

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from sqlalchemy import JSON, Boolean, DateTime, bindparam, column, text
 
-SCORE_CHECKS = text("SELECT checks FROM unit_scores WHERE unit_id = :unit_id").columns(
+# One worker's try at a unit: the unit and its `times_expired` then (`attempt`).
+SCORE_CHECKS = text(
+    "SELECT checks FROM unit_scores WHERE unit_id = :unit_id AND attempt = :attempt").columns(
     column("checks", JSON()))
 
 SAVE_SCORE = text(
-    "INSERT INTO unit_scores (unit_id, worker_id, task_id, pool, checks, mistakes, passed, "
-    "scored_at) VALUES (:unit_id, :worker_id, :task_id, :pool, :checks, :mistakes, :passed, "
-    ":scored_at) ON CONFLICT (unit_id) DO UPDATE SET checks = excluded.checks, "
-    "mistakes = excluded.mistakes, passed = excluded.passed, scored_at = excluded.scored_at"
+    "INSERT INTO unit_scores (unit_id, attempt, worker_id, task_id, pool, checks, mistakes, "
+    "passed, scored_at) VALUES (:unit_id, :attempt, :worker_id, :task_id, :pool, :checks, "
+    ":mistakes, :passed, :scored_at) ON CONFLICT (unit_id, attempt) DO UPDATE SET "
+    "checks = excluded.checks, mistakes = excluded.mistakes, passed = excluded.passed, "
+    "scored_at = excluded.scored_at"
 ).bindparams(bindparam("checks", type_=JSON()), bindparam("passed", type_=Boolean()),
              bindparam("scored_at", type_=DateTime()))
 
@@ -24,6 +27,12 @@ SAVE_SCORE = text(
 FAILED_GOLDS = text(
     "SELECT count(*) FROM unit_scores WHERE worker_id = :worker_id AND task_id = :task_id "
     "AND pool = 'gold' AND passed = :failed").bindparams(bindparam("failed", type_=Boolean()))
+
+# The worker's training attempts in a task: units they checked a dialogue of (so saw
+# feedback on), finished or not.
+SCREENING_ATTEMPTS = text(
+    "SELECT count(*) FROM unit_scores WHERE worker_id = :worker_id AND task_id = :task_id "
+    "AND pool = 'screening'")
 
 TASK_OF_RUN = text("SELECT task_id FROM task_runs WHERE id = :run_id")
 

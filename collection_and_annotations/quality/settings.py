@@ -22,6 +22,7 @@ class QualitySettings:
     screening: bool = False
     passed: str = ""
     max_screening_units: int = 0
+    screening_attempts: int = 1  # training units a worker may see feedback on
     training: list[AnnotatedDialogue] = field(default_factory=list)
     graded: list[int] = field(default_factory=list)
     golds: bool = False
@@ -49,10 +50,15 @@ def read_settings(cfg: DictConfig, task_name: str, buckets: Mapping[str, Bucket]
     every = cfg.get("gold_every_n_units", 4)
     if not isinstance(every, int) or every < 1:
         raise UserError("mephisto.blueprint.gold_every_n_units must be 1 or more")
+    attempts = cfg.get("screening_attempts", 1)
+    if not isinstance(attempts, int) or attempts < 1:
+        raise UserError("mephisto.blueprint.screening_attempts must be 1 or more (the "
+                        "training units a worker may try)")
     return QualitySettings(
         block=block_name(task_name, cfg.block_qualification),
         screening=bool(cfg.use_screening_task), passed=cfg.passed_qualification_name or "",
-        max_screening_units=int(cfg.max_screening_units or 0), training=training,
+        max_screening_units=int(cfg.max_screening_units or 0),
+        screening_attempts=attempts, training=training,
         graded=graded, golds=bool(cfg.use_golds), gold_dialogues=golds,
         min_golds=int(cfg.min_golds or 0), gold_every=every,
         allowed_gold_mistakes=int(cfg.allowed_gold_mistakes or 0),

@@ -81,6 +81,21 @@ def _setup_sqlite(engine: Engine) -> None:
             raise DBAPIError.instance(statement, (), exc, sqlite3.Error) from None
 
 
+def _setup_postgres(engine: Engine) -> None:
+    """Every connection at READ COMMITTED, whatever the server's or database's default
+    (`default_transaction_isolation`): the claim, submit and expiry statements rely on it
+    (re-checking a row a concurrent transaction changed, `SKIP LOCKED`); at REPEATABLE READ
+    concurrent claims fail with serialization errors. Set for the session, so it holds for
+    the statements run without BEGIN too, and before SQLAlchemy reads the default."""
+
+    @event.listens_for(engine, "connect", insert=True)
+    def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "
+                           "READ COMMITTED")
+        dbapi_connection.commit()
+
+
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         database = make_url(url).database
@@ -92,6 +107,7 @@ def make_engine(url: str) -> Engine:
         # No pre-ping: it costs a round trip per request; a dropped connection invalidates the
         # pool and fails one request instead.
         engine = create_engine(url, pool_size=20, max_overflow=20, pool_recycle=1800)
+        _setup_postgres(engine)
     return engine
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import secrets
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     DateTime,
     ForeignKey,
     Index,
@@ -18,10 +20,19 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+# `Unit.claim_order`: uniform keys over this many bits order a run's units as a random
+# permutation (ties are negligible).
+CLAIM_ORDER_BITS = 62
+
 
 def utcnow() -> datetime:
     """Naive UTC: stored and compared the same way on SQLite and PostgreSQL."""
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+def random_claim_order() -> int:
+    """The claim order of a unit made outside a run's start (work a rejection returns)."""
+    return secrets.randbits(CLAIM_ORDER_BITS)
 
 
 def iso_utc(moment: datetime) -> str:
@@ -110,11 +121,10 @@ class Unit(Base):
 
     __tablename__ = "units"
     __table_args__ = (
-        # The claim walks this index in id order: the first free unit of a pool. Partial, so
-        # taken units are not in it. Keyed on `id + 0`, which the claim orders by: on `id`,
-        # PostgreSQL's planner could walk the primary key instead (statistics taken while all
-        # units were free make both look as cheap), filtering past every taken unit.
-        Index("ix_units_free", "task_run_id", "pool", text("(id + 0)"),
+        # The claim walks this index in `claim_order`: the next free unit of a pool. Partial,
+        # so taken units are not in it; no other index is in that order, so no planner walks
+        # past taken units instead.
+        Index("ix_units_free", "task_run_id", "pool", "claim_order",
               postgresql_where=text("status = 'launched'"),
               sqlite_where=text("status = 'launched'")),
         Index("ix_units_worker_session", "worker_id", "provider_session"),
@@ -134,6 +144,11 @@ class Unit(Base):
     layout: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     # whether the provider's platform lists this visit (Prolific's sync); None: not checked
     provider_verified: Mapped[bool | None]
+    # Free units are served in this order: random keys make a random permutation of them,
+    # drawn from `random_seed` when the study sets one (engine/runs.py). A unit written
+    # without one (by hand) gets 0, the front of the queue.
+    claim_order: Mapped[int] = mapped_column(BigInteger, default=random_claim_order,
+                                             server_default="0")
 
 
 class WorkerGroup(Base):
@@ -238,12 +253,15 @@ class GrantedQualification(Base):
 
 
 class UnitScore(Base):
-    """How a screening or gold unit was scored. `checks` holds, per training dialogue, the
-    mistakes of its first check (what grading counts) and whether it was corrected; `passed`
-    and `mistakes` are set when the unit is submitted and scored."""
+    """How one worker's try (`attempt`: the unit's `times_expired` then) at a screening or
+    gold unit was scored. `checks` holds, per training dialogue, the mistakes of its first
+    check (what grading counts) and whether it was corrected; `passed` and `mistakes` are
+    set when the unit is submitted and scored. A unit that expires and goes to another
+    worker starts a new row; the old one stays as the first worker's attempt."""
 
     __tablename__ = "unit_scores"
     unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), primary_key=True)
+    attempt: Mapped[int] = mapped_column(primary_key=True, default=0)
     worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), index=True)
     task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id"), index=True)
     pool: Mapped[str] = mapped_column(String(16))
@@ -255,9 +273,11 @@ class UnitScore(Base):
 
 class ReviewDecision(Base):
     """The requester's decision on a unit, and how far it got on the provider's platform.
-    `sync_state`: pending -> sending -> done (the platform took it) | failed (retried at
-    `next_attempt_at`, with `last_error`) | not_sent (nothing to tell: local links, or a
-    soft reject on Prolific). One per unit, so a retried request cannot decide twice."""
+    `sync_state`: pending -> sending (a sender holds it until `next_attempt_at`; one that
+    died leaves it, and it is sent again after that) -> done (the platform took it) | failed
+    (retried at `next_attempt_at`, with `last_error`) | not_sent (nothing to tell: local
+    links, or a soft reject on Prolific). One per unit, so a retried request cannot decide
+    twice."""
 
     __tablename__ = "review_decisions"
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -277,7 +297,8 @@ class Bonus(Base):
     """A bonus for a unit's worker. Paying is two platform calls on Prolific (set up, then
     pay) and the second is not idempotent, so each step's outcome is written before the next:
     pending -> set_up (`provider_ref` kept) -> paying -> paid; failed (retried) | uncertain
-    (the pay request may have reached the platform: never retried, checked by hand) |
+    (the pay request may have reached the platform: it timed out, got 408 or a 5xx, or its
+    sender died while `paying` and the lease ran out; never retried, checked by hand) |
     not_sent (no platform pays: local links). `dedupe_key` makes a retried request one bonus."""
 
     __tablename__ = "bonuses"

@@ -53,6 +53,16 @@ def test_demo_units_store_what_was_clicked(serve, worker):
     worker.check_clean()
 
 
+def _open_a_dialogue_unit(server, worker) -> str:
+    """Open the links of new workers until one is served a unit of one of the demo's three
+    dialogues, not of its comparison (units are served in a random order); their id."""
+    for number in range(1, 4):  # the comparison has 2 units: the third worker gets a dialogue
+        worker.open(server.link(f"worker_{number}", "1"))
+        if "relevance" in [name for _, name in worker.steps]:
+            return f"worker_{number}"
+    raise AssertionError("none of the demo's first three units is a dialogue unit")
+
+
 def _timings_cover_every_step(server, worker) -> None:
     """The page sent `[start, end]` intervals for every step it showed; they are stored."""
     (record,) = server.submissions(worker.unit_id)
@@ -81,7 +91,7 @@ def _instructions_dialog_opens_and_closes(worker) -> None:
 
 def test_reload_restores_answers_and_step(serve, worker):
     server = serve("demo")
-    worker.open(server.links[0])
+    _open_a_dialogue_unit(server, worker)
     names = [name for _, name in worker.steps]
     assert sorted(names) == ["issues", "overall_quality", "relevance"]  # in this unit's order
     partial = names.index("issues") + 1  # no `require`: a partly answered step is saved as is
@@ -115,7 +125,7 @@ def test_reload_restores_answers_and_step(serve, worker):
 
 def test_incomplete_steps_are_gated_and_refused_by_the_server(serve, worker):
     server = serve("demo")
-    worker.open(server.links[0])
+    worker_id = _open_a_dialogue_unit(server, worker)
     worker.start()
     names = [name for _, name in worker.steps]  # this unit's own order
     next_button, hint = worker.button("Next"), worker.page.locator(".missing")
@@ -124,7 +134,7 @@ def test_incomplete_steps_are_gated_and_refused_by_the_server(serve, worker):
         if name == "relevance":
             _relevance_is_gated(worker, number, hint)
         elif name == "overall_quality":
-            _overall_quality_is_gated_and_refused(server, worker, number, hint)
+            _overall_quality_is_gated_and_refused(server, worker, worker_id, number, hint)
         else:
             worker.answer_step(number)  # `issues` has no require: nothing gates it
         if number < len(names):
@@ -156,7 +166,7 @@ def _relevance_is_gated(worker, number, hint) -> None:
         expect(hint).to_be_hidden()
 
 
-def _overall_quality_is_gated_and_refused(server, worker, number, hint) -> None:
+def _overall_quality_is_gated_and_refused(server, worker, worker_id, number, hint) -> None:
     key, name, _ = worker.bucket_of(number)
     gate = worker.button("Submit" if number == len(worker.steps) else "Next")
     expect(gate).to_be_disabled()
@@ -165,7 +175,7 @@ def _overall_quality_is_gated_and_refused(server, worker, number, hint) -> None:
 
     # The same incomplete answers sent directly, with the worker's own token, are refused.
     claim = httpx.post(f"{server.base}/api/claim",
-                       json={"worker_id": "worker_1", "assignment_id": "1"}).json()
+                       json={"worker_id": worker_id, "assignment_id": "1"}).json()
     assert claim["unit_id"] == worker.unit_id
 
     def problems(answers):
@@ -191,7 +201,7 @@ def test_a_checkbox_question_is_seen_before_the_turn_moves_on(serve, worker):
     """With the mouse, answering a turn's radio question does not collapse the turn while its
     checkbox question was not looked at; "None of these" (or a tick) counts as looked at."""
     server = serve("demo")
-    worker.open(server.links[0])
+    _open_a_dialogue_unit(server, worker)
     number = [name for _, name in worker.steps].index("relevance") + 1
     worker.start()
     for earlier in range(1, number):

@@ -1,7 +1,7 @@
 """A fake Prolific API on 127.0.0.1, in a thread, answering in Prolific's documented shapes
 (studies, submissions and their transitions, bulk bonus payments). `fail` makes the next calls
-to a route fail: with an HTTP error ("http"), or by answering too late ("slow": the call takes
-effect but the client has given up, so it cannot know)."""
+to a route fail: with an HTTP error ("http": 503, or a status code), or by answering too late
+("slow": the call takes effect but the client has given up, so it cannot know)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ class FakeProlific:
         self.studies: dict[str, dict[str, Any]] = {}
         self.submissions: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.paid: list[str] = []
-        self.fail: dict[str, list[str]] = defaultdict(list)  # route -> ["http" | "slow"]
+        # route -> ["http" | "slow" | an HTTP status]
+        self.fail: dict[str, list[str | int]] = defaultdict(list)
         self.app = self._app()
         self.server = make_server("127.0.0.1", 0, self.app, threaded=True)
         self.url = f"http://127.0.0.1:{self.server.server_port}/api/v1/"
@@ -37,10 +38,11 @@ class FakeProlific:
 
     def _failing(self, route: str) -> None:
         if self.fail[route]:
-            if self.fail[route].pop(0) == "slow":
+            failure = self.fail[route].pop(0)
+            if failure == "slow":
                 time.sleep(SLOW_SECONDS)
                 return
-            abort(503)
+            abort(503 if failure == "http" else failure)
 
     def _app(self) -> Flask:
         app = Flask("fake_prolific")

@@ -3,7 +3,11 @@ URL, the completion redirect, review and bonus calls made once, and forged ident
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
 import time
+from datetime import timedelta
 
 import httpx
 import pytest
@@ -11,7 +15,15 @@ from sqlalchemy import select
 
 from collection_and_annotations.engine.provider_sync import sync_due, verify_visits
 from collection_and_annotations.engine.runs import end_run
-from collection_and_annotations.storage.models import Bonus, ReviewDecision, Submission, Unit
+from collection_and_annotations.providers.prolific_api import ProlificApi
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import (
+    Bonus,
+    ReviewDecision,
+    Submission,
+    Unit,
+    utcnow,
+)
 
 PROLIFIC = "mephisto.provider._provider_type=prolific"
 LONG = "The answers ignore the instructions: every dialogue got the same rating in under " \
@@ -46,6 +58,19 @@ def test_draft_study_payload_field_by_field(task_for, fake_prolific, open_conf):
                               "actions": [{"action": "MANUALLY_REVIEW"}]}],
         "total_available_places": 3, "estimated_completion_time": 10, "reward": 150}
     assert fake_prolific.studies["study1"]["status"] == "UNPUBLISHED"  # nobody published it
+
+
+@pytest.mark.parametrize("form", ["{host}", "{host}/", "{host}/api/v1", "{host}/api/v1/"])
+def test_prolific_url_is_read_as_prolifics_cli_reads_it(task_for, fake_prolific, monkeypatch,
+                                                        form):
+    """The host, as Prolific's CLI takes PROLIFIC_URL (it adds /api/v1/ itself), or the API
+    base itself."""
+    monkeypatch.setenv("PROLIFIC_URL", form.format(host=fake_prolific.url.removesuffix(
+        "/api/v1/")))
+    task = _task(task_for, fake_prolific)
+    assert fake_prolific.count("POST", "studies/") == 1
+    _, submitted = _visit(task, fake_prolific, "p1", "s1")
+    assert submitted["completion_code"] == "C0DE1234"
 
 
 def test_places_are_raised_when_work_is_added(task_for, fake_prolific):
@@ -90,6 +115,22 @@ def test_approve_sent_once_after_a_failure(task_for, fake_prolific):
     assert done.get_json()["sync_state"] == "done" and done.get_json()["attempts"] == 2
 
 
+def test_a_decision_being_sent_is_sending_and_sent_again_after_a_crash(task_for,
+                                                                        fake_prolific):
+    task = _task(task_for, fake_prolific)
+    unit_id, _ = _visit(task, fake_prolific, "p1", "s1")
+    _killed_mid_call(task, fake_prolific, "transition", f"units/{unit_id}/review",
+                     {"decision": "approve", "reason": ""}, ReviewDecision.sync_state,
+                     "sending")
+    sync_due(task.served.db, task.served.provider, task.served.task_id)
+    assert _read(task, ReviewDecision.sync_state) == "sending"  # in its lease
+    _lease_runs_out(task, ReviewDecision)
+    sync_due(task.served.db, task.served.provider, task.served.task_id)
+    assert _read(task, ReviewDecision.sync_state) == "done"
+    time.sleep(1.5)  # the fake finishes the call the killed process made
+    assert fake_prolific.count("POST", "submissions/s1/transition/") == 2
+
+
 def test_reject_needs_a_long_message_and_a_category(task_for, fake_prolific):
     task = _task(task_for, fake_prolific)
     unit_id, _ = _visit(task, fake_prolific, "p1", "s1")
@@ -124,11 +165,13 @@ def _due_now(task):
         session.query(Bonus).update({"next_attempt_at": Bonus.created_at})
 
 
-@pytest.mark.parametrize("failing", ["bonus-setup", "pay"])
-def test_bonus_paid_once_when_a_call_fails_first(task_for, fake_prolific, failing):
+@pytest.mark.parametrize(("failing", "failure"), [("bonus-setup", "http"), ("pay", 429)])
+def test_bonus_paid_once_when_a_call_fails_first(task_for, fake_prolific, failing, failure):
+    """A set-up that failed, or a pay Prolific refused (so it surely did not pay), is tried
+    again until paid."""
     task = _task(task_for, fake_prolific)
     unit_id, _ = _visit(task, fake_prolific, "p1", "s1")
-    fake_prolific.fail[failing] = ["http"]
+    fake_prolific.fail[failing] = [failure]
     body = {"amount": 0.5, "reason": "careful work"}
     first = task.post(f"units/{unit_id}/bonus", body).get_json()
     assert first["state"] == ("failed" if failing == "bonus-setup" else "set_up")
@@ -153,6 +196,69 @@ def test_pay_with_unknown_outcome_is_never_repeated(task_for, fake_prolific):
     _due_now(task)
     sync_due(task.served.db, task.served.provider, task.served.task_id)
     time.sleep(1.5)  # the fake finishes the slow call
+    assert fake_prolific.paid == ["bonus1"] and fake_prolific.count("POST", "bulk-bonus") == 1
+
+
+@pytest.mark.parametrize("status", [408, 502, 503])
+def test_a_pay_answered_by_a_gateway_error_is_never_repeated(task_for, fake_prolific, status):
+    """A timeout or gateway error says nothing of whether Prolific paid: uncertain."""
+    task = _task(task_for, fake_prolific)
+    unit_id, _ = _visit(task, fake_prolific, "p1", "s1")
+    fake_prolific.fail["pay"] = [status]
+    reply = task.post(f"units/{unit_id}/bonus", {"amount": 1, "reason": "great"}).get_json()
+    assert reply["state"] == "uncertain" and str(status) in reply["last_error"]
+    _due_now(task)
+    sync_due(task.served.db, task.served.provider, task.served.task_id)
+    assert fake_prolific.count("POST", "bulk-bonus") == 1
+
+
+def _killed_mid_call(task, fake, route: str, path: str, body: dict, state, shows: str) -> None:
+    """`POST /api/requester/<path>` in a server process that is killed while its call to
+    Prolific's `route` is out (the fake answers late, and does it), once the row's `state`
+    column `shows` the call is out."""
+    fake.fail[route] = ["slow"]
+    context = multiprocessing.get_context("fork")
+
+    def request() -> None:
+        task.served.db = Database(task.served.db.url)
+        task.served.provider.api = ProlificApi(fake.url, "test-token", timeout=10)
+        task.post(path, body)
+
+    server = context.Process(target=request)
+    server.start()
+    deadline = time.monotonic() + 10
+    while _read(task, state) != shows:
+        assert time.monotonic() < deadline and server.is_alive(), _read(task, state)
+        time.sleep(0.02)
+    os.kill(server.pid, signal.SIGKILL)
+    server.join(10)
+
+
+def _read(task, column):
+    with task.served.db.read() as session:
+        return session.scalar(select(column))
+
+
+def _lease_runs_out(task, model) -> None:
+    with task.served.db.session() as session:
+        session.query(model).update({"next_attempt_at": utcnow() - timedelta(seconds=1)})
+
+
+def test_a_bonus_left_paying_by_a_crash_becomes_uncertain_after_its_lease(task_for,
+                                                                          fake_prolific):
+    task = _task(task_for, fake_prolific)
+    unit_id, _ = _visit(task, fake_prolific, "p1", "s1")
+    _killed_mid_call(task, fake_prolific, "pay", f"units/{unit_id}/bonus",
+                     {"amount": 1, "reason": "great"}, Bonus.state, "paying")
+    sync_due(task.served.db, task.served.provider, task.served.task_id)
+    assert _read(task, Bonus.state) == "paying"  # in its lease another sender may be paying
+    _lease_runs_out(task, Bonus)
+    sync_due(task.served.db, task.served.provider, task.served.task_id)
+    shown = task.client.get(f"/api/requester/units/{unit_id}", headers=task.auth).get_json()
+    [bonus] = shown["bonuses"]
+    assert bonus["state"] == "uncertain" and "may have paid" in bonus["last_error"]
+    sync_due(task.served.db, task.served.provider, task.served.task_id)
+    time.sleep(1.5)  # the fake finishes the call the killed process made
     assert fake_prolific.paid == ["bonus1"] and fake_prolific.count("POST", "bulk-bonus") == 1
 
 

@@ -88,8 +88,10 @@ class ChatAnnotations:
     def online_required(self) -> bool:
         return self.online is not None and self.buckets[self.online].require_level is not None
 
-    def shuffles(self) -> bool:
-        return any(len(names) > 1 or self._comparisons(names) for names in self.offline)
+    def asks_offline(self) -> bool:
+        """Whether any chat is followed by questions: then every unit stores its plan of
+        them (`layout`), a single bucket included."""
+        return any(self.offline)
 
     def layout(self, rng: random.Random) -> dict[str, Any]:
         """Per unit: each list's order (other buckets, then comparative ones, each shuffled)

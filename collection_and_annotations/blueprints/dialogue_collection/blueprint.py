@@ -146,7 +146,7 @@ class DialogueCollectionBlueprint:
             bots = list(data["bots"])
             rng.shuffle(bots)
             layout["bots"] = bots
-        if self.annotations is not None and self.annotations.shuffles():
+        if self.annotations is not None and self.annotations.asks_offline():
             layout.update(self.annotations.layout(rng))
         return layout or None
 

@@ -21,7 +21,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from collection_and_annotations.bots.base import Bot, BotSession, BotUnavailable, Turn
-from collection_and_annotations.engine.chat import ChatRules, ReplyJob, reply_failed
+from collection_and_annotations.engine.chat import (
+    ChatRules,
+    ReplyJob,
+    ended_conversations,
+    reply_failed,
+)
 from collection_and_annotations.engine.chat_batch import ReplyStep, Step
 from collection_and_annotations.server.chat.bus import ChatBus, piece_events
 from collection_and_annotations.storage.database import Database
@@ -33,6 +38,7 @@ BROKEN = ("Your partner had a technical problem and this chat cannot continue. Y
           "are saved; please open your task link again for new work.")
 EMPTY = "Your partner did not answer. Press Try again to ask again."
 ANSWERED_KEPT = 20_000  # chats whose next turn may start early (the oldest forgotten first)
+SWEEP_SECONDS = 60.0  # at most this long between looks for sessions whose chat ended elsewhere
 
 
 class ChatRunner:
@@ -49,6 +55,7 @@ class ChatRunner:
         # unit -> the last turn whose reply this process stored, and the reply's text
         self.answered: dict[str, tuple[ReplyJob, str]] = {}
         self.tasks: set[asyncio.Task[None]] = set()
+        self._sweeper: asyncio.Task[None] | None = None
 
     def live_text(self, conversation_id: int) -> str | None:
         pieces = self.live.get(conversation_id)
@@ -107,6 +114,8 @@ class ChatRunner:
                 if session is None:
                     session = self.sessions[job.conversation_id] = self.bots[job.bot].session(
                         str(job.conversation_id))
+                    if self._sweeper is None or self._sweeper.done():
+                        self._sweeper = self._spawn(self._close_ended())
                 async for piece in session.reply(list(job.history)):
                     if not piece:
                         continue
@@ -166,6 +175,21 @@ class ChatRunner:
                      if job.conversation_id == conversation_id]:
             del self.answered[unit]
         await _close(self.sessions.pop(conversation_id, None))
+
+    async def _close_ended(self) -> None:
+        """While this process keeps bot sessions, close those whose chat ended without it:
+        timed out or returned to the pool by the launcher's sweep (it may run in another
+        process), so their agents do not pile up for the life of the process."""
+        every = max(1.0, min(SWEEP_SECONDS, self.rules.max_resp_time))
+        while self.sessions:
+            await asyncio.sleep(every)
+            try:
+                ended = await self.in_thread(ended_conversations, self.db, list(self.sessions))
+            except Exception:  # noqa: BLE001 - a database error: look again next time
+                log.exception("chat: looking for chats that ended elsewhere failed")
+                continue
+            for conversation_id in ended:
+                await self.close_session(conversation_id)
 
     def _drop_session(self, conversation_id: int) -> None:
         """Out of `sessions` at once, closed in the background: the conversation's next turn
