@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF, TER
-from sacrebleu.metrics.bleu import BLEUScore
 from sacrebleu.metrics.base import Metric as SacrebleuScorer
+from sacrebleu.metrics.bleu import BLEUScore
 
 from collection_and_annotations.metrics.base import (
     Direction,
