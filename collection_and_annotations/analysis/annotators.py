@@ -80,7 +80,7 @@ def _rating_totals(table: RatingAnswers, names: dict[str, int], totals: _Totals)
     totals.add("likert_own_n", workers[shared], np.ones(shared.sum()), size)
     # the others' mean on the item, one weight per shared item of the worker
     totals.add("likert_others", workers[shared],
-               ((sums - answers.values) / (raters - 1))[shared], size)
+               (sums - answers.values)[shared] / (raters[shared] - 1), size)
 
 
 def annotators(tables: Tables, labels: list[LabelAnswers],

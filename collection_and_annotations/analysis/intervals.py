@@ -34,6 +34,11 @@ from scipy.stats import t as student_t
 
 # Fewer clusters than this: the interval rests on little, and the rows say so.
 FEW_CLUSTERS = 20
+# A correlation this small is the rounding of a sum that is 0 (no cluster shared).
+ROUNDING = 1e-9
+# The p-value of a difference is found between these confidence levels: below 1e-12 it is
+# given as 1e-12.
+LEVELS = (1e-12, 1 - 1e-12)
 
 
 @dataclass(frozen=True)
@@ -53,22 +58,27 @@ class Mean:
         return Mean(self.value, low, high, self.clusters, self.n)
 
 
-def group_codes(*labels: np.ndarray) -> np.ndarray:
-    """One integer per row for the combination of its labels (0 .. groups - 1)."""
-    if len(labels) == 1:
-        return np.unique(labels[0], return_inverse=True)[1].ravel()
-    rows = np.stack([group_codes(lab) for lab in labels], axis=1)
-    return np.unique(rows, axis=0, return_inverse=True)[1].ravel()
+def group_codes(*codes: np.ndarray) -> np.ndarray:
+    """One code per row for the combination of its codes (non-negative integers)."""
+    combined = np.zeros(len(codes[0]), dtype=np.int64)
+    for column in codes:
+        compact = np.unique(column, return_inverse=True)[1].ravel()
+        combined = combined * (int(compact.max(initial=0)) + 1) + compact
+    return np.unique(combined, return_inverse=True)[1].ravel()
+
+
+def _groups(codes: np.ndarray) -> int:
+    """The clusters that have answers (codes: non-negative integers)."""
+    return int(np.count_nonzero(np.bincount(codes))) if len(codes) else 0
 
 
 def _one_way(scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """G / (G - 1) * sum over clusters of the squared score sums, per column (G: the clusters
     that have answers)."""
-    names, codes = np.unique(codes, return_inverse=True)
-    groups = len(names)
+    groups = _groups(codes)
     if groups < 2:
         return np.zeros(scores.shape[1])
-    sums = np.stack([np.bincount(codes, weights=scores[:, j], minlength=groups)
+    sums = np.stack([np.bincount(codes, weights=scores[:, j])
                      for j in range(scores.shape[1])], axis=1)
     return groups / (groups - 1) * (sums ** 2).sum(axis=0)
 
@@ -94,7 +104,7 @@ def robust_variance(scores: np.ndarray, ways: Sequence[np.ndarray],
 
 def clusters(ways: Sequence[np.ndarray]) -> int:
     """G: the fewest clusters of a way."""
-    return min(len(np.unique(codes)) for codes in ways) if ways else 0
+    return min(_groups(codes) for codes in ways) if ways else 0
 
 
 def wilson_interval(value: float, variance: float, n: int, groups: int, confidence: float,
@@ -153,12 +163,13 @@ def correlations(values_a: np.ndarray, values_b: np.ndarray, ways_a: Sequence[np
     scores_b = np.zeros_like(scores_a)
     scores_a[:size_a] = (values_a - values_a.mean(axis=0)) / size_a
     scores_b[size_a:] = (values_b - values_b.mean(axis=0)) / size_b
-    ways = [group_codes(np.concatenate([a, b])) for a, b in zip(ways_a, ways_b, strict=True)]
+    ways = [np.concatenate([a, b]) for a, b in zip(ways_a, ways_b, strict=True)]
     var_a, var_b = robust_variance(scores_a, ways), robust_variance(scores_b, ways)
     var_diff = robust_variance(scores_a - scores_b, ways)
     with np.errstate(all="ignore"):
         rho = (var_a + var_b - var_diff) / (2 * np.sqrt(var_a * var_b))
-    return np.clip(np.where((var_a > 0) & (var_b > 0), rho, 0.0), -1.0, 1.0)
+    rho = np.where((var_a > 0) & (var_b > 0) & (np.abs(rho) > ROUNDING), rho, 0.0)
+    return np.clip(rho, -1.0, 1.0)
 
 
 def mover(a: Mean, b: Mean, rho: float) -> tuple[float | None, float | None]:
@@ -185,11 +196,11 @@ def difference(a: Mean, b: Mean, variance_a: float, variance_b: float, rho: floa
         lo, hi = mover(a.at(level, scale, variance_a), b.at(level, scale, variance_b), rho)
         return max(lo, -hi)
 
-    lowest, highest = 1e-12, 1 - 1e-12
+    lowest, highest = LEVELS
     if gap(lowest) <= 0:
         p_value = 1.0
     elif gap(highest) > 0:
-        p_value = 1e-12
+        p_value = 1 - highest
     else:
         p_value = 1 - brentq(gap, lowest, highest, xtol=1e-12)
     return Difference(a.value - b.value, low, high, p_value)
