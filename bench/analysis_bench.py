@@ -70,8 +70,9 @@ def extract(revision: str, folder: Path) -> Path:
 
 
 def run(checkout: Path, export: Path, buckets: Path, resamples: int,
-        out: Path) -> tuple[float, float, str]:
-    """Wall seconds, peak resident MiB and the last line of stderr of one `analyze`."""
+        out: Path) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds, peak resident MiB and the last line of stderr of one
+    `analyze` (CPU time tells the work apart from a busy machine's waiting)."""
     errors = out / "stderr.txt"
     start = time.perf_counter()
     with errors.open("w") as stderr:
@@ -85,7 +86,8 @@ def run(checkout: Path, export: Path, buckets: Path, resamples: int,
     text = errors.read_text().strip()
     if os.waitstatus_to_exitcode(status):
         raise SystemExit(f"analyze failed in {checkout}:\n{text}")
-    return seconds, usage.ru_maxrss / 1024, text.splitlines()[-1] if text else ""
+    return (seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
+            text.splitlines()[-1] if text else "")
 
 
 def main() -> None:
@@ -111,9 +113,10 @@ def main() -> None:
             for label, checkout in checkouts.items():
                 out = folder / f"out-{round_number}-{len(label)}"
                 out.mkdir()
-                seconds, peak, line = run(checkout, export, buckets, args.resamples, out)
-                print(f"round {round_number} {label}: {seconds:.1f} s, peak {peak:.0f} MiB "
-                      f"({args.resamples} resamples; {line})", flush=True)
+                seconds, cpu, peak, line = run(checkout, export, buckets, args.resamples, out)
+                print(f"round {round_number} {label}: {seconds:.1f} s ({cpu:.1f} s CPU), "
+                      f"peak {peak:.0f} MiB ({args.resamples} resamples; {line})", flush=True)
+        print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 
 if __name__ == "__main__":

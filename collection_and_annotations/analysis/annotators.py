@@ -28,7 +28,7 @@ def _raters(answers: Answers) -> np.ndarray:
 
 def _worker_index(answers: Answers, names: dict[str, int]) -> np.ndarray:
     """Per row, the worker's index in `names`."""
-    return np.array([names[str(w)] for w in answers.worker_names], dtype=np.int64)[
+    return np.array([names.get(str(w), -1) for w in answers.worker_names], dtype=np.int64)[
         answers.workers]
 
 
@@ -89,8 +89,8 @@ def annotators(tables: Tables, labels: list[LabelAnswers],
     units = Counter(str(u["worker"]) for unit, u in tables.units.items()
                     if u["pool"] not in QUALITY_POOLS and unit not in tables.left_out)
     names = {name: i for i, name in enumerate(sorted(units))}
-    for table in [*labels, *ratings]:
-        for name in table.answers.worker_names:
+    for table in [*labels, *ratings]:  # workers with answers (the names list everyone's)
+        for name in table.answers.worker_names[np.unique(table.answers.workers)]:
             names.setdefault(str(name), len(names))
     totals = _Totals()
     for table in labels:

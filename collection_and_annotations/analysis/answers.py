@@ -27,11 +27,17 @@ class Answers:
     units: np.ndarray  # codes
     items: np.ndarray  # codes: the turn (or the dialogue) every annotator of it shares
     worker_names: np.ndarray
+    unit_names: np.ndarray
 
     def where(self, mask: np.ndarray) -> Answers:
         return Answers(self.values[mask], self.bots[mask], self.dialogues[mask],
                        self.workers[mask], self.units[mask], self.items[mask],
-                       self.worker_names)
+                       self.worker_names, self.unit_names)
+
+    def without(self, units: set[str]) -> Answers:
+        """The answers of the other units."""
+        left_out = np.flatnonzero([name in units for name in self.unit_names])
+        return self.where(~np.isin(self.units, left_out))
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,9 @@ class LabelAnswers:
     columns: list[Column]
     answers: Answers
 
+    def without(self, units: set[str]) -> LabelAnswers:
+        return LabelAnswers(self.bucket, self.columns, self.answers.without(units))
+
 
 @dataclass(frozen=True)
 class RatingAnswers:
@@ -47,6 +56,10 @@ class RatingAnswers:
     dimension: str
     level: str  # turn | dialogue
     answers: Answers
+
+    def without(self, units: set[str]) -> RatingAnswers:
+        return RatingAnswers(self.bucket, self.dimension, self.level,
+                             self.answers.without(units))
 
 
 def label_columns(bucket_name: str, bucket: dict[str, Any], turns: list[AnnotatedTurn],
@@ -91,8 +104,9 @@ def _codes(labels: list[Any]) -> tuple[np.ndarray, np.ndarray]:
 def _answers(values: np.ndarray, bots: list[str], dialogues: list[str], workers: list[Any],
              units: list[Any], items: list[str]) -> Answers:
     worker_names, worker_codes = _codes(workers)
+    unit_names, unit_codes = _codes(units)
     return Answers(values, np.asarray(bots, dtype=object), _codes(dialogues)[1], worker_codes,
-                   _codes(units)[1], _codes(items)[1], worker_names)
+                   unit_codes, _codes(items)[1], worker_names, unit_names)
 
 
 def label_answers(tables: Tables, behaviours: list[Behaviour]) -> list[LabelAnswers]:

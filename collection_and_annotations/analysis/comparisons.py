@@ -95,6 +95,8 @@ def ranking(tables: Tables, resamples: int, rng: np.random.Generator,
         groups[ALL].append(row)
         groups[row[0]].append(row)
     rows, notes = [], []
+    only = len(groups) == 2  # one comparative bucket: its ranking is the pooled one
+    pooled: dict[str, np.ndarray] | None = None
     for dimension in [ALL] + sorted(k for k in groups if k != ALL):
         data = groups[dimension]
         bots = sorted({r[1] for r in data} | {r[2] for r in data})
@@ -104,9 +106,10 @@ def ranking(tables: Tables, resamples: int, rng: np.random.Generator,
             notes.append(f"{dimension}: the comparisons do not connect all bots; scores of "
                          "bots never compared (even indirectly) are not comparable")
         index = {b: i for i, b in enumerate(bots)}
-        fitted = bradley_terry_bootstrap(
+        fitted = pooled if only and pooled is not None else bradley_terry_bootstrap(
             np.array([index[r[1]] for r in data]), np.array([index[r[2]] for r in data]),
             np.array([r[3] for r in data]), len(bots), resamples, rng, confidence)
+        pooled = fitted
         for i, bot in enumerate(bots):
             rows.append({"dimension": dimension, "bot": bot,
                          "score": float(fitted["score"][i]), "ci_low": float(fitted["low"][i]),

@@ -148,6 +148,14 @@ class Pass:
     labels: list[LabelAnswers]
     ratings: list[RatingAnswers]
 
+    def without(self, units: set[str]) -> Pass:
+        """The same pass with the rows of `units` left out (the answers are filtered, not
+        read again)."""
+        if not units:
+            return self
+        return Pass(self.tables.without(units), [t.without(units) for t in self.labels],
+                    [t.without(units) for t in self.ratings])
+
 
 def _pass(tables: Tables, behaviours: list[Behaviour]) -> Pass:
     return Pass(tables, label_answers(tables, behaviours), rating_answers(tables))
@@ -171,31 +179,21 @@ def main_figures(figures: Pass, settings: Settings, step: Any) -> dict[str, Any]
             "comparisons": compared, "ranking": ranks, "notes": notes}
 
 
-def _again(tables: Tables, units: set[str], behaviours: list[Behaviour], settings: Settings,
-           same: dict[str, Any]) -> dict[str, Any]:
-    """The main figures of `tables` without `units` (nothing left out: `same`, as the same
-    tables and seed would give)."""
-    if not units:
-        return same
-    return main_figures(_pass(tables.without(units), behaviours), settings, lambda name: None)
-
-
-def _excluding_flagged(kept: Tables, behaviours: list[Behaviour], settings: Settings,
-                       main: dict[str, Any]) -> dict[str, Any]:
-    workers = worker_exclusions(kept, settings.max_failed_golds)
-    units = excluded_units(kept, workers) - kept.left_out
-    figures = _again(kept, units, behaviours, settings, main)
+def _excluding_flagged(kept: Pass, settings: Settings, main: dict[str, Any]) -> dict[str, Any]:
+    workers = worker_exclusions(kept.tables, settings.max_failed_golds)
+    units = excluded_units(kept.tables, workers) - kept.tables.left_out
+    # nothing left out: the same tables and seed give the same figures
+    figures = main_figures(kept.without(units), settings, lambda name: None) if units else main
     return {"rule": EXCLUSION_RULE.format(max_failed_golds=settings.max_failed_golds),
             "units_left_out": len(units), "workers_left_out": workers,
             **{key: figures[key] for key in (*MAIN_SECTIONS, "notes")}}
 
 
-def _review(tables: Tables, rejected: set[str], behaviours: list[Behaviour],
-            settings: Settings, main: dict[str, Any]) -> dict[str, Any]:
+def _review(everyone: Pass, rejected: set[str], settings: Settings,
+            main: dict[str, Any]) -> dict[str, Any]:
     """How many units the review decisions leave out, and the main figures with them."""
-    decisions = Counter(tables.units[u]["review"] for u in rejected)
-    with_them = main if not rejected else main_figures(_pass(tables, behaviours), settings,
-                                                       lambda name: None)
+    decisions = Counter(everyone.tables.units[u]["review"] for u in rejected)
+    with_them = main_figures(everyone, settings, lambda name: None) if rejected else main
     return {"units_left_out": len(rejected), "rejected": decisions["reject"],
             "soft_rejected": decisions["soft_reject"],
             "including_rejected": {key: with_them[key] for key in (*MAIN_SECTIONS, "notes")}}
@@ -217,8 +215,8 @@ def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Setti
     `logs`: the collected chats of the tasks (None: not read, as from an export file)."""
     step = progress or (lambda name: None)
     rejected = tables.rejected_units()
-    kept = _pass(tables.without(rejected), behaviours) if rejected else _pass(tables,
-                                                                              behaviours)
+    everyone = _pass(tables, behaviours)
+    kept = everyone.without(rejected)
     main = main_figures(kept, settings, step)
     step("agreement")
     alpha = agreement(kept.tables, kept.labels, kept.ratings, settings.resamples,
@@ -227,8 +225,8 @@ def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Setti
     workers = annotators(kept.tables, kept.labels, kept.ratings)
     step("quality")
     figures = quality(tables, settings.max_failed_golds)
-    figures["excluding_flagged"] = _excluding_flagged(kept.tables, behaviours, settings, main)
-    review = _review(tables, rejected, behaviours, settings, main)
+    figures["excluding_flagged"] = _excluding_flagged(kept, settings, main)
+    review = _review(everyone, rejected, settings, main)
     step("automatic metrics")
     kept_logs = None if logs is None else [log for log in logs if log.unit not in rejected]
     automatic, metric_signatures, chat_notes = (automatic_metrics(kept_logs) if kept_logs
