@@ -28,19 +28,20 @@ from collection_and_annotations.analysis.stats import (
 )
 from collection_and_annotations.metrics.agreement import krippendorff_alpha_from_counts
 
+from .synthetic import (
+    clustered_answers,
+    clustered_ratings,
+    dialogue_bootstrap,
+    few_workers_answers,
+    few_workers_truth,
+    true_rate,
+    true_rating,
+)
 
-def _clustered(rng, dialogues, rate=0.2, spread=1.5, annotators=2, flip=0.05):
-    """0/1 answers of `annotators` on 2-6 turns per dialogue, the dialogue's rate drawn on the
-    logit scale with sd `spread` (strong within-dialogue correlation); returns the answers and
-    their dialogue, worker and unit codes."""
-    effects = math.log(rate / (1 - rate)) + spread * rng.standard_normal(dialogues)
-    turns = rng.integers(2, 7, dialogues)
-    truth = rng.random(turns.sum()) < np.repeat(1 / (1 + np.exp(-effects)), turns)
-    dialogue = np.repeat(np.arange(dialogues), turns)
-    values = np.concatenate([np.where(rng.random(len(truth)) < flip, ~truth, truth)
-                             for _ in range(annotators)]).astype(float)
-    workers = np.repeat(np.arange(annotators), len(truth))
-    dialogue = np.tile(dialogue, annotators)
+
+def _clustered(rng, dialogues, rate=0.2, annotators=2):
+    """Clustered 0/1 answers with their dialogue, worker and unit codes."""
+    values, dialogue, workers = clustered_answers(rng, dialogues, rate, annotators=annotators)
     return values, dialogue, workers, dialogue * annotators + workers
 
 
@@ -103,15 +104,6 @@ def test_a_rate_of_zero_or_one_and_a_single_dialogue():
     assert single.value == pytest.approx(2 / 3) and single.ci_low is None
 
 
-def _percentile_bootstrap(values, dialogues, rng, resamples=400):
-    """The interval the analysis used before: dialogues resampled, 2.5th-97.5th percentile."""
-    sums = np.bincount(dialogues, weights=values)
-    sizes = np.bincount(dialogues).astype(float)
-    picks = rng.integers(0, len(sums), (resamples, len(sums)))
-    rates = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
-    return np.percentile(rates, [2.5, 97.5])
-
-
 def _coverage(draw, truth, studies, scale=(0.0, 1.0), old=None):
     covered = old_covered = 0
     for _ in range(studies):
@@ -131,30 +123,15 @@ def test_intervals_cover_the_truth_in_simulated_studies():
     level Likert mean at 8, cover the truth 93-97 % of the time (SE about 0.35 points at 4,000
     studies), where the dialogue bootstrap covered 85-90 % at 8 dialogues."""
     rng = np.random.default_rng(2024)
-    effects = math.log(0.2 / 0.8) + 1.5 * np.random.default_rng(0).standard_normal(2_000_000)
-    p = 1 / (1 + np.exp(-effects))
-    truth = float(np.mean(p * 0.95 + (1 - p) * 0.05))
+    truth = true_rate()
     for dialogues, studies in ((8, 4000), (25, 2000)):
-        covered, old = _coverage(lambda d=dialogues: _clustered(rng, d)[:2], truth, studies,
-                                 old=(lambda v, g: _percentile_bootstrap(v, g, rng))
+        covered, old = _coverage(lambda d=dialogues: clustered_answers(rng, d)[:2], truth,
+                                 studies, old=(lambda v, g: dialogue_bootstrap(v, g, rng))
                                  if dialogues == 8 else None)
         assert 0.93 <= covered <= 0.97, (dialogues, covered)
         if dialogues == 8:
             assert old < 0.91, old  # the simulation tells such a method apart
-
-    def ratings():
-        quality = rng.standard_normal(8)
-        turns = rng.integers(2, 7, 8)
-        latent = np.repeat(quality, turns) + 0.5 * rng.standard_normal(turns.sum())
-        values = np.concatenate([np.clip(np.round(3 + latent + 0.7 * rng.standard_normal(
-            len(latent))), 1, 5) for _ in range(2)])
-        return values, np.tile(np.repeat(np.arange(8), turns), 2)
-
-    big = np.random.default_rng(1)
-    latent = big.standard_normal(2_000_000) + 0.5 * big.standard_normal(2_000_000)
-    truth = float(np.clip(np.round(3 + latent + 0.7 * big.standard_normal(2_000_000)), 1,
-                          5).mean())
-    covered, _ = _coverage(ratings, truth, 3000, (1.0, 5.0))
+    covered, _ = _coverage(lambda: clustered_ratings(rng, 8), true_rating(), 3000, (1.0, 5.0))
     assert 0.93 <= covered <= 0.97, covered
 
 
@@ -162,23 +139,13 @@ def test_worker_aware_interval_covers_when_few_biased_workers_did_the_work():
     """4 workers, each with their own bias, did all the work on 25 dialogues: the dialogue
     clusters alone cover far too rarely, dialogues and workers together about 95 %."""
     rng = np.random.default_rng(16)
-    base = math.log(0.2 / 0.8)
-    big = np.random.default_rng(0).standard_normal((2, 2_000_000))
-    truth = float(np.mean(1 / (1 + np.exp(-(base + big[0] + 0.5 * big[1])))))
+    truth = few_workers_truth(0.5)
     alone = aware = 0
-    studies = 400
+    studies = 1000
     for _ in range(studies):
-        bias = 0.5 * rng.standard_normal(4)
-        quality = base + rng.standard_normal(25)
-        values, dialogues, workers = [], [], []
-        for d in range(25):
-            for w in rng.choice(4, 2, replace=False):
-                values.append(rng.random(4) < 1 / (1 + np.exp(-(quality[d] + bias[w]))))
-                dialogues += [d] * 4
-                workers += [w] * 4
-        values = np.concatenate(values).astype(float)
-        [one], _ = clustered_means(values, [np.array(dialogues)], 0.95)
-        [two], _ = clustered_means(values, [np.array(dialogues), np.array(workers)], 0.95)
+        values, dialogues, workers = few_workers_answers(rng, 0.5)
+        [one], _ = clustered_means(values, [dialogues], 0.95)
+        [two], _ = clustered_means(values, [dialogues, workers], 0.95)
         alone += one.ci_low <= truth <= one.ci_high
         aware += two.ci_low <= truth <= two.ci_high
     assert alone / studies < 0.9 and aware / studies >= 0.93, (alone, aware)
