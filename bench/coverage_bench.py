@@ -19,15 +19,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from analysis.synthetic import (  # noqa: E402
-    clustered_answers,
-    clustered_ratings,
-    dialogue_bootstrap,
-    few_workers_answers,
-    few_workers_truth,
-    true_rate,
-    true_rating,
-)
+from analysis import synthetic  # noqa: E402
 
 from collection_and_annotations.analysis.intervals import clustered_means  # noqa: E402
 
@@ -44,15 +36,15 @@ def _report(name: str, hits: list[tuple[bool, float]], old: list[bool]) -> None:
 def rates(studies: int, rng: np.random.Generator) -> None:
     for spread in (1.0, 1.5, 2.5):
         for rate in (0.05, 0.2, 0.5):
-            truth = true_rate(rate, spread)
+            truth = synthetic.true_rate(rate, spread)
             for dialogues in (8, 25):
                 hits, old = [], []
                 for _ in range(studies):
-                    values, groups, _ = clustered_answers(rng, dialogues, rate, spread)
+                    values, groups, _ = synthetic.clustered_answers(rng, dialogues, rate, spread)
                     [mean], _ = clustered_means(values, [groups], 0.95)
                     hits.append((mean.ci_low <= truth <= mean.ci_high,
                                  mean.ci_high - mean.ci_low))
-                    low, high = dialogue_bootstrap(values, groups, rng)
+                    low, high = synthetic.dialogue_bootstrap(values, groups, rng)
                     old.append(low <= truth <= high)
                 _report(f"rate {rate} (truth {truth:.3f}), logit sd {spread}, "
                         f"{dialogues} dialogues", hits, old)
@@ -60,14 +52,14 @@ def rates(studies: int, rng: np.random.Generator) -> None:
 
 def ratings(studies: int, rng: np.random.Generator) -> None:
     for spread in (0.5, 1.0, 2.0):
-        truth = true_rating(spread)
+        truth = synthetic.true_rating(spread)
         for dialogues in (8, 25):
             hits, old = [], []
             for _ in range(studies):
-                values, groups = clustered_ratings(rng, dialogues, spread)
+                values, groups = synthetic.clustered_ratings(rng, dialogues, spread)
                 [mean], _ = clustered_means(values, [groups], 0.95, (1.0, 5.0))
                 hits.append((mean.ci_low <= truth <= mean.ci_high, mean.ci_high - mean.ci_low))
-                low, high = dialogue_bootstrap(values, groups, rng)
+                low, high = synthetic.dialogue_bootstrap(values, groups, rng)
                 old.append(low <= truth <= high)
             _report(f"turn-level Likert mean (truth {truth:.2f}), dialogue sd {spread}, "
                     f"{dialogues} dialogues", hits, old)
@@ -75,10 +67,10 @@ def ratings(studies: int, rng: np.random.Generator) -> None:
 
 def few_workers(studies: int, rng: np.random.Generator) -> None:
     for bias in (0.5, 1.0):
-        truth = few_workers_truth(bias)
+        truth = synthetic.few_workers_truth(bias)
         alone, aware = [], []
         for _ in range(studies):
-            values, dialogues, workers = few_workers_answers(rng, bias)
+            values, dialogues, workers = synthetic.few_workers_answers(rng, bias)
             [one], _ = clustered_means(values, [dialogues], 0.95)
             [two], _ = clustered_means(values, [dialogues, workers], 0.95)
             alone.append((one.ci_low <= truth <= one.ci_high, one.ci_high - one.ci_low))
