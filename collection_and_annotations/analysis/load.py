@@ -74,6 +74,7 @@ class Tables:
     digest: Any = field(default_factory=hashlib.sha256)
     unreadable: list[str] = field(default_factory=list)  # "unit: why" of records left out
     left_out: frozenset[str] = frozenset()  # units whose rows `without` left out
+    repeated: int = 0  # records of a unit already read, not counted again
 
     def add_turn_answer(self, bucket: str, key: tuple, bot: str, cluster: str, item: str,
                         worker: str, unit: str, values: Iterable[str] = (),
@@ -105,7 +106,7 @@ class Tables:
             comparisons=[c for c in self.comparisons if c[-1] not in units],
             units=self.units, buckets=self.buckets, records=self.records, rows=self.rows,
             digest=self.digest, unreadable=self.unreadable,
-            left_out=self.left_out | frozenset(units))
+            left_out=self.left_out | frozenset(units), repeated=self.repeated)
 
     def rejected_units(self) -> set[str]:
         """Real work the requester rejected or soft-rejected."""
@@ -160,6 +161,9 @@ def add_records(tables: Tables, records: Records, by: str = "bot") -> Tables:
     cannot be read is left out whole and named in `tables.unreadable`."""
     names: dict[tuple[int, str], dict[str, str]] = {}
     for record, definitions in records:
+        if isinstance(record, dict) and record.get("unit_id") in tables.units:
+            tables.repeated += 1  # the same unit read again (a file appended twice)
+            continue
         try:
             unit, rows, fields = _read(record, definitions)
         except ODD_RECORD as exc:

@@ -200,12 +200,16 @@ def _review(everyone: Pass, rejected: set[str], settings: Settings,
 
 
 def _reading_notes(tables: Tables) -> list[str]:
-    if not tables.unreadable:
-        return []
-    shown = "; ".join(tables.unreadable[:5])
-    more = f" and {len(tables.unreadable) - 5} more" if len(tables.unreadable) > 5 else ""
-    return [f"{len(tables.unreadable)} submission(s) could not be read and are left out of "
-            f"every figure ({shown}{more})"]
+    notes = []
+    if tables.repeated:
+        notes.append(f"{tables.repeated} submission(s) of a unit already read (the same "
+                     "submission twice in the input) were counted once")
+    if tables.unreadable:
+        shown = "; ".join(tables.unreadable[:5])
+        more = f" and {len(tables.unreadable) - 5} more" if len(tables.unreadable) > 5 else ""
+        notes.append(f"{len(tables.unreadable)} submission(s) could not be read and are left "
+                     f"out of every figure ({shown}{more})")
+    return notes
 
 
 def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Settings,

@@ -205,3 +205,34 @@ def test_legends_never_cover_their_axes(records, plot):
     for covered in (ax.get_window_extent(renderer), ax.xaxis.get_tightbbox(renderer),
                     ax.yaxis.get_tightbbox(renderer)):
         assert not legend.overlaps(covered), plot
+
+
+def test_few_dialogues_a_rate_of_zero_and_a_single_dialogue():
+    rng = np.random.default_rng(9)
+    records = study(rng, {"eight": 0.3}, dialogues=8)
+    for record in study(rng, {"one": 0.3}, dialogues=1):  # units and keys of their own
+        record["unit_id"] = f"one-{record['unit_id']}"
+        record["answers"] = {f"one-{k}": v for k, v in record["answers"].items()}
+        for dialogue in record["dialogues"]:
+            dialogue["key"] = f"one-{dialogue['key']}"
+        records.append(record)
+    for record in records:  # nobody ever marks "redundant"
+        for answers in record["answers"].values():
+            for turn in answers.get("consistency_label", {}).values():
+                if LABELS[2] in turn:
+                    turn.remove(LABELS[2])
+    rows = {(r["bot"], r["label"]): r for r in _results(records)["behaviour_rates"]}
+    never = rows[("eight", LABELS[2])]
+    assert never["rate"] == 0.0 and never["ci_low"] == 0.0 and 0.2 < never["ci_high"] < 0.5
+    assert never["note"] == "8 dialogues (fewer than 20): the interval rests on few dialogues"
+    single = rows[("one", LABELS[0])]
+    assert single["ci_low"] is None and single["ci_high"] is None
+    assert single["note"].startswith("a single dialogue: no interval")
+
+
+def test_a_submission_read_twice_counts_once(records):
+    once = _results(records, resamples=0)
+    twice = _results(records + records[:40], resamples=0)
+    assert twice["behaviour_rates"] == once["behaviour_rates"]
+    assert twice["signature"]["submissions"] == once["signature"]["submissions"]
+    assert "40 submission(s) of a unit already read" in twice["notes"][0]
