@@ -53,9 +53,11 @@ def _pairs(answers: Answers, confidence: float, scale: tuple[float, float]):
     by_bot = _by_bot(answers, confidence, scale)
     for bot_a, bot_b in combinations(by_bot, 2):
         a, b = by_bot[bot_a], by_bot[bot_b]
-        rho = correlations(a[0].values, b[0].values, [a[0].dialogues, a[0].units],
-                           [b[0].dialogues, b[0].units])
         paired = bool(np.intersect1d(a[0].units, b[0].units).size)
+        # answers in no common unit (and so no common dialogue) are not correlated
+        rho = correlations(a[0].values, b[0].values, [a[0].dialogues, a[0].units],
+                           [b[0].dialogues, b[0].units]) if paired else np.zeros(
+                               a[0].values.reshape(len(a[0].values), -1).shape[1])
         yield bot_a, bot_b, a, b, paired, rho
 
 

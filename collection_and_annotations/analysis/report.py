@@ -36,17 +36,19 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def p_value(value: float | None) -> str:
-    """A p-value as the report prints it: 3 decimals, "< 0.001" below that."""
+    """A p-value as the report prints it: 3 decimals, "< 0.001" (a no-break space) below
+    that."""
     if value is None:
         return "–"
-    return f"< {SMALLEST_P}" if value < SMALLEST_P else f"{value:.3f}"
+    return f"<\u00a0{SMALLEST_P}" if value < SMALLEST_P else f"{value:.3f}"  # kept on a line
 
 
 def _interval(row: dict[str, Any] | None, key: str, digits: int = 3, low: str = "ci_low",
               high: str = "ci_high") -> str:
     if row is None:
         return "–"
-    return f"{_fmt(row[key], digits)} [{_fmt(row[low], digits)}, {_fmt(row[high], digits)}]"
+    return (f"{_fmt(row[key], digits)}\u00a0[{_fmt(row[low], digits)},\u00a0"
+            f"{_fmt(row[high], digits)}]")  # no-break spaces: an interval stays on one line
 
 
 def _ranks(row: dict[str, Any]) -> str:

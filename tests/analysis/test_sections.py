@@ -188,7 +188,7 @@ def test_report_follows_the_confidence_and_prints_small_p_values(records):
     assert len(drawn) >= 4 and all("90 % intervals" in svg for svg in drawn
                                    if "intervals" in svg)
     assert text.count("90 % interval") >= 4 and not re.search(r"95 ?%", html)
-    assert "&lt; 0.001</td>" in text  # escaped "< 0.001"
+    assert "&lt;\u00a00.001</td>" in text  # "< 0.001", escaped, on one line
     assert "e-0" not in text.split("<h2>Settings and signature</h2>")[0]
 
 
