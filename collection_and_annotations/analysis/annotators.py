@@ -61,9 +61,9 @@ def _label_totals(table: LabelAnswers, names: dict[str, int], totals: _Totals) -
     size = len(names)
     totals.add("label_own", workers[shared], values[shared].sum(axis=1), size)
     totals.add("label_own_n", workers[shared], np.full(shared.sum(), columns), size)
-    # the others' positives on the same item and column, and their number
+    # the others' answers on the same item and label: how many hold it, how many agree with
+    # this worker's, of how many (pairs)
     totals.add("label_others", workers[shared], (positives - values)[shared].sum(axis=1), size)
-    totals.add("label_others_n", workers[shared], (others * columns)[shared], size)
     agreeing = np.where(values == 1, positives - 1, others[:, None] - positives)
     totals.add("agree", workers[shared], agreeing[shared].sum(axis=1), size)
     totals.add("pairs", workers[shared], (others * columns)[shared], size)
@@ -104,7 +104,7 @@ def annotators(tables: Tables, labels: list[LabelAnswers],
         workers.append({
             "worker": name, "units": units[name], "share": share,
             "label_rate": totals.ratio("label_own", "label_own_n", index),
-            "others_label_rate": totals.ratio("label_others", "label_others_n", index),
+            "others_label_rate": totals.ratio("label_others", "pairs", index),
             "likert_mean": totals.ratio("likert_own", "likert_own_n", index),
             "others_likert_mean": totals.ratio("likert_others", "likert_own_n", index),
             "agreement": totals.ratio("agree", "pairs", index),
