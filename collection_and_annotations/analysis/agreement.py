@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from collection_and_annotations.analysis.behaviours import Behaviour
+from collection_and_annotations.analysis.answers import LabelAnswers, RatingAnswers
 from collection_and_annotations.analysis.load import Tables
-from collection_and_annotations.analysis.rates import label_columns, presence
 from collection_and_annotations.analysis.stats import alpha_bootstrap
 
 MIN_ITEMS = 10  # fewer pairable items than this: the interval says little, and a note says so
@@ -25,10 +24,11 @@ def _clean(x: float) -> float | None:
     return None if x is None or np.isnan(x) else float(x)
 
 
-def _row(bucket: str, label: str, level: str, items: list[str], workers: list[str],
-         values: np.ndarray, domain: list, resamples: int, rng: np.random.Generator,
+def _row(bucket: str, label: str, level: str, items: Any, workers: Any, values: np.ndarray,
+         domain: list, resamples: int, rng: np.random.Generator,
          confidence: float) -> dict[str, Any]:
-    """`values`: one column index into `domain` per (item, worker) answer."""
+    """`values`: one column index into `domain` per (item, worker) answer; `items` and
+    `workers` name (or code) each answer's item and worker."""
     names, codes = np.unique(np.asarray(items), return_inverse=True)
     counts = np.zeros((len(names), len(domain)))
     np.add.at(counts, (codes, values), 1)
@@ -47,28 +47,21 @@ def _row(bucket: str, label: str, level: str, items: list[str], workers: list[st
             "n_raters": len(raters), "n_answers": int(counts[pairable].sum()), "note": note}
 
 
-def agreement(tables: Tables, behaviours: list[Behaviour], resamples: int,
-              rng: np.random.Generator, confidence: float) -> list[dict[str, Any]]:
+def agreement(tables: Tables, labels: list[LabelAnswers], ratings: list[RatingAnswers],
+              resamples: int, rng: np.random.Generator, confidence: float
+              ) -> list[dict[str, Any]]:
     rows = []
-    for bucket in sorted(tables.turns):
-        turns = list(tables.turns[bucket].values())
-        columns = label_columns(bucket, tables.buckets.get(bucket, {}), turns, behaviours)
-        if not columns:
-            continue
-        table = presence(turns, columns)
-        items = [t.item for t in turns]
-        workers = [t.worker for t in turns]
-        for j, (label, _, _) in enumerate(columns):
-            rows.append(_row(bucket, label, "nominal", items, workers,
-                             table[:, j].astype(int), [0, 1], resamples, rng, confidence))
-    ratings: dict[tuple[str, str], list[tuple[str, str, int]]] = defaultdict(list)
-    for bucket, dimension, _level, _bot, _cluster, item, worker, rating, _ in tables.ratings:
-        if 1 <= rating <= 5:
-            ratings[(bucket, dimension)].append((item, worker, rating))
-    for (bucket, dimension), answers in sorted(ratings.items()):
-        rows.append(_row(bucket, dimension, "ordinal", [a[0] for a in answers],
-                         [a[1] for a in answers], np.array([a[2] - 1 for a in answers]),
-                         [1, 2, 3, 4, 5], resamples, rng, confidence))
+    for table in labels:
+        answers = table.answers
+        for j, (label, _, _) in enumerate(table.columns):
+            rows.append(_row(table.bucket, label, "nominal", answers.items, answers.workers,
+                             answers.values[:, j].astype(int), [0, 1], resamples, rng,
+                             confidence))
+    for table in ratings:  # a bucket has one level: (bucket, dimension) names the scale
+        answers = table.answers
+        rows.append(_row(table.bucket, table.dimension, "ordinal", answers.items,
+                         answers.workers, answers.values.astype(int) - 1, [1, 2, 3, 4, 5],
+                         resamples, rng, confidence))
     choices: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
     for bucket, item, worker, _bot, _bot2, chosen, _left, _ in tables.comparisons:
         choices[bucket].append((item, worker, CHOICES.index(chosen) if chosen in CHOICES else 2))

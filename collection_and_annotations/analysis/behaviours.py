@@ -29,9 +29,10 @@ class Behaviour:
     values: frozenset[str]  # multiselect values
     answers: frozenset[tuple[str, str]]  # (question, answer) pairs
 
-    def holds(self, chosen_values: Iterable[str], chosen_answers: set[tuple[str, str]]) -> bool:
-        return bool(self.values.intersection(chosen_values)) or bool(
-            self.answers & chosen_answers)
+    def holds(self, chosen_values: Iterable[str],
+              chosen_answers: Iterable[tuple[str, str]]) -> bool:
+        return not (self.values.isdisjoint(chosen_values)
+                    and self.answers.isdisjoint(chosen_answers))
 
 
 def _parse(data: Any, origin: str) -> list[Behaviour]:

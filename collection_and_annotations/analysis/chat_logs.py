@@ -36,14 +36,15 @@ class ChatLog:
     dialogue_id: str
     bot: str
     messages: list[LoggedMessage]
+    unit: str  # the unit's public id (its review decision can leave the chat out)
 
 
 def task_chat_logs(db: Database, task_name: str) -> Iterator[ChatLog]:
     """The collected chats of one dialogue-collection task, with their message times."""
-    for (conversation, _unit, _worker), messages in collected_conversations(db, task_name):
+    for (conversation, unit, _worker), messages in collected_conversations(db, task_name):
         yield ChatLog(task_name, dialogue_id(task_name, conversation.id), conversation.bot, [
             LoggedMessage(SPEAKERS[m.role], m.text, m.sent_at, m.opener, m.first_piece_ms,
-                          m.latency_ms) for m in messages])
+                          m.latency_ms) for m in messages], unit)
 
 
 def database_chat_logs(database_url: str, tasks: list[str]) -> list[ChatLog]:

@@ -1,6 +1,6 @@
 """Side-by-side comparisons: win/tie/loss per bot pair and dimension (ACUTE-Eval style, with an
 exact binomial interval and a two-sided sign test on the decisive answers), left/right position
-bias, and a Bradley–Terry ranking with bootstrap intervals."""
+bias, and a Bradley–Terry ranking with bootstrap intervals of scores and ranks."""
 
 from __future__ import annotations
 
@@ -95,6 +95,8 @@ def ranking(tables: Tables, resamples: int, rng: np.random.Generator,
         groups[ALL].append(row)
         groups[row[0]].append(row)
     rows, notes = [], []
+    only = len(groups) == 2  # one comparative bucket: its ranking is the pooled one
+    pooled: dict[str, np.ndarray] | None = None
     for dimension in [ALL] + sorted(k for k in groups if k != ALL):
         data = groups[dimension]
         bots = sorted({r[1] for r in data} | {r[2] for r in data})
@@ -104,16 +106,39 @@ def ranking(tables: Tables, resamples: int, rng: np.random.Generator,
             notes.append(f"{dimension}: the comparisons do not connect all bots; scores of "
                          "bots never compared (even indirectly) are not comparable")
         index = {b: i for i, b in enumerate(bots)}
-        scores, low, high = bradley_terry_bootstrap(
+        fitted = pooled if only and pooled is not None else bradley_terry_bootstrap(
             np.array([index[r[1]] for r in data]), np.array([index[r[2]] for r in data]),
             np.array([r[3] for r in data]), len(bots), resamples, rng, confidence)
-        order = np.argsort(-scores, kind="stable")
-        ranks = np.empty(len(bots), dtype=int)
-        ranks[order] = np.arange(1, len(bots) + 1)
+        pooled = fitted
         for i, bot in enumerate(bots):
-            rows.append({"dimension": dimension, "bot": bot, "score": float(scores[i]),
-                         "ci_low": float(low[i]), "ci_high": float(high[i]),
-                         "rank": int(ranks[i]), "n_comparisons": sum(
-                             1 for r in data if bot in (r[1], r[2]))})
-    rows.sort(key=lambda r: (r["dimension"] != ALL, r["dimension"], r["rank"]))
+            rows.append({"dimension": dimension, "bot": bot,
+                         "score": float(fitted["score"][i]), "ci_low": float(fitted["low"][i]),
+                         "ci_high": float(fitted["high"][i]), "rank": int(fitted["rank"][i]),
+                         "rank_low": _rank(fitted["rank_low"][i]),
+                         "rank_high": _rank(fitted["rank_high"][i]),
+                         "n_comparisons": sum(1 for r in data if bot in (r[1], r[2]))})
+        notes += _inseparable(dimension, rows[-len(bots):], confidence)
+    rows.sort(key=lambda r: (r["dimension"] != ALL, r["dimension"], r["rank"], r["bot"]))
     return rows, notes
+
+
+def _rank(value: float) -> int | None:
+    return None if np.isnan(value) else int(value)
+
+
+def _inseparable(dimension: str, rows: list[dict[str, Any]], confidence: float) -> list[str]:
+    """A note naming the bots whose ranks the comparisons cannot tell apart: those whose rank
+    interval holds more than one rank, and bots of equal score."""
+    unsure = sorted((r for r in rows if r["rank_low"] is not None
+                     and r["rank_low"] != r["rank_high"]), key=lambda r: (r["rank"], r["bot"]))
+    tied = [r for r in rows if sum(o["rank"] == r["rank"] for o in rows) > 1]
+    notes = []
+    if unsure:
+        notes.append(f"{dimension}: the comparisons cannot separate "
+                     + ", ".join(f"{r['bot']} (ranks {r['rank_low']}-{r['rank_high']})"
+                                 for r in unsure)
+                     + f": their {round(confidence * 100, 2):g} % rank intervals overlap")
+    if tied:
+        notes.append(f"{dimension}: equal scores share a rank: "
+                     + ", ".join(f"{r['bot']} ({r['rank']})" for r in tied))
+    return notes

@@ -1,5 +1,7 @@
-"""The report's plots, drawn with matplotlib into inline SVG (text kept as text, no dates, a
-fixed id salt: the same results give the same bytes)."""
+"""The report's plots, drawn with matplotlib and written as inline SVG by `svg` (text kept as
+text, no dates, a fixed id salt: the same results give the same bytes). Bot names, labels and
+dimensions are data: drawn as plain text, never parsed as mathtext (`$...$`). Legends sit
+outside the axes, so they never cover a bar or an axis."""
 
 from __future__ import annotations
 
@@ -11,14 +13,25 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 STYLE = {"svg.fonttype": "none", "svg.hashsalt": "cep-analysis", "font.size": 9,
-         "axes.spines.top": False, "axes.spines.right": False}
+         "axes.spines.top": False, "axes.spines.right": False, "text.parse_math": False}
+OUTSIDE = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 0.0}
 
 
-def _svg(fig: Any) -> str:
+def level(confidence: float) -> str:
+    """A confidence level as the report writes it: 0.95 -> "95 %"."""
+    return f"{round(confidence * 100, 2):g} %"
+
+
+def svg(fig: Figure | None) -> str | None:
+    """The figure as an inline <svg> element (None: no figure)."""
+    if fig is None:
+        return None
     out = io.StringIO()
-    fig.savefig(out, format="svg", bbox_inches="tight", metadata={"Date": None})
+    with plt.rc_context(STYLE):
+        fig.savefig(out, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     text = out.getvalue()
     text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)  # RDF licence block
@@ -32,7 +45,7 @@ def _errors(value: float, low: float | None, high: float | None) -> tuple[float,
 
 
 def _grouped_bars(rows: list[dict[str, Any]], category: str, value: str, title: str,
-                  xlabel: str) -> str | None:
+                  xlabel: str) -> Figure | None:
     if not rows:
         return None
     with plt.rc_context(STYLE):
@@ -58,18 +71,19 @@ def _grouped_bars(rows: list[dict[str, Any]], category: str, value: str, title: 
         ax.invert_yaxis()
         ax.set_xlabel(xlabel)
         ax.set_title(title)
-        ax.legend(fontsize=7, loc="lower right")
-        return _svg(fig)
+        ax.legend(fontsize=7, title="bot", **OUTSIDE)
+        return fig
 
 
-def rates_figure(rows: list[dict[str, Any]]) -> str | None:
+def rates_plot(rows: list[dict[str, Any]], confidence: float) -> Figure | None:
     named = [dict(r, name=f"{r['behaviour'] or r['label']} ({r['bucket']})") for r in rows]
-    return _grouped_bars(named, "name", "rate", "Behaviour rates per bot (95% CI)",
+    return _grouped_bars(named, "name", "rate",
+                         f"Behaviour rates per bot ({level(confidence)} intervals)",
                          "share of annotated bot turns")
 
 
 def _stacked_shares(labels: list[str], parts: list[tuple[str, list[float], Any]],
-                    xlabel: str, title: str, legend: dict[str, Any]) -> str:
+                    xlabel: str, title: str, legend_title: str | None) -> Figure:
     """One horizontal bar per label, stacked from `parts` (legend label, shares, colour)."""
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(7, 0.3 * len(labels) + 1.2))
@@ -82,11 +96,11 @@ def _stacked_shares(labels: list[str], parts: list[tuple[str, list[float], Any]]
         ax.invert_yaxis()
         ax.set_xlabel(xlabel)
         ax.set_title(title)
-        ax.legend(fontsize=7, loc="upper center", **legend)
-        return _svg(fig)
+        ax.legend(fontsize=7, title=legend_title, **OUTSIDE)
+        return fig
 
 
-def likert_figure(rows: list[dict[str, Any]]) -> str | None:
+def likert_plot(rows: list[dict[str, Any]]) -> Figure | None:
     if not rows:
         return None
     colours = plt.get_cmap("RdYlGn")
@@ -95,14 +109,12 @@ def likert_figure(rows: list[dict[str, Any]]) -> str | None:
               colours((score - 1) / 4))
              for score in range(1, 6)]
     return _stacked_shares([f"{r['dimension']} · {r['bot']} ({r['level']})" for r in rows],
-                           parts, "share of ratings", "Rating distributions",
-                           {"title": "rating", "ncols": 5,
-                            "bbox_to_anchor": (0.5, -0.12 if len(rows) > 3 else -0.3)})
+                           parts, "share of ratings", "Rating distributions", "rating")
 
 
 def _interval_dots(rows: list[dict[str, Any]], value: str, labels: list[str], marker: str,
                    width: float, row_height: float, reference: dict[str, Any], xlabel: str,
-                   title: str) -> str:
+                   title: str) -> Figure:
     """One point per row at `row[value]` with its interval, a vertical reference line."""
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(width, row_height * len(rows) + 1.2))
@@ -119,30 +131,31 @@ def _interval_dots(rows: list[dict[str, Any]], value: str, labels: list[str], ma
         ax.axvline(color="grey", linewidth=0.5, **reference)
         ax.set_xlabel(xlabel)
         ax.set_title(title)
-        return _svg(fig)
+        return fig
 
 
-def ranking_figure(rows: list[dict[str, Any]]) -> str | None:
+def ranking_plot(rows: list[dict[str, Any]], confidence: float) -> Figure | None:
     pooled = [r for r in rows if r["dimension"] == "all"]
     if not pooled:
         return None
     return _interval_dots(pooled, "score", [f"{r['rank']}. {r['bot']}" for r in pooled], "o",
-                          6, 0.4, {"x": 0}, "Bradley–Terry log-strength (95% CI)",
+                          6, 0.4, {"x": 0},
+                          f"Bradley–Terry log-strength ({level(confidence)} intervals)",
                           "Ranking over all comparisons")
 
 
-def agreement_figure(rows: list[dict[str, Any]]) -> str | None:
+def agreement_plot(rows: list[dict[str, Any]], confidence: float) -> Figure | None:
     shown = [r for r in rows if r["alpha"] is not None]
     if not shown:
         return None
     return _interval_dots(shown, "alpha",
                           [f"{r['label']} ({r['bucket']}, {r['level']})" for r in shown], "s",
                           7, 0.3, {"x": 0.667, "linestyle": "--"},
-                          "Krippendorff's alpha (95% CI; dashed: 0.667)",
+                          f"Krippendorff's alpha ({level(confidence)} intervals; dashed: 0.667)",
                           "Inter-annotator agreement")
 
 
-def comparisons_figure(rows: list[dict[str, Any]]) -> str | None:
+def comparisons_plot(rows: list[dict[str, Any]]) -> Figure | None:
     if not rows:
         return None
     n = [max(r["n"], 1) for r in rows]
@@ -151,4 +164,4 @@ def comparisons_figure(rows: list[dict[str, Any]]) -> str | None:
                                  ("losses", "tab:red"))]
     return _stacked_shares([f"{r['bot_a']} vs {r['bot_b']} ({r['dimension']})" for r in rows],
                            parts, "share of comparisons (first bot's wins)", "Win / tie / loss",
-                           {"ncols": 3, "bbox_to_anchor": (0.5, -0.15)})
+                           None)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from collection_and_annotations.analysis.load import Tables
+from collection_and_annotations.analysis.load import REJECTED, Tables
 from collection_and_annotations.blueprints.base import GOLD_POOL, QUALITY_POOLS, SCREENING_POOL
 
 EXCLUSION_RULE = (
@@ -92,6 +92,7 @@ def quality(tables: Tables, max_failed_golds: int) -> dict[str, Any]:
             "worker": worker, "units": len(mine),
             "median_seconds": float(np.median(seconds)) if seconds else None,
             "flagged_units": sum(u["flagged"] for u in mine),
+            "rejected_units": sum(u["review"] in REJECTED for u in mine),
             "screening_scored": screening["scored"], "screening_passed": screening["passed"],
             "screening_pass_rate": screening["rate"],
             "gold_scored": gold["scored"], "gold_passed": gold["passed"],

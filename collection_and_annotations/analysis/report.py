@@ -1,13 +1,16 @@
 """The HTML report: one self-contained file (inline CSS and SVG, no script, nothing fetched),
-laid out as a paper's results section."""
+laid out as a paper's results section. Each section is a function of results.json listed in
+SECTIONS, so a new section is one function and one line."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
 from collection_and_annotations.analysis import figures
+from collection_and_annotations.analysis.figures import level
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1000px;margin:2em auto;
@@ -18,6 +21,9 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 figure{margin:1em 0}figure svg{max-width:100%;height:auto}
 .note{color:#8a5300}pre{background:#f7f7f7;padding:.8em;overflow-x:auto;font-size:.8em}
 """
+SMALLEST_P = 0.001  # p-values below this print as "< 0.001"
+
+Results = dict[str, Any]
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -29,9 +35,28 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def _interval(row: dict[str, Any], key: str, digits: int = 3) -> str:
-    return (f"{_fmt(row[key], digits)} [{_fmt(row['ci_low'], digits)}, "
-            f"{_fmt(row['ci_high'], digits)}]")
+def p_value(value: float | None) -> str:
+    """A p-value as the report prints it: 3 decimals, "< 0.001" (a no-break space) below
+    that."""
+    if value is None:
+        return "–"
+    return f"<\u00a0{SMALLEST_P}" if value < SMALLEST_P else f"{value:.3f}"  # kept on a line
+
+
+def _interval(row: dict[str, Any] | None, key: str, digits: int = 3, low: str = "ci_low",
+              high: str = "ci_high") -> str:
+    if row is None:
+        return "–"
+    return (f"{_fmt(row[key], digits)}\u00a0[{_fmt(row[low], digits)},\u00a0"
+            f"{_fmt(row[high], digits)}]")  # no-break spaces: an interval stays on one line
+
+
+def _ranks(row: dict[str, Any]) -> str:
+    if row["rank_low"] is None:
+        return "–"
+    if row["rank_low"] == row["rank_high"]:
+        return str(row["rank_low"])
+    return f"{row['rank_low']}–{row['rank_high']}"
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
@@ -46,10 +71,128 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _figure(svg: str | None, caption: str) -> str:
-    if not svg:
+def _figure(fig: Any, caption: str) -> str:
+    drawn = figures.svg(fig)
+    if not drawn:
         return ""
-    return f"<figure>{svg}<figcaption>{escape(caption)}</figcaption></figure>"
+    return f"<figure>{drawn}<figcaption>{escape(caption)}</figcaption></figure>"
+
+
+def _method(results: Results, name: str) -> str:
+    return f"<p>{escape(results['signature']['methods'][name])}.</p>"
+
+
+def _notes(rows: list[dict[str, Any]]) -> str:
+    notes = dict.fromkeys(r["note"] for r in rows if r.get("note"))
+    return "".join(f"<p class='note'>{escape(n)}</p>" for n in notes)
+
+
+def _concentrated(results: Results) -> bool:
+    return bool(results["annotators"]["concentrated"])
+
+
+def _confidence(results: Results) -> float:
+    return results["signature"]["settings"]["confidence"]
+
+
+def _rates(results: Results) -> list[str]:
+    rows, c = results["behaviour_rates"], _confidence(results)
+    aware = _concentrated(results)
+    return [
+        "<h2>Behaviour rates</h2>", _method(results, "behaviour_rates"),
+        _figure(figures.rates_plot(rows, c), f"Behaviour rates per bot with {level(c)} "
+                                             "intervals."),
+        _table(["bucket", "label", "behaviour", "bot", "rate [CI]",
+                *(["rate [worker-aware CI]"] if aware else []), "n turns", "n dialogues"],
+               [[r["bucket"], r["label"], r["behaviour"], r["bot"], _interval(r, "rate"),
+                 *([_interval(r, "rate", 3, "ci_low_workers", "ci_high_workers")]
+                   if aware else []), r["n_turns"], r["n_dialogues"]] for r in rows]),
+        _notes(rows),
+    ]
+
+
+def _likert(results: Results) -> list[str]:
+    rows = results["likert"]
+    aware = _concentrated(results)
+    return [
+        "<h2>Ratings</h2>", _method(results, "likert"),
+        _figure(figures.likert_plot(rows), "Distribution of 1–5 ratings."),
+        _table(["bucket", "dimension", "level", "bot", "mean [CI]",
+                *(["mean [worker-aware CI]"] if aware else []), "median", "n", "n dialogues"],
+               [[r["bucket"], r["dimension"], r["level"], r["bot"], _interval(r, "mean", 2),
+                 *([_interval(r, "mean", 2, "ci_low_workers", "ci_high_workers")]
+                   if aware else []), r["median"], r["n"], r["n_dialogues"]] for r in rows]),
+        _notes(rows),
+    ]
+
+
+def _differences(results: Results) -> list[str]:
+    rows = results["differences"]
+    return [
+        "<h2>Differences between bots</h2>", _method(results, "differences"),
+        _method(results, "adjustment"),
+        _table(["figure", "bucket", "bot A", "bot B", "A", "B", "A − B [CI]", "effect size",
+                "p", "p adjusted", "paired"],
+               [[r["label"] + (f" ({r['level']})" if r["level"] else ""), r["bucket"],
+                 r["bot_a"], r["bot_b"], r["value_a"], r["value_b"],
+                 _interval(r, "difference"),
+                 f"{r['effect_size_name'].replace('_', ' ')} {_fmt(r['effect_size'], 2)}",
+                 p_value(r["p_value"]), p_value(r["p_adjusted"]),
+                 "yes" if r["paired"] else "no"] for r in rows]),
+    ]
+
+
+def _comparisons(results: Results) -> list[str]:
+    rows, ranking, c = results["comparisons"], results["ranking"], _confidence(results)
+    return [
+        "<h2>Comparisons</h2>", _method(results, "comparisons"),
+        _figure(figures.comparisons_plot(rows), "Wins, ties and losses per pair."),
+        _table(["dimension", "bot A", "bot B", "wins", "ties", "losses",
+                f"win rate [{level(c)} CI]", "p (sign test)", "p adjusted"],
+               [[r["dimension"], r["bot_a"], r["bot_b"], r["wins"], r["ties"], r["losses"],
+                 _interval(r, "win_rate"), p_value(r["p_value"]),
+                 p_value(r["p_adjusted"])] for r in rows]),
+        "<h3>Position bias</h3>", _method(results, "position_bias"),
+        _table(["dimension", f"left share [{level(c)} CI]", "p", "n decisive"],
+               [[r["dimension"], _interval(r, "left_share"), p_value(r["p_value"]),
+                 r["n_decisive"]] for r in results["position_bias"]]),
+        "<h3>Ranking</h3>", _method(results, "ranking"),
+        _figure(figures.ranking_plot(ranking, c),
+                f"Bradley–Terry ranking with {level(c)} intervals."),
+        _table(["dimension", "rank", f"rank interval ({level(c)})", "bot", "score [CI]",
+                "n comparisons"],
+               [[r["dimension"], r["rank"], _ranks(r), r["bot"],
+                 _interval(r, "score", 2), r["n_comparisons"]] for r in ranking]),
+    ]
+
+
+def _agreement(results: Results) -> list[str]:
+    rows, c = results["agreement"], _confidence(results)
+    return [
+        "<h2>Agreement</h2>", _method(results, "agreement"),
+        _figure(figures.agreement_plot(rows, c),
+                f"Krippendorff's alpha with {level(c)} intervals."),
+        _table(["bucket", "label", "level", "alpha [CI]", "items", "raters", "note"],
+               [[r["bucket"], r["label"], r["level"], _interval(r, "alpha"), r["n_items"],
+                 r["n_raters"], r["note"]] for r in rows]),
+    ]
+
+
+def _annotators(results: Results) -> list[str]:
+    found = results["annotators"]
+    return [
+        "<h2>Annotators</h2>", _method(results, "annotators"),
+        f"<p class='note'>{escape(found['note'])}</p>" if found["note"] else "",
+        _table(["units", "effective number of workers", "workers doing 80 % of the units",
+                "agreeing answer pairs"],
+               [[found["units"], found["effective_workers"], found["workers_for_most_work"],
+                 found["agreement"]]]),
+        _table(["worker", "units", "share", "label rate", "others' label rate",
+                "Likert mean", "others' Likert mean", "agreement with others"],
+               [[w["worker"], w["units"], w["share"], w["label_rate"],
+                 w["others_label_rate"], w["likert_mean"], w["others_likert_mean"],
+                 w["agreement"]] for w in found["workers"]]),
+    ]
 
 
 # (section, row key fields, value field, n field, how the figure is named)
@@ -60,27 +203,39 @@ COMPARED = (
 )
 
 
+def _side_by_side(results: Results, other: Results) -> list[list[Any]]:
+    """One row per bot and main figure: the main figures, and `other`'s."""
+    rows = []
+    for section, keys, value, n, name in COMPARED:
+        kept = {tuple(r[k] for k in (*keys, "bot")): r for r in other[section]}
+        for row in results[section]:
+            match = kept.get(tuple(row[k] for k in (*keys, "bot")))
+            rows.append([row["bot"], name.format(**row), _interval(row, value), row[n],
+                         _interval(match, value), match[n] if match else 0])
+    return sorted(rows, key=lambda r: r[0])
+
+
+def _review(results: Results) -> list[str]:
+    review = results["review"]
+    if not review["units_left_out"]:
+        return ["<h2>Review decisions</h2>", _method(results, "review"),
+                "<p>No unit was rejected: every submitted unit counts.</p>"]
+    return [
+        "<h2>Review decisions</h2>", _method(results, "review"),
+        f"<p>Left out: {review['units_left_out']} units ({review['rejected']} rejected, "
+        f"{review['soft_rejected']} soft-rejected).</p>",
+        _table(["bot", "figure", "without rejected [CI]", "n", "with rejected [CI]", "n"],
+               _side_by_side(results, review["including_rejected"])),
+    ]
+
+
 def _rate(figure: dict[str, Any]) -> str:
     if figure["rate"] is None:
         return "–"
     return f"{figure['rate']:.3f} ({figure['passed']}/{figure['scored']})"
 
 
-def _with_and_without(results: dict[str, Any]) -> list[list[Any]]:
-    """One row per bot and main figure: with everyone, and without flagged work."""
-    without = results["quality"]["excluding_flagged"]
-    rows = []
-    for section, keys, value, n, name in COMPARED:
-        kept = {tuple(r[k] for k in (*keys, "bot")): r for r in without[section]}
-        for row in results[section]:
-            other = kept.get(tuple(row[k] for k in (*keys, "bot")))
-            rows.append([row["bot"], name.format(**row), _interval(row, value), row[n],
-                         _interval(other, value) if other else "–",
-                         other[n] if other else 0])
-    return sorted(rows, key=lambda r: r[0])
-
-
-def _quality(results: dict[str, Any]) -> list[str]:
+def _quality(results: Results) -> list[str]:
     quality = results["quality"]
     without = quality["excluding_flagged"]
     seconds = quality["seconds_per_unit"] or {}
@@ -90,21 +245,22 @@ def _quality(results: dict[str, Any]) -> list[str]:
             f"<p>Rule: {escape(without['rule'])}. Left out: {without['units_left_out']} "
             f"submissions{escape(' (' + left_out + ')') if left_out else ''}.</p>",
             _table(["bot", "figure", "everyone [CI]", "n", "without flagged [CI]", "n"],
-                   _with_and_without(results))]
+                   _side_by_side(results, without))]
     else:
         comparison = ["<p>No work is flagged and no worker failed screening or golds: the "
                       "figures without flagged workers are the same.</p>"]
     return [
-        "<h2>Quality</h2>", f"<p>{escape(results['signature']['methods']['quality'])}.</p>",
+        "<h2>Quality</h2>", _method(results, "quality"),
         _table(["units", "workers", "seconds per unit (p10 / median / p90)",
                 "screening pass rate", "gold accuracy", "gold mean mistakes"],
                [[quality["units"], quality["workers"],
                  " / ".join(_fmt(v, 1) for v in seconds.values()) or "–",
                  _rate(quality["screening_pass_rate"]), _rate(quality["gold_accuracy"]),
                  quality["gold_accuracy"]["mean_mistakes"]]]),
-        _table(["worker", "units", "median seconds", "screening passed / scored",
-                "gold passed / scored", "gold mean mistakes", "flagged units", "left out"],
-               [[w["worker"], w["units"], w["median_seconds"],
+        _table(["worker", "units", "rejected units", "median seconds",
+                "screening passed / scored", "gold passed / scored", "gold mean mistakes",
+                "flagged units", "left out"],
+               [[w["worker"], w["units"], w["rejected_units"], w["median_seconds"],
                  f"{w['screening_passed']} / {w['screening_scored']}",
                  f"{w['gold_passed']} / {w['gold_scored']}", w["gold_mean_mistakes"],
                  w["flagged_units"], w["excluded"]] for w in quality["per_worker"]]),
@@ -112,7 +268,7 @@ def _quality(results: dict[str, Any]) -> list[str]:
     ]
 
 
-def _automatic(results: dict[str, Any]) -> list[str]:
+def _automatic(results: Results) -> list[str]:
     rows = results["automatic_metrics"]
     if not rows:
         return []
@@ -132,70 +288,54 @@ def _automatic(results: dict[str, Any]) -> list[str]:
     ]
 
 
-def render_report(results: dict[str, Any], title: str = "Evaluation results") -> str:
+def _summary(results: Results) -> list[str]:
     sig = results["signature"]
-    rates = results["behaviour_rates"]
-    likert = results["likert"]
-    ranking = results["ranking"]
-    alpha = results["agreement"]
-    comparisons = results["comparisons"]
+    rates, likert, ranking = results["behaviour_rates"], results["likert"], results["ranking"]
     pooled = [r for r in ranking if r["dimension"] == "all"]
-    summary = [
+    rows = [
         ["submissions", sig["submissions"]], ["answer rows", sig["answer_rows"]],
         ["bots", ", ".join(sorted({r["bot"] for r in rates + likert + ranking} |
                                   {r["bot"] for r in results["automatic_metrics"]})) or "–"],
         ["workers", results["quality"]["workers"]],
+        ["units left out by review", results["review"]["units_left_out"]],
         ["best ranked", f"{pooled[0]['bot']} ({_interval(pooled[0], 'score', 2)})"
          if pooled else "–"],
     ]
+    return ["<h2>Summary</h2>", _table(["", ""], rows)]
+
+
+def _closing_notes(results: Results) -> list[str]:
+    if not results["notes"]:
+        return []
+    return ["<h2>Notes</h2>",
+            "".join(f"<p class='note'>{escape(n)}</p>" for n in results["notes"])]
+
+
+def _signature(results: Results) -> list[str]:
+    sig = results["signature"]
+    return ["<h2>Settings and signature</h2>",
+            "<pre>" + escape(json.dumps({k: v for k, v in sig.items() if k != "behaviours"},
+                                        indent=2, ensure_ascii=False)) + "</pre>"]
+
+
+SECTIONS: tuple[Callable[[Results], list[str]], ...] = (
+    _summary, _rates, _likert, _differences, _comparisons, _agreement, _annotators, _review,
+    _quality, _automatic, _closing_notes, _signature,
+)
+
+
+def render_report(results: Results, title: str = "Evaluation results") -> str:
+    sig = results["signature"]
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
         f"<p>Tasks: {escape(', '.join(sig['settings']['tasks']) or '–')}. Every interval is a "
-        f"{int(sig['settings']['confidence'] * 100)} % interval; methods are listed under "
+        f"{level(_confidence(results))} interval; methods are listed under "
         "“Settings and signature”.</p>",
-        "<h2>Summary</h2>", _table(["", ""], summary),
-        "<h2>Behaviour rates</h2>",
-        f"<p>{escape(sig['methods']['behaviour_rates'])}.</p>",
-        _figure(figures.rates_figure(rates), "Behaviour rates per bot with 95 % intervals."),
-        _table(["bucket", "label", "behaviour", "bot", "rate [CI]", "n turns", "n dialogues"],
-               [[r["bucket"], r["label"], r["behaviour"], r["bot"], _interval(r, "rate"),
-                 r["n_turns"], r["n_dialogues"]] for r in rates]),
-        "<h2>Ratings</h2>", f"<p>{escape(sig['methods']['likert'])}.</p>",
-        _figure(figures.likert_figure(likert), "Distribution of 1–5 ratings."),
-        _table(["bucket", "dimension", "level", "bot", "mean [CI]", "median", "n",
-                "n dialogues"],
-               [[r["bucket"], r["dimension"], r["level"], r["bot"], _interval(r, "mean", 2),
-                 r["median"], r["n"], r["n_dialogues"]] for r in likert]),
-        "<h2>Comparisons</h2>", f"<p>{escape(sig['methods']['comparisons'])}.</p>",
-        _figure(figures.comparisons_figure(comparisons), "Wins, ties and losses per pair."),
-        _table(["dimension", "bot A", "bot B", "wins", "ties", "losses", "win rate [CI]",
-                "p (sign test)"],
-               [[r["dimension"], r["bot_a"], r["bot_b"], r["wins"], r["ties"], r["losses"],
-                 _interval(r, "win_rate"), r["p_value"]] for r in comparisons]),
-        "<h3>Position bias</h3>", f"<p>{escape(sig['methods']['position_bias'])}.</p>",
-        _table(["dimension", "left share [CI]", "p", "n decisive"],
-               [[r["dimension"], _interval(r, "left_share"), r["p_value"], r["n_decisive"]]
-                for r in results["position_bias"]]),
-        "<h3>Ranking</h3>", f"<p>{escape(sig['methods']['ranking'])}.</p>",
-        _figure(figures.ranking_figure(ranking), "Bradley–Terry ranking with 95 % intervals."),
-        _table(["dimension", "rank", "bot", "score [CI]", "n comparisons"],
-               [[r["dimension"], r["rank"], r["bot"], _interval(r, "score", 2),
-                 r["n_comparisons"]] for r in ranking]),
-        "<h2>Agreement</h2>", f"<p>{escape(sig['methods']['agreement'])}.</p>",
-        _figure(figures.agreement_figure(alpha), "Krippendorff's alpha with 95 % intervals."),
-        _table(["bucket", "label", "level", "alpha [CI]", "items", "raters", "note"],
-               [[r["bucket"], r["label"], r["level"], _interval(r, "alpha"), r["n_items"],
-                 r["n_raters"], r["note"]] for r in alpha]),
-        *_quality(results),
-        *_automatic(results),
-        "<h2>Notes</h2>" if results["notes"] else "",
-        "".join(f"<p class='note'>{escape(n)}</p>" for n in results["notes"]),
-        "<h2>Settings and signature</h2>",
-        "<pre>" + escape(json.dumps({k: v for k, v in sig.items() if k != "behaviours"},
-                                    indent=2, ensure_ascii=False)) + "</pre>",
-        "</body></html>",
     ]
+    for section in SECTIONS:
+        parts += section(results)
+    parts.append("</body></html>")
     return "\n".join(parts)

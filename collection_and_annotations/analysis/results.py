@@ -6,19 +6,30 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+from collections import Counter
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from typing import Any
 
 import numpy as np
 
+from collection_and_annotations.analysis import multiplicity
 from collection_and_annotations.analysis.agreement import agreement
+from collection_and_annotations.analysis.annotators import annotators
+from collection_and_annotations.analysis.answers import (
+    LabelAnswers,
+    RatingAnswers,
+    label_answers,
+    rating_answers,
+)
 from collection_and_annotations.analysis.automatic import automatic_metrics
 from collection_and_annotations.analysis.behaviours import Behaviour, as_data
 from collection_and_annotations.analysis.chat_logs import CHAT_KIND, ChatLog, logs_sha256
 from collection_and_annotations.analysis.comparisons import pairwise, position_bias, ranking
+from collection_and_annotations.analysis.differences import differences
 from collection_and_annotations.analysis.likert import likert_summaries
 from collection_and_annotations.analysis.load import Tables
+from collection_and_annotations.analysis.multiplicity import adjust_rows
 from collection_and_annotations.analysis.quality import (
     EXCLUSION_RULE,
     excluded_units,
@@ -27,21 +38,38 @@ from collection_and_annotations.analysis.quality import (
 )
 from collection_and_annotations.analysis.rates import behaviour_rates
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 METHODS = {
     "behaviour_rates": "share of annotated bot turn x annotator pairs whose answer holds the "
-                       "label; percentile interval from a dialogue-level (cluster) bootstrap",
-    "likert": "mean of the ratings; percentile interval from a dialogue-level bootstrap",
+                       "label; Wilson interval on the effective sample size of the "
+                       "dialogue-clustered (cluster-robust) variance, t quantile on dialogues - "
+                       "1 degrees of freedom; the worker-aware interval clusters by dialogue "
+                       "and worker",
+    "likert": "mean of the ratings; the same interval on the 1-5 scale",
+    "differences": "difference between two bots' rates or means (A - B), MOVER interval from "
+                   "the two intervals and their correlation through shared units (paired "
+                   "answers); p-value: the smallest 1 - confidence whose interval leaves out "
+                   "0; effect size Cohen's h (rates) or Cliff's delta (ratings)",
     "comparisons": "wins/ties/losses per bot pair; win_rate = wins / (wins + losses), "
                    "Clopper-Pearson interval, two-sided sign (binomial) test; ties excluded",
+    "adjustment": "p_adjusted: {adjust} across the family of every differences and "
+                  "comparisons p-value of the figures",
     "position_bias": "share of decisive answers choosing the left dialogue, Clopper-Pearson "
                      "interval, two-sided binomial test against 0.5",
-    "ranking": "Bradley-Terry log-strengths (mean 0; P(i beats j) = 1 / (1 + exp(s_j - s_i))) "
-               "by maximum likelihood (MM algorithm), ties as half a win for each side; "
-               "percentile interval from resampling comparisons",
+    "ranking": "Bradley-Terry log-strengths (mean 0; P(i beats j) = 1 / (1 + exp(s_j - s_i))), "
+               "maximum a posteriori with one virtual tie of each bot against a reference of "
+               "score 0 (every score finite), MM algorithm, ties as half a win for each side; "
+               "percentile intervals of scores and ranks from resampling comparisons; equal "
+               "scores share a rank",
     "agreement": "Krippendorff's alpha on items with >= 2 annotators: nominal for turn labels "
                  "(presence/absence, bots pooled) and comparisons, ordinal for 1-5 ratings; "
                  "percentile interval from resampling items",
+    "annotators": "per worker: share of the units, label rate and Likert mean against the "
+                  "other annotators' on the same items, share of agreeing answer pairs with "
+                  "them; the work is concentrated when the effective number of workers "
+                  "(1 / sum of squared unit shares) is below 10",
+    "review": "units the requester rejected or soft-rejected are left out of every figure; "
+              "review.including_rejected holds the main figures with them",
     "quality": "screening pass rate and gold accuracy: units passed / units scored, per worker "
                "and overall; the main figures again without flagged or disqualified work "
                "(quality.excluding_flagged), with the same seed",
@@ -50,12 +78,14 @@ METHODS = {
                          "the stored latency_ms / first_piece_ms, worker response time from "
                          "sent_at",
 }
-# The figures computed twice: with everyone, and without flagged or disqualified work.
-MAIN_SECTIONS = ("behaviour_rates", "likert", "comparisons", "ranking")
+# The figures computed once per pass: the main one, with rejected work (review), and without
+# flagged or disqualified work (quality).
+MAIN_SECTIONS = ("behaviour_rates", "likert", "differences", "comparisons", "ranking")
 CHAT_NOTE = ("automatic metrics over collected chats are computed from the database only "
              "(an export file has no chat messages); analyze the chat task with "
              "--database-url or --data-dir")
 PACKAGES = ("chat-evaluation-platform", "numpy", "scipy", "matplotlib")
+STEPS = 8  # progress steps of compute_results
 
 
 @dataclass(frozen=True)
@@ -67,6 +97,7 @@ class Settings:
     confidence: float = 0.95
     source: str = "database"
     max_failed_golds: int = 0
+    adjust: str = "holm"  # multiplicity.METHODS
 
 
 def _versions() -> dict[str, str]:
@@ -95,7 +126,8 @@ def signature(tables: Tables, settings: Settings, behaviours: list[Behaviour],
         "behaviours_sha256": hashlib.sha256(json.dumps(mapping, sort_keys=True).encode())
         .hexdigest(),
         "behaviours": mapping,
-        "methods": METHODS,
+        "methods": {**METHODS, "adjustment": METHODS["adjustment"].format(
+            adjust=multiplicity.METHODS[settings.adjust])},
         "metric_signatures": metric_signatures,
         "versions": _versions(),
         "seed": settings.seed,
@@ -103,36 +135,81 @@ def signature(tables: Tables, settings: Settings, behaviours: list[Behaviour],
 
 
 def _generators(seed: int) -> list[np.random.Generator]:
-    """One generator per section, so adding rows to one section leaves the others' draws
-    alone; the same for both passes over the main figures."""
-    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(4)]
+    """One generator per resampled section (ranking, agreement), so adding rows to one section
+    leaves the others' draws alone; the same for every pass over the main figures."""
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2)]
 
 
-def main_figures(tables: Tables, behaviours: list[Behaviour], settings: Settings,
-                 step: Any) -> dict[str, Any]:
-    """The figures a study reports (MAIN_SECTIONS), and the ranking's notes."""
-    rng = _generators(settings.seed)
+@dataclass(frozen=True)
+class Pass:
+    """One pass's tables and the answers every section reads."""
+
+    tables: Tables
+    labels: list[LabelAnswers]
+    ratings: list[RatingAnswers]
+
+    def without(self, units: set[str]) -> Pass:
+        """The same pass with the rows of `units` left out (the answers are filtered, not
+        read again)."""
+        if not units:
+            return self
+        return Pass(self.tables.without(units), [t.without(units) for t in self.labels],
+                    [t.without(units) for t in self.ratings])
+
+
+def _pass(tables: Tables, behaviours: list[Behaviour]) -> Pass:
+    return Pass(tables, label_answers(tables, behaviours), rating_answers(tables))
+
+
+def main_figures(figures: Pass, settings: Settings, step: Any) -> dict[str, Any]:
+    """The figures a study reports (MAIN_SECTIONS), their p-values adjusted as one family, and
+    the ranking's notes."""
     b, c = settings.resamples, settings.confidence
     step("behaviour rates")
-    rates = behaviour_rates(tables, behaviours, b, rng[0], c)
+    rates = behaviour_rates(figures.labels, c)
     step("likert")
-    likert = likert_summaries(tables, b, rng[1], c)
+    likert = likert_summaries(figures.ratings, c)
+    step("differences")
+    diffs = differences(figures.labels, figures.ratings, c)
     step("comparisons and ranking")
-    ranks, notes = ranking(tables, b, rng[2], c)
-    return {"behaviour_rates": rates, "likert": likert, "comparisons": pairwise(tables, c),
-            "ranking": ranks, "notes": notes}
+    ranks, notes = ranking(figures.tables, b, _generators(settings.seed)[0], c)
+    compared = pairwise(figures.tables, c)
+    adjust_rows([*diffs, *compared], settings.adjust)
+    return {"behaviour_rates": rates, "likert": likert, "differences": diffs,
+            "comparisons": compared, "ranking": ranks, "notes": notes}
 
 
-def _excluding_flagged(tables: Tables, behaviours: list[Behaviour], settings: Settings,
-                       main: dict[str, Any]) -> dict[str, Any]:
-    workers = worker_exclusions(tables, settings.max_failed_golds)
-    units = excluded_units(tables, workers)
-    # nothing left out: the same tables and seed would give the same figures
-    kept = main_figures(tables.without(units), behaviours, settings,
-                        lambda name: None) if units else main
+def _excluding_flagged(kept: Pass, settings: Settings, main: dict[str, Any]) -> dict[str, Any]:
+    workers = worker_exclusions(kept.tables, settings.max_failed_golds)
+    units = excluded_units(kept.tables, workers) - kept.tables.left_out
+    # nothing left out: the same tables and seed give the same figures
+    figures = main_figures(kept.without(units), settings, lambda name: None) if units else main
     return {"rule": EXCLUSION_RULE.format(max_failed_golds=settings.max_failed_golds),
             "units_left_out": len(units), "workers_left_out": workers,
-            **{key: kept[key] for key in (*MAIN_SECTIONS, "notes")}}
+            **{key: figures[key] for key in (*MAIN_SECTIONS, "notes")}}
+
+
+def _review(everyone: Pass, rejected: set[str], settings: Settings,
+            main: dict[str, Any]) -> dict[str, Any]:
+    """How many units the review decisions leave out, and the main figures with them."""
+    decisions = Counter(everyone.tables.units[u]["review"] for u in rejected)
+    with_them = main_figures(everyone, settings, lambda name: None) if rejected else main
+    return {"units_left_out": len(rejected), "rejected": decisions["reject"],
+            "soft_rejected": decisions["soft_reject"],
+            "including_rejected": {key: with_them[key] for key in (*MAIN_SECTIONS, "notes")}}
+
+
+def _reading_notes(tables: Tables) -> list[str]:
+    notes = []
+    if tables.repeated:
+        notes.append(f"{tables.repeated} submission(s) of a unit already read (the same "
+                     "submission twice in the input) were counted once")
+    if tables.unreadable:
+        shown = "; ".join(tables.unreadable[:5])
+        more = f" and {len(tables.unreadable) - 5} more" if len(tables.unreadable) > 5 else ""
+        notes.append(f"{len(tables.unreadable)} submission(s) could not be read and are left "
+                     f"out of every figure ({shown}{more})")
+    return notes
 
 
 def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Settings,
@@ -141,26 +218,38 @@ def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Setti
     """results.json as a dict (docs/analysis.md). `progress(step_name)` is called per step.
     `logs`: the collected chats of the tasks (None: not read, as from an export file)."""
     step = progress or (lambda name: None)
-    main = main_figures(tables, behaviours, settings, step)
+    rejected = tables.rejected_units()
+    everyone = _pass(tables, behaviours)
+    kept = everyone.without(rejected)
+    main = main_figures(kept, settings, step)
     step("agreement")
-    alpha = agreement(tables, behaviours, settings.resamples, _generators(settings.seed)[3],
-                      settings.confidence)
+    alpha = agreement(kept.tables, kept.labels, kept.ratings, settings.resamples,
+                      _generators(settings.seed)[1], settings.confidence)
+    step("annotators")
+    workers = annotators(kept.tables, kept.labels, kept.ratings)
     step("quality")
     figures = quality(tables, settings.max_failed_golds)
-    figures["excluding_flagged"] = _excluding_flagged(tables, behaviours, settings, main)
+    figures["excluding_flagged"] = _excluding_flagged(kept, settings, main)
+    review = _review(everyone, rejected, settings, main)
     step("automatic metrics")
-    automatic, metric_signatures, chat_notes = automatic_metrics(logs) if logs else ([], {}, [])
+    kept_logs = None if logs is None else [log for log in logs if log.unit not in rejected]
+    automatic, metric_signatures, chat_notes = (automatic_metrics(kept_logs) if kept_logs
+                                                else ([], {}, []))
     if logs is None and any(u["kind"] == CHAT_KIND for u in tables.units.values()):
         chat_notes = [CHAT_NOTE]
     return {
         "behaviour_rates": main["behaviour_rates"],
         "likert": main["likert"],
+        "differences": main["differences"],
         "comparisons": main["comparisons"],
-        "position_bias": position_bias(tables, settings.confidence),
+        "position_bias": position_bias(kept.tables, settings.confidence),
         "ranking": main["ranking"],
         "agreement": alpha,
+        "annotators": workers,
+        "review": review,
         "quality": figures,
         "automatic_metrics": automatic,
-        "notes": main["notes"] + chat_notes,
+        "notes": _reading_notes(tables) + main["notes"] + chat_notes
+        + ([workers["note"]] if workers["note"] else []),
         "signature": signature(tables, settings, behaviours, logs, metric_signatures),
     }

@@ -1,11 +1,11 @@
-"""The statistics of the analysis, vectorised with numpy: every interval is a percentile
-bootstrap with a seeded generator, so a report is reproducible given its seed.
+"""The resampled statistics of the analysis, vectorised with numpy: percentile bootstraps with
+a seeded generator, so a report is reproducible given its seed (the rates' and ratings'
+intervals are analytic: `analysis.intervals`).
 
-- `cluster_ratio_bootstrap`: a ratio of sums (a rate, a mean) with whole clusters (dialogues)
-  resampled, so turns of one dialogue move together.
 - `bradley_terry` / `bradley_terry_bootstrap`: the Bradley–Terry strengths of a win matrix
-  (ties counted as half a win for each side), fitted by the MM algorithm (Hunter 2004), and
-  their bootstrap over comparisons.
+  (ties counted as half a win for each side) with a small prior that keeps every score finite,
+  fitted by the MM algorithm (Hunter 2004), their bootstrap over comparisons and the range of
+  ranks each bot takes over it.
 - `alpha_bootstrap`: Krippendorff's alpha (the point estimate from
   `metrics.agreement.krippendorff_alpha_from_counts`) with its items resampled.
 """
@@ -23,10 +23,13 @@ from collection_and_annotations.metrics.agreement import (
     krippendorff_alpha_from_counts,
 )
 
-# At most this many resample weights are held at once (resamples x clusters).
-CHUNK_CELLS = 4_000_000
-# A bot that never (or always) wins in a resample has an infinite BT score; it is clipped here.
-SCORE_CLIP = 10.0
+# The prior of the Bradley-Terry scores: every bot plays this many virtual games against a
+# reference player of score 0, all ties. Without it a bot that never wins (or never loses) has
+# no finite maximum-likelihood score; with it every score is finite and a real comparison
+# weighs as much as a virtual one.
+PRIOR_GAMES = 1.0
+# Scores closer than this are equal: equal scores share a rank.
+SAME_SCORE = 1e-6
 
 
 def percentile_interval(
@@ -46,88 +49,66 @@ def percentile_interval(
     return low, high
 
 
-def cluster_ratio_bootstrap(
-    numerators: np.ndarray, denominators: np.ndarray, resamples: int,
-    rng: np.random.Generator, confidence: float = 0.95,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Point estimates sum(num)/sum(den) per column of clusters x columns tables, and their
-    cluster-bootstrap percentile intervals (clusters drawn with replacement, as many as there
-    are). Returns (estimate, low, high), one value per column."""
-    num = np.asarray(numerators, dtype=np.float64)
-    den = np.asarray(denominators, dtype=np.float64)
-    if num.ndim == 1:
-        num, den = num[:, None], den[:, None]
-    clusters = num.shape[0]
-    with np.errstate(all="ignore"):
-        estimate = num.sum(axis=0) / den.sum(axis=0)
-    if clusters == 0 or resamples <= 0:
-        nan = np.full(num.shape[1], np.nan)
-        return estimate, nan, nan
-    chunk = max(1, min(resamples, CHUNK_CELLS // clusters))
-    draws = []
-    for start in range(0, resamples, chunk):
-        size = min(chunk, resamples - start)
-        picks = rng.integers(0, clusters, size=(size, clusters))
-        picks += (np.arange(size) * clusters)[:, None]
-        weights = np.bincount(picks.ravel(), minlength=size * clusters).reshape(size, clusters)
-        weights = weights.astype(np.float64)
-        with np.errstate(all="ignore"):
-            draws.append((weights @ num) / (weights @ den))
-    low, high = percentile_interval(np.vstack(draws), confidence)
-    return estimate, low, high
-
-
 def bradley_terry(wins: np.ndarray, iterations: int = 10_000, tol: float = 1e-12) -> np.ndarray:
     """Log-strengths (mean 0) of a players x players win matrix, or of a stack of them
     (resamples x players x players). `wins[i, j]` counts i's wins over j (a tie adds 0.5 to
-    both). Maximum likelihood by the MM algorithm; a player without wins (or losses) has no
-    finite MLE and is clipped at -/+ SCORE_CLIP."""
+    both). The maximum a posteriori under PRIOR_GAMES virtual ties of each player against a
+    reference of strength 1, by the MM algorithm: finite for every player."""
     w = np.asarray(wins, dtype=np.float64)
     single = w.ndim == 2
     if single:
         w = w[None]
     games = w + np.swapaxes(w, 1, 2)
-    won = w.sum(axis=2)
+    won = w.sum(axis=2) + PRIOR_GAMES / 2
     strength = np.ones(w.shape[:2])
-    floor = math.exp(-3 * SCORE_CLIP)
     for _ in range(iterations):
         pair = strength[:, :, None] + strength[:, None, :]
-        with np.errstate(all="ignore"):
-            denominator = np.where(games > 0, games / pair, 0.0).sum(axis=2)
-            new = np.where(denominator > 0, won / denominator, strength)
-        new = np.maximum(new, floor)
-        new /= np.exp(np.log(new).mean(axis=1, keepdims=True))
+        denominator = (games / pair).sum(axis=2) + PRIOR_GAMES / (strength + 1)
+        new = won / denominator
         done = np.max(np.abs(np.log(new) - np.log(strength))) < tol
         strength = new
         if done:
             break
     scores = np.log(strength)
     scores -= scores.mean(axis=1, keepdims=True)
-    scores = np.clip(scores, -SCORE_CLIP, SCORE_CLIP)
     return scores[0] if single else scores
+
+
+def competition_ranks(scores: np.ndarray) -> np.ndarray:
+    """1 + the number of players with a higher score (equal scores share a rank), along the
+    last axis."""
+    scores = np.asarray(scores)
+    higher = scores[..., None, :] > scores[..., :, None] + SAME_SCORE
+    return 1 + higher.sum(axis=-1)
 
 
 def bradley_terry_bootstrap(
     first: np.ndarray, second: np.ndarray, outcome: np.ndarray, players: int,
     resamples: int, rng: np.random.Generator, confidence: float = 0.95,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> dict[str, np.ndarray]:
     """BT scores of comparisons (`first[k]` vs `second[k]`, `outcome[k]` 1 = first won, 0 =
-    second won, 0.5 = tie) and percentile intervals from resampling comparisons with
-    replacement. Comparisons are grouped into their distinct (first, second, outcome) cells, so a
-    resample is one multinomial draw whatever the number of comparisons."""
+    second won, 0.5 = tie), their ranks, and percentile intervals of both from resampling
+    comparisons with replacement (keys score, low, high, rank, rank_low, rank_high). The
+    comparisons are grouped into their distinct (first, second, outcome) cells, so a resample
+    is one multinomial draw whatever the number of comparisons."""
     first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
     outcome = np.asarray(outcome, dtype=np.float64)
     cells, counts = np.unique(
         np.stack([first, second, (outcome * 2).astype(np.int64)]), axis=1, return_counts=True)
     scores = bradley_terry(_win_matrix(cells, counts[None].astype(np.float64), players)[0])
+    fitted = {"score": scores, "rank": competition_ranks(scores)}
+    nan = np.full(players, np.nan)
     if resamples <= 0 or not len(outcome):
-        nan = np.full(players, np.nan)
-        return scores, nan, nan
+        return {**fitted, "low": nan, "high": nan, "rank_low": nan, "rank_high": nan}
     draws = rng.multinomial(len(outcome), counts / counts.sum(), size=resamples)
     boot = bradley_terry(_win_matrix(cells, draws.astype(np.float64), players), iterations=2000,
                          tol=1e-9)
     low, high = percentile_interval(boot, confidence)
-    return scores, low, high
+    ranks = competition_ranks(boot)
+    tail = (1.0 - confidence) / 2 * 100
+    return {**fitted, "low": low, "high": high,
+            "rank_low": np.percentile(ranks, tail, axis=0, method="lower"),
+            "rank_high": np.percentile(ranks, 100 - tail, axis=0, method="higher")}
 
 
 def _win_matrix(cells: np.ndarray, counts: np.ndarray, players: int) -> np.ndarray:

@@ -18,8 +18,9 @@ from collection_and_annotations.analysis.load import (
     file_records,
     read_buckets,
 )
+from collection_and_annotations.analysis.multiplicity import METHODS
 from collection_and_annotations.analysis.report import render_report
-from collection_and_annotations.analysis.results import Settings, compute_results
+from collection_and_annotations.analysis.results import STEPS, Settings, compute_results
 from collection_and_annotations.cli.database_options import database_options, stored_database_url
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.export.submissions import UnknownTask
@@ -46,13 +47,17 @@ from collection_and_annotations.export.writers import json_safe
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--confidence", default=0.95, show_default=True,
               type=click.FloatRange(0, 1, min_open=True, max_open=True))
+@click.option("--adjust", type=click.Choice(sorted(METHODS)), default="holm",
+              show_default=True,
+              help="p-value adjustment across the report's tests: holm (family-wise error "
+                   "rate) or bh (Benjamini-Hochberg, false discovery rate)")
 @click.option("--max-failed-golds", default=0, show_default=True, type=click.IntRange(0),
               help="failed gold units a worker may have before the results without flagged "
                    "workers leave all their work out (the task's max_incorrect_golds)")
 @database_options
 def analyze(tasks: tuple[str, ...], by: str, output: Path | None, json_path: Path | None,
             from_file: Path | None, buckets: Path | None, behaviours: Path | None,
-            resamples: int, seed: int, confidence: float, max_failed_golds: int,
+            resamples: int, seed: int, confidence: float, adjust: str, max_failed_golds: int,
             data_dir: str, database_url: str | None) -> None:
     """Results of a task's answers: results.json and a self-contained HTML report."""
     if output is None and json_path is None:
@@ -78,8 +83,9 @@ def analyze(tasks: tuple[str, ...], by: str, output: Path | None, json_path: Pat
     except (UnknownTask, BehaviourFileError, UserError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     settings = Settings(tasks=sorted(tasks), by=by, seed=seed, resamples=resamples,
-                        confidence=confidence, source=source, max_failed_golds=max_failed_golds)
-    with tqdm(total=6, desc="analysing", disable=None, leave=False) as bar:
+                        confidence=confidence, source=source, max_failed_golds=max_failed_golds,
+                        adjust=adjust)
+    with tqdm(total=STEPS, desc="analysing", disable=None, leave=False) as bar:
         def step(name: str) -> None:
             bar.set_postfix_str(name)
             bar.update(1)

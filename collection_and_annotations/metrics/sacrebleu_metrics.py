@@ -8,12 +8,14 @@ reuse one pass over the data. Scores are on sacrebleu's 0-100 scale.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sacrebleu.metrics import BLEU, CHRF, TER
 from sacrebleu.metrics.base import Metric as SacrebleuScorer
+from sacrebleu.metrics.bleu import BLEUScore
 
 from collection_and_annotations.metrics.base import (
     Direction,
@@ -123,10 +125,31 @@ class Bleu(SacrebleuMetric):
 class CdecBleuScorer(BLEU):
     """sacrebleu's BLEU as cdec's `mteval/ns.cc` counts it: of two references equally close
     in length to the hypothesis, the first one's length is the reference length (sacrebleu
-    takes the shorter)."""
+    takes the shorter); with no matching n-gram of any order each order is still floored to
+    0.01 (sacrebleu stops at 0); hypotheses without any n-gram have no score (nan, as cdec's
+    0 / 0)."""
 
     def _get_closest_ref_len(self, hyp_len: int, ref_lens: list[int]) -> int:
         return min(ref_lens, key=lambda ref_len: abs(hyp_len - ref_len))  # first of equals
+
+    @staticmethod
+    def compute_bleu(correct: list[int], total: list[int], sys_len: int, ref_len: int,
+                     smooth_method: str = "floor", smooth_value: float | None = 0.01,
+                     effective_order: bool = True, max_ngram_order: int = 4) -> BLEUScore:
+        if not total[0]:  # no hypothesis n-gram: cdec divides 0 by 0
+            return BLEUScore(math.nan, correct, total, [0.0] * max_ngram_order, 0.0,
+                             sys_len, ref_len)
+        if any(correct):
+            return BLEU.compute_bleu(correct, total, sys_len, ref_len, smooth_method,
+                                     smooth_value, effective_order, max_ngram_order)
+        floor = 0.01 if smooth_value is None else smooth_value
+        orders = [t for t in total[:max_ngram_order] if t > 0]
+        precisions = [100.0 * floor / t for t in orders]
+        precisions += [0.0] * (max_ngram_order - len(orders))
+        bp = math.exp(1 - ref_len / sys_len) if sys_len < ref_len else 1.0
+        log_mean = sum(math.log(floor / t) for t in orders) / len(orders)
+        return BLEUScore(100.0 * bp * math.exp(log_mean), correct, total, precisions, bp,
+                         sys_len, ref_len)
 
 
 class Chrf(SacrebleuMetric):
@@ -188,9 +211,10 @@ SPECS = (
     MetricSpec(
         "ibm_bleu",
         Kind.REFERENCE,
-        "IBM BLEU of cdec's mteval, 0-100: text already tokenized, zero matches floored to 0.01, "
-        "the first of equally close reference lengths, the geometric mean over the n-gram "
-        "orders the hypotheses have.",
+        "IBM BLEU of cdec's mteval, 0-100: text already tokenized, an order's zero matches "
+        "floored to 0.01 (also when no n-gram matches at all), the first of equally close "
+        "reference lengths, the geometric mean over the n-gram orders the hypotheses have; "
+        "no score (null) for hypotheses without any token.",
         Direction.HIGHER,
         lambda: Bleu(CdecBleuScorer, tokenize="none", smooth_method="floor", smooth_value=0.01,
                      effective_order=True, force=True),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -92,3 +93,84 @@ def _record(unit: int, worker: str, key: str, dialogue_id: str, tasks: list[str]
                        "source_fields": fields}],
         "answers": {key: answers},
     }
+
+
+def clustered_answers(rng: np.random.Generator, dialogues: int, rate: float = 0.2,
+                      spread: float = 1.5, annotators: int = 2, flip: float = 0.05
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """0/1 answers of `annotators` on 2-6 bot turns per dialogue, each dialogue's rate drawn on
+    the logit scale around `rate` with sd `spread` (strong within-dialogue correlation), each
+    annotator flipping an answer with probability `flip`; returns the answers and their
+    dialogue and worker codes."""
+    effects = math.log(rate / (1 - rate)) + spread * rng.standard_normal(dialogues)
+    turns = rng.integers(2, 7, dialogues)
+    truth = rng.random(turns.sum()) < np.repeat(1 / (1 + np.exp(-effects)), turns)
+    values = np.concatenate([np.where(rng.random(len(truth)) < flip, ~truth, truth)
+                             for _ in range(annotators)]).astype(float)
+    workers = np.repeat(np.arange(annotators), len(truth))
+    return values, np.tile(np.repeat(np.arange(dialogues), turns), annotators), workers
+
+
+def true_rate(rate: float = 0.2, spread: float = 1.5, flip: float = 0.05) -> float:
+    """The rate `clustered_answers` estimates: the mean over dialogues of their (noisy) rate,
+    from 2,000,000 draws."""
+    effects = math.log(rate / (1 - rate)) + spread * np.random.default_rng(0).standard_normal(
+        2_000_000)
+    p = 1 / (1 + np.exp(-effects))
+    return float(np.mean(p * (1 - flip) + (1 - p) * flip))
+
+
+def clustered_ratings(rng: np.random.Generator, dialogues: int, spread: float = 1.0
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Turn-level 1-5 ratings of 2 annotators on 2-6 bot turns per dialogue: a dialogue's
+    quality (sd `spread`) shared by its turns, turn and annotator noise; answers and dialogue
+    codes."""
+    quality = spread * rng.standard_normal(dialogues)
+    turns = rng.integers(2, 7, dialogues)
+    latent = np.repeat(quality, turns) + 0.5 * rng.standard_normal(turns.sum())
+    values = np.concatenate([np.clip(np.round(3 + latent + 0.7 * rng.standard_normal(
+        len(latent))), 1, 5) for _ in range(2)])
+    return values, np.tile(np.repeat(np.arange(dialogues), turns), 2)
+
+
+def true_rating(spread: float = 1.0) -> float:
+    """The mean `clustered_ratings` estimates, from 2,000,000 draws."""
+    big = np.random.default_rng(1)
+    latent = spread * big.standard_normal(2_000_000) + 0.5 * big.standard_normal(2_000_000)
+    return float(np.clip(np.round(3 + latent + 0.7 * big.standard_normal(2_000_000)), 1,
+                         5).mean())
+
+
+def dialogue_bootstrap(values: np.ndarray, dialogues: np.ndarray, rng: np.random.Generator,
+                       resamples: int = 400, confidence: float = 0.95) -> np.ndarray:
+    """The interval the analysis used before issue 24: dialogues resampled with replacement,
+    the percentile interval of the resampled rates."""
+    sums = np.bincount(dialogues, weights=values)
+    sizes = np.bincount(dialogues).astype(float)
+    picks = rng.integers(0, len(sums), (resamples, len(sums)))
+    rates = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    return np.percentile(rates, [tail, 100 - tail])
+
+
+FEW_WORKERS_BASE = math.log(0.2 / 0.8)
+
+
+def few_workers_answers(rng: np.random.Generator, bias: float, dialogues: int = 25
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """4 workers, each with their own logit bias (sd `bias`), did all the work: 2 of them on
+    each dialogue, 4 bot turns each; answers, dialogue and worker codes."""
+    effects = bias * rng.standard_normal(4)
+    quality = FEW_WORKERS_BASE + rng.standard_normal(dialogues)
+    pairs = np.array([rng.choice(4, 2, replace=False) for _ in range(dialogues)])
+    workers = np.repeat(pairs.ravel(), 4)
+    groups = np.repeat(np.arange(dialogues), 8)
+    p = 1 / (1 + np.exp(-(quality[groups] + effects[workers])))
+    return (rng.random(len(p)) < p).astype(float), groups, workers
+
+
+def few_workers_truth(bias: float) -> float:
+    """The rate `few_workers_answers` estimates: over the population of dialogues and
+    workers."""
+    big = np.random.default_rng(0).standard_normal((2, 2_000_000))
+    return float(np.mean(1 / (1 + np.exp(-(FEW_WORKERS_BASE + big[0] + bias * big[1])))))

@@ -23,6 +23,7 @@ from collection_and_annotations.storage.models import (
     Assignment,
     Conversation,
     Message,
+    ReviewDecision,
     Submission,
     Task,
     TaskRun,
@@ -201,3 +202,27 @@ def test_chat_records_from_a_file_say_the_metrics_need_the_database():
     results = compute_results(tables, load_behaviours(), Settings(tasks=[], resamples=10))
     assert results["automatic_metrics"] == [] and CHAT_NOTE in results["notes"]
     assert results["signature"]["chat_logs_sha256"] is None
+
+
+def test_a_rejected_chat_leaves_the_automatic_metrics(tmp_path):
+    url = f"sqlite:///{tmp_path / 'cep.sqlite3'}"
+    _store(url)
+    db = Database(url)
+    with db.session() as session:  # the requester rejected the third chat (bot_a)
+        unit = session.scalars(select(Unit).where(Unit.public_id == "u2")).one()
+        unit.status = "rejected"
+        session.add(ReviewDecision(unit_id=unit.id, decision="reject", reason="off task",
+                                   sync_state="not_sent"))
+    db.dispose()
+    out = tmp_path / "results.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "chat",
+         "--database-url", url, "--resamples", "10", "--json", str(out)],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    results = json.loads(out.read_text())
+    rows = {r["metric"]: r for r in results["automatic_metrics"] if r["bot"] == "bot_a"}
+    assert rows["bot_turns_per_dialogue"]["n_dialogues"] == 1
+    assert rows["latency.p50"]["n"] == 3  # the first chat's three replies only
+    assert results["signature"]["chat_dialogues"] == 3  # read, then left out
+    assert results["review"]["units_left_out"] == 1

@@ -59,10 +59,16 @@ def with_choices(
     return stored
 
 
-def choice_parts(value: Any) -> tuple[Any, str | None]:
-    """(option text, chosen dialogue) of a stored comparative value; submissions stored before
-    sides were recorded hold the bare option text."""
+BARE_CHOICES = ("turns", "turns2")  # options[0] names the data's turns, options[1] its turns2
+
+
+def choice_parts(value: Any, options: Any = ()) -> tuple[Any, str | None]:
+    """(option text, chosen dialogue) of a stored comparative value. Submissions stored before
+    sides were recorded hold the bare option text, and then showed `turns` on the left: the
+    first option names `turns`, the second `turns2`, any other no preference."""
     if isinstance(value, dict):
         dialogue = value.get("dialogue")
         return value.get("option"), dialogue if isinstance(dialogue, str) else None
+    if isinstance(options, list) and value in options[:2]:
+        return value, BARE_CHOICES[options.index(value)]
     return value, None

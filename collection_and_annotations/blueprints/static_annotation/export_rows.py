@@ -81,7 +81,7 @@ def export_rows(submission: dict[str, Any], buckets: dict[str, Any]) -> Iterator
             comparative = bucket.get("config") == "comparative"
             for target, value in targets.items():
                 turn = None if target == "dialogue" else int(target)
-                chosen = choice_parts(value)[1] if comparative else None
+                chosen = choice_parts(value, bucket.get("options"))[1] if comparative else None
                 for question, answer in _value_items(bucket, value):
                     yield {
                         "task": submission["task"], "run_id": submission["run_id"],
