@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from chat_helpers import write_chat_conf
 from helpers import BUCKETS, REPO, dialogue, free_port, write_task
 from sqlalchemy import create_engine, text
 
@@ -144,6 +145,29 @@ def _not_utf8_blocklist(tmp_path: Path) -> tuple[Path, list[str], str]:
         f"{blocked}:2: not UTF-8"
 
 
+def _not_utf8_model_opts(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = write_chat_conf(tmp_path, "parrot:1", "# the bots\nparrot: {type: demo, name: parrot}\n")
+    opts = tmp_path / "model_opts.yaml"
+    opts.write_bytes(opts.read_bytes().replace(b"parrot:", b"parr\xf6t:"))
+    return conf, [], f"{opts}:2: not UTF-8: byte 0xf6 at column 5"
+
+
+def _not_utf8_offensive_words(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = write_chat_conf(tmp_path, "parrot:1", "parrot: {type: demo, name: parrot}\n")
+    words = tmp_path / "offensive.txt"
+    words.write_bytes(b"darn\nd\xe4mn\n")
+    return conf, ["mephisto.blueprint.check_acceptability=true",
+                  f"mephisto.blueprint.offensive_words_path={words}"], f"{words}:2: not UTF-8"
+
+
+def _not_utf8_instructions(tmp_path: Path) -> tuple[Path, list[str], str]:
+    folder = tmp_path / "instructions"
+    folder.mkdir()
+    (folder / "relevance.md").write_bytes(b"# Relevance\n\nIs it on topic\xa0?\n")
+    return _task(tmp_path), [f"mephisto.blueprint.instructions_dir={folder}"], \
+        f"{folder / 'relevance.md'}:3: not UTF-8"
+
+
 def _corrupt_sqlite(tmp_path: Path) -> tuple[Path, list[str], str]:
     (tmp_path / "data").mkdir()
     database = tmp_path / "data" / "cep.sqlite3"
@@ -200,6 +224,9 @@ CASES = {
     "buckets-not-utf8": _not_utf8_buckets,
     "units-not-utf8": _not_utf8_units,
     "blocklist-not-utf8": _not_utf8_blocklist,
+    "model-opts-not-utf8": _not_utf8_model_opts,
+    "offensive-words-not-utf8": _not_utf8_offensive_words,
+    "instructions-not-utf8": _not_utf8_instructions,
     "corrupt-sqlite": _corrupt_sqlite,
     "no-task-name": _no_task_name,
     "wrong-type-in-file": _wrong_type_in_file,

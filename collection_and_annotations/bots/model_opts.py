@@ -17,6 +17,7 @@ import yaml
 from collection_and_annotations.bots.base import SpecSource
 from collection_and_annotations.bots.opt_string import ParsedOpt, parse_opt_string
 from collection_and_annotations.errors import UserError
+from collection_and_annotations.json_files import read_text
 
 NEEDED_KEY = "mephisto.blueprint.conversations_needed_string"
 
@@ -48,9 +49,7 @@ class BotSpec:
 
 def load_model_opts(path: str | Path) -> dict[str, BotSpec]:
     path = Path(path)
-    if not path.is_file():
-        raise UserError("model options file not found (mephisto.blueprint.model_opt_path)", path)
-    text = path.read_text()
+    text = read_text(path, "model options file (mephisto.blueprint.model_opt_path)")
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
