@@ -132,7 +132,7 @@ class ChatTask:
 
 
 @contextmanager
-def chat_task(tmp_path: Path, opts: str, chats: int = 3) -> Iterator[ChatTask]:
+def chat_task(tmp_path: Path, opts: str, chats: int = 3, *overrides: str) -> Iterator[ChatTask]:
     """`chats` chats with the bot `bot` of `opts` (model_opts.yaml text), with the agents and
     scripts above
     where `opts` finds them (`parlai_internal` beside the task folder, `bot.py` beside
@@ -146,7 +146,7 @@ def chat_task(tmp_path: Path, opts: str, chats: int = 3) -> Iterator[ChatTask]:
     (conf_dir / "bot.py").write_text(COMMAND)
     conf = write_chat_conf(conf_dir, f"bot:{chats}", textwrap.dedent(opts))
     port = free_port()
-    server = Running(tmp_path, port, str(conf), f"task_dir={conf_dir}")
+    server = Running(tmp_path, port, str(conf), f"task_dir={conf_dir}", *overrides)
     task = ChatTask(server, f"http://127.0.0.1:{port}")
     try:
         server.wait_for("press Ctrl-C to stop", timeout=60)
@@ -271,14 +271,19 @@ HOSTAGE = {  # a bot busy forever with the opener when Ctrl-C comes
 }
 
 
-@pytest.mark.parametrize("case", HOSTAGE)
+@pytest.mark.parametrize("case", [*HOSTAGE, "agent-hangs-in-act-two-processes"])
 def test_ctrl_c_stops_the_server_within_seconds_whatever_the_bot_does(tmp_path, case,
-                                                                      fake_openai):
+                                                                      fake_openai, request):
+    overrides = []
+    if case.endswith("-two-processes"):  # the server processes stop as the launcher does
+        case = case.removesuffix("-two-processes")
+        overrides = [f"database_url={request.getfixturevalue('postgres_url')}",
+                     "mephisto.architect.server_processes=2"]
     opts = HOSTAGE[case]
     if case.startswith("openai"):
         fake_openai.modes = [opts]
         opts = _openai(fake_openai, "max_reply_chars: 100000000, reply_timeout: 600")
-    with chat_task(tmp_path, opts) as task:
+    with chat_task(tmp_path, opts, 3, *overrides) as task:
         _, _, stream = task.open_chat()
         stream.next("typing")
         time.sleep(1.5)  # well into the reply
