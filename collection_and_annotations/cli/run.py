@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import os
 import signal
 import socket
 import sys
@@ -21,6 +20,7 @@ from collection_and_annotations.config import load_run_config
 from collection_and_annotations.config.checks import check_services_supported
 from collection_and_annotations.engine.allocation import Limits, expire_overdue
 from collection_and_annotations.engine.chat import expire_idle_chats, mark_interrupted_replies
+from collection_and_annotations.engine.launcher import Launcher
 from collection_and_annotations.engine.provider_sync import ProviderSync
 from collection_and_annotations.engine.runs import (
     Progress,
@@ -164,10 +164,12 @@ def open_task(
     run_config = {"conf_path": conf_path, "conf": OmegaConf.to_container(cfg),
                   **blueprint.describe()}
     public_url = base_url(cfg.mephisto.architect)
-    server = f"{socket.gethostname()} pid {os.getpid()}, {public_url}"
     provider = provider_cls.create(cfg, secret, public_url)
     started = start_run(db, task_cfg.task_name, blueprint, run_config, blueprint.plan(),
-                        server, cfg.mephisto.blueprint.random_seed)
+                        Launcher.this().describe(public_url), cfg.mephisto.blueprint.random_seed)
+    for server in started.taken_over:
+        print(f"the last server of this task ({server}) is no longer running; its run is "
+              "taken over")
     for line in started.changes.summary():
         print(line)
     task_id, run_id = started.task_id, started.run_id
