@@ -168,6 +168,16 @@ def _not_utf8_instructions(tmp_path: Path) -> tuple[Path, list[str], str]:
         f"{folder / 'relevance.md'}:3: not UTF-8"
 
 
+def _completion_url_in_file(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = _task(tmp_path)
+    text = conf.read_text().replace("  task:\n", "  provider:\n    _provider_type: external\n"
+                                    "    completion_url: https://x.org/{cc}\n  task:\n")
+    conf.write_text(text)
+    line = text.splitlines().index("    completion_url: https://x.org/{cc}") + 1
+    return conf, [], f"{conf}:{line}: mephisto.provider.completion_url='https://x.org/{{cc}}' " \
+                     "has the placeholder {cc}"
+
+
 def _corrupt_sqlite(tmp_path: Path) -> tuple[Path, list[str], str]:
     (tmp_path / "data").mkdir()
     database = tmp_path / "data" / "cep.sqlite3"
@@ -228,6 +238,7 @@ CASES = {
     "offensive-words-not-utf8": _not_utf8_offensive_words,
     "instructions-not-utf8": _not_utf8_instructions,
     "corrupt-sqlite": _corrupt_sqlite,
+    "completion-url-in-file": _completion_url_in_file,
     "no-task-name": _no_task_name,
     "wrong-type-in-file": _wrong_type_in_file,
     "data-dir-is-a-file": _data_dir_is_a_file,
@@ -260,6 +271,18 @@ CASES = {
                                           "at the root of its host"),
     "trusted-proxy-not-an-address": _cli("mephisto.architect.trusted_proxies=[proxy.lan]",
                                          expected="'proxy.lan' is not an IP address or network"),
+    **{f"completion-url-{name}": _cli(
+        "mephisto.provider._provider_type=external",
+        f"mephisto.provider.completion_url='{url}'",
+        expected=f"mephisto.provider.completion_url={url!r} {reason}")
+       for name, url, reason in (
+           ("unknown-placeholder", "https://x.org/done?c={code}&p={participant}",
+            "has the placeholder {participant}, which is not one of {code}, {worker_id}, "
+            "{session_id}"),
+           ("stray-brace", "https://x.org/done?c={code", "has a '{' or '}' that opens or "
+                                                          "closes no placeholder"),
+           ("format-spec", "https://x.org/done?c={code:>20}", "has the placeholder {code:>20}"),
+           ("not-a-web-address", "crowd.example/done?c={code}", "must be a web address"))},
     "architect-heroku": _cli("mephisto.architect._architect_type=heroku", expected=(
         "mephisto.architect._architect_type='heroku' is not supported yet")),
 }

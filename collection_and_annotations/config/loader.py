@@ -21,7 +21,11 @@ from collection_and_annotations.config.accepted import (  # noqa: F401 (re-expor
     override_keys,
     warn_unused_keys,
 )
-from collection_and_annotations.config.checks import bad_address, out_of_range
+from collection_and_annotations.config.checks import (
+    bad_address,
+    bad_completion_url,
+    out_of_range,
+)
 from collection_and_annotations.config.schema import RunConfig, register_configs
 from collection_and_annotations.errors import UserError
 
@@ -101,7 +105,7 @@ def _check_values(cfg: DictConfig, path: Path, overrides: list[str]) -> None:
         key = missing[0]
         raise UserError(f"'{key}' is required: add it to the conf, or give {key}=<value> on "
                         "the command line", path)
-    problem = out_of_range(cfg) or bad_address(cfg)
+    problem = out_of_range(cfg) or bad_address(cfg) or bad_completion_url(cfg)
     if problem:
         raise _located(problem[1], problem[0], path, overrides)
 
