@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from collection_and_annotations.blueprints import TaskBlueprint, build_blueprint
+from collection_and_annotations.cli.public_address import public_host, url_host
 from collection_and_annotations.config import load_run_config
 from collection_and_annotations.config.checks import check_services_supported
 from collection_and_annotations.engine.allocation import Limits, expire_overdue
@@ -69,16 +70,12 @@ def check_port_free(host: str, port: int) -> None:
                             f"it or pick another with mephisto.architect.port=<port>") from None
 
 
-def public_host(hostname: str) -> str:
-    return socket.getfqdn() if hostname in ("0.0.0.0", "::", "") else hostname
-
-
 def base_url(architect: DictConfig) -> str:
     """Where workers and requesters reach the server: the configured public URL (behind a
-    TLS-terminating proxy), else this machine's name and the port."""
+    TLS-terminating proxy), else this machine's name or address and the port."""
     if architect.public_url:
         return str(architect.public_url).rstrip("/")
-    return f"http://{public_host(architect.hostname)}:{architect.port}"
+    return f"http://{url_host(public_host(architect.hostname))}:{architect.port}"
 
 
 def data_location(url: str) -> str:
@@ -122,14 +119,13 @@ def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     architect = cfg.mephisto.architect
     check_port_free(architect.hostname, architect.port)
     check_frontend_built()
-    url = cfg.database_url or default_url(cfg.data_dir)
     if architect.server_processes < 1:
         raise UserError("mephisto.architect.server_processes must be 1 or more")
-    if architect.server_processes > 1 and url.startswith("sqlite"):
+    if architect.server_processes > 1 and (cfg.database_url or "sqlite").startswith("sqlite"):
         raise UserError("several server processes (mephisto.architect.server_processes="
                         f"{architect.server_processes}) need PostgreSQL: set database_url, or "
                         "serve SQLite with one process")
-    db = Database(url)
+    db = Database(cfg.database_url or default_url(cfg.data_dir))  # creates data_dir: last
     db.check_reachable()
     return db, blueprint
 
