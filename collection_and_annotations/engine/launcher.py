@@ -35,8 +35,8 @@ class Launcher:
         return cls(found["host"], int(found["pid"])) if found else None
 
     def describe(self, public_url: str) -> str:
-        """What a run records as its `server`."""
-        return f"{self.host} pid {self.pid}, {public_url}"
+        """What a run records as its `server` (a column of 200 characters)."""
+        return f"{self.host} pid {self.pid}, {public_url}"[:200]
 
 
 def is_gone(server: str | None, run_created: datetime) -> bool:
