@@ -18,6 +18,7 @@ from helpers import free_port
 
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.bots.base import BotUnavailable, Turn
+from collection_and_annotations.bots.limits import ReplyLimits
 from collection_and_annotations.cli.run import open_task
 from collection_and_annotations.config import load_run_config
 from collection_and_annotations.server.http import HttpService
@@ -35,6 +36,7 @@ class ScriptedBot:
     seen: list[list[Turn]] = field(default_factory=list)
     sessions: int = 0
     closed: int = 0  # sessions closed
+    limits: ReplyLimits = field(default_factory=ReplyLimits)
 
     def settings(self) -> dict[str, Any]:
         return {"kind": "scripted", "delay": self.delay}

@@ -121,7 +121,8 @@ class Running:
         )
         self.lines: list[str] = []
         self.output: queue.Queue[str] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
         for line in self.process.stdout:
@@ -133,11 +134,14 @@ class Running:
             for line in self.lines:
                 if found := re.search(pattern, line):
                     return found
+            ended = not self._reader.is_alive()  # its output is all read: no line will come
             try:
-                self.lines.append(self.output.get(timeout=max(0.01, deadline - time.monotonic())))
+                wait = 0.01 if ended else max(0.01, min(0.5, deadline - time.monotonic()))
+                self.lines.append(self.output.get(timeout=wait))
             except queue.Empty:
-                raise AssertionError(f"no line matching {pattern!r}:\n"
-                                     + "".join(self.lines)) from None
+                if ended or time.monotonic() >= deadline:
+                    raise AssertionError(f"no line matching {pattern!r}:\n"
+                                         + "".join(self.lines)) from None
 
 
 def run_in_greenlets(slots: int, *calls: Callable[[], Any]) -> tuple[list[Any], int]:

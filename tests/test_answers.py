@@ -21,10 +21,11 @@ SPEAKERS = ["user", "system", "user", "system"]
 HERE = Path("inline.json")
 
 
-def _check(bucket_spec, value, target="1", speakers=SPEAKERS):
+def _check(bucket_spec, value, target="1", speakers=SPEAKERS, answer_each_dialogue=True):
     bucket = parse_bucket("b", bucket_spec, HERE)
     answers = {"d": {"b": {target: value}}} if value is not None else {"d": {}}
-    return check_answers(answers, [DialogueView("d", speakers, ["b"])], {"b": bucket})
+    return check_answers(answers, [DialogueView("d", speakers, ["b"])], {"b": bucket},
+                         answer_each_dialogue)
 
 
 TREE = {
@@ -73,10 +74,32 @@ def test_require_turn_counts_every_target_turn_and_dialogue_level():
     assert "answer at least one turn" in _check(dialogue_level, None)[0].message
 
 
-def test_no_require_accepts_partial_values():
+def test_no_require_accepts_partial_values_but_not_nothing():
     spec = {k: v for k, v in TREE.items() if k != "require"}
     assert _check(spec, {"Q1": {"B": {}}}) == []
-    assert _check(spec, None) == []
+    (problem,) = _check(spec, None)
+    assert (problem.dialogue, problem.bucket, problem.message) == \
+        ("d", "b", "answer at least one question about this dialogue")
+    assert _check(spec, None, answer_each_dialogue=False) == []  # allow_unanswered_dialogues
+
+
+@pytest.mark.parametrize(("spec", "value", "answered"), [
+    ({"config": "multiselect", "indices": "all", "options": [{"value": "x", "label": "X"}]},
+     [], True),  # "none apply" is an answer
+    ({"config": "foreach-5-select", "indices": "system",
+      "options": [{"value": "a", "label": "A"}, {"value": "b", "label": "B"}]},
+     {"a": 4}, True),  # one rating of two
+    ({"config": "foreach-5-select", "indices": "system",
+      "options": [{"value": "a", "label": "A"}]}, {}, False),
+    ({"config": "nondetails_button_flow", "indices": "odd",
+      "options": {"Q1": {"A": {}, "B": {}}}}, {"Q1": {}}, False),  # a radio left open
+    ({"config": "nondetails_button_flow", "indices": "odd",
+      "options": {"Q3": {"_type_": {"checkbox": {}}, "C1": {}}}}, {"Q3": {}}, True),
+])
+def test_what_counts_as_an_answer_to_a_dialogue(spec, value, answered):
+    problems = _check(spec, value)
+    assert problems == [] if answered else [p.message for p in problems] == [
+        "answer at least one question about this dialogue"]
 
 
 def test_multiselect_values_and_speaker_filter():

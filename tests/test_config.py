@@ -29,6 +29,19 @@ def test_original_annotation_confs_load_with_their_files(cep_fixtures, name):
     assert len(screening) == (1 if cfg.mephisto.blueprint.use_screening_task else 0)
 
 
+def test_the_originals_dialogues_in_several_groups_load_without_a_word(cep_fixtures):
+    """likert_turn.jsonl has each dialogue in eight groups, each asking another bucket: the
+    original allowed it and meant it, so it loads without a warning."""
+    conf = cep_fixtures / "hydra_configs" / "conf" / "likert_turn.yaml"
+    cfg = load_run_config(str(conf), [f"task_dir={cep_fixtures}"]).config
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plans = build_blueprint(cfg).plan()
+    assert not [w for w in caught if "dialogue" in str(w.message)]
+    ids = [d["source"]["dialogue_id"] for p in plans for d in p.data["dialogues"]]
+    assert len(ids) == 40 and len(set(ids)) == 5
+
+
 def test_collect_dialogues_conf_loads_with_deprecation_warning(cep_fixtures):
     conf = cep_fixtures / "hydra_configs" / "conf" / "collect_dialogues.yaml"
     with pytest.warns(DeprecatedKeyWarning, match="units_per_assignment"):

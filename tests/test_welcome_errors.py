@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import BUCKETS, REPO, dialogue, free_port, write_task
+from chat_helpers import write_chat_conf
+from helpers import BUCKETS, REPO, Running, dialogue, free_port, write_task
 from sqlalchemy import create_engine, text
 
 LINES = [{"data": [dialogue("d1", "g1", ["relevance"])]},
@@ -23,15 +25,18 @@ def welcome(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def _fails(conf: Path, tmp_path: Path, *extra: str) -> str:
-    """Exit 2 without a traceback, and no database file created; returns stderr."""
-    existed = (tmp_path / "data" / "cep.sqlite3").exists()
+    """Exit 2 without a traceback, and nothing left behind: no data directory or database
+    file created; returns stderr."""
+    data, database = tmp_path / "data", tmp_path / "data" / "cep.sqlite3"
+    existed = data.exists(), database.exists()
     defaults = {"data_dir": tmp_path / "data", "mephisto.architect.port": free_port()}
     given = {arg.split("=", 1)[0] for arg in extra}
     result = welcome(f"conf={conf}", *(f"{k}={v}" for k, v in defaults.items() if k not in given),
                      *extra, cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert "Traceback" not in result.stderr, result.stderr
-    assert existed or not (tmp_path / "data" / "cep.sqlite3").exists(), result.stderr
+    assert existed[0] or not data.exists(), result.stderr
+    assert existed[1] or not database.exists(), result.stderr
     return result.stderr
 
 
@@ -144,6 +149,56 @@ def _not_utf8_blocklist(tmp_path: Path) -> tuple[Path, list[str], str]:
         f"{blocked}:2: not UTF-8"
 
 
+def _not_utf8_model_opts(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = write_chat_conf(tmp_path, "parrot:1", "# the bots\nparrot: {type: demo, name: parrot}\n")
+    opts = tmp_path / "model_opts.yaml"
+    opts.write_bytes(opts.read_bytes().replace(b"parrot:", b"parr\xf6t:"))
+    return conf, [], f"{opts}:2: not UTF-8: byte 0xf6 at column 5"
+
+
+def _not_utf8_offensive_words(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = write_chat_conf(tmp_path, "parrot:1", "parrot: {type: demo, name: parrot}\n")
+    words = tmp_path / "offensive.txt"
+    words.write_bytes(b"darn\nd\xe4mn\n")
+    return conf, ["mephisto.blueprint.check_acceptability=true",
+                  f"mephisto.blueprint.offensive_words_path={words}"], f"{words}:2: not UTF-8"
+
+
+def _not_utf8_instructions(tmp_path: Path) -> tuple[Path, list[str], str]:
+    folder = tmp_path / "instructions"
+    folder.mkdir()
+    (folder / "relevance.md").write_bytes(b"# Relevance\n\nIs it on topic\xa0?\n")
+    return _task(tmp_path), [f"mephisto.blueprint.instructions_dir={folder}"], \
+        f"{folder / 'relevance.md'}:3: not UTF-8"
+
+
+def _completion_url_in_file(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = _task(tmp_path)
+    text = conf.read_text().replace("  task:\n", "  provider:\n    _provider_type: external\n"
+                                    "    completion_url: https://x.org/{cc}\n  task:\n")
+    conf.write_text(text)
+    line = text.splitlines().index("    completion_url: https://x.org/{cc}") + 1
+    return conf, [], f"{conf}:{line}: mephisto.provider.completion_url='https://x.org/{{cc}}' " \
+                     "has the placeholder {cc}"
+
+
+def _speaker_names_list_in_file(tmp_path: Path) -> tuple[Path, list[str], str]:
+    conf = _task(tmp_path)
+    text = conf.read_text().replace("  blueprint:\n", "  blueprint:\n    speaker_names: [a, b]\n")
+    conf.write_text(text)
+    return conf, [], (f"{conf}:{text.splitlines().index('    speaker_names: [a, b]') + 1}: "
+                      "'mephisto.blueprint.speaker_names' must be a mapping such as "
+                      "{SPEAKER_X: Bot, SPEAKER_Y: User}, not a list")
+
+
+def _one_id_two_dialogues(tmp_path: Path) -> tuple[Path, list[str], str]:
+    other = dialogue("d1", "g2", ["overall_quality"])
+    other["turns"][0][1] = "another first turn"
+    conf = write_task(tmp_path, [LINES[0], {"data": [other]}], {"g1": 1, "g2": 1})
+    return conf, [], (f"{tmp_path / 't.jsonl'}:2: dialogue 'd1' is not the dialogue of the same "
+                      "id on line 1: one dialogue_id must name one dialogue")
+
+
 def _corrupt_sqlite(tmp_path: Path) -> tuple[Path, list[str], str]:
     (tmp_path / "data").mkdir()
     database = tmp_path / "data" / "cep.sqlite3"
@@ -200,7 +255,33 @@ CASES = {
     "buckets-not-utf8": _not_utf8_buckets,
     "units-not-utf8": _not_utf8_units,
     "blocklist-not-utf8": _not_utf8_blocklist,
+    "model-opts-not-utf8": _not_utf8_model_opts,
+    "offensive-words-not-utf8": _not_utf8_offensive_words,
+    "instructions-not-utf8": _not_utf8_instructions,
     "corrupt-sqlite": _corrupt_sqlite,
+    "one-id-two-dialogues": _one_id_two_dialogues,
+    "completion-url-in-file": _completion_url_in_file,
+    "speaker-names-list-in-file": _speaker_names_list_in_file,
+    "speaker-names-list": _cli("mephisto.blueprint.speaker_names=[a, b]", expected=(
+        "'mephisto.blueprint.speaker_names' must be a mapping such as {SPEAKER_X: Bot, "
+        "SPEAKER_Y: User}, not a list (set on the command line)")),
+    "speaker-names-new-key": _cli("mephisto.blueprint.speaker_names={user: Worker}", expected=(
+        "'mephisto.blueprint.speaker_names' has no key 'user' in this conf (it has SPEAKER_X, "
+        "SPEAKER_Y); on the command line a new key of a mapping takes a leading '+': "
+        "+mephisto.blueprint.speaker_names.user=<value>")),
+    "completion-url-unquoted": _cli(
+        "mephisto.provider._provider_type=external",
+        "mephisto.provider.completion_url=https://x.org/done?c={code}", expected=(
+            "cannot read the command-line override 'mephisto.provider.completion_url=https://"
+            "x.org/done?c={code}' (mismatched input '=' expecting <EOF>): in a value, Hydra "
+            "reads { } [ ] , = and spaces as structure, so put the value in quotes, and the "
+            "whole argument in quotes again for the shell: 'mephisto.provider.completion_url="
+            "\"https://x.org/done?c={code}\"'")),
+    "comma-in-a-value": _cli("mephisto.task.task_title=Rate, then relax", expected=(
+        "a ',' in a value makes a list or a sweep")),
+    "allowed-hosts-not-a-list": _cli("mephisto.architect.allowed_hosts=eval.lan", expected=(
+        "'mephisto.architect.allowed_hosts' must be a list such as [a, b], not a single "
+        "value (set on the command line)")),
     "no-task-name": _no_task_name,
     "wrong-type-in-file": _wrong_type_in_file,
     "data-dir-is-a-file": _data_dir_is_a_file,
@@ -233,6 +314,18 @@ CASES = {
                                           "at the root of its host"),
     "trusted-proxy-not-an-address": _cli("mephisto.architect.trusted_proxies=[proxy.lan]",
                                          expected="'proxy.lan' is not an IP address or network"),
+    **{f"completion-url-{name}": _cli(
+        "mephisto.provider._provider_type=external",
+        f"mephisto.provider.completion_url='{url}'",
+        expected=f"mephisto.provider.completion_url={url!r} {reason}")
+       for name, url, reason in (
+           ("unknown-placeholder", "https://x.org/done?c={code}&p={participant}",
+            "has the placeholder {participant}, which is not one of {code}, {worker_id}, "
+            "{session_id}"),
+           ("stray-brace", "https://x.org/done?c={code", "has a '{' or '}' that opens or "
+                                                          "closes no placeholder"),
+           ("format-spec", "https://x.org/done?c={code:>20}", "has the placeholder {code:>20}"),
+           ("not-a-web-address", "crowd.example/done?c={code}", "must be a web address"))},
     "architect-heroku": _cli("mephisto.architect._architect_type=heroku", expected=(
         "mephisto.architect._architect_type='heroku' is not supported yet")),
 }
@@ -273,6 +366,27 @@ def test_database_that_is_not_ours_or_newer(tmp_path, database_url, prepare):
                 "sqlite") else "SELECT tablename FROM pg_tables WHERE schemaname='public'")))
     engine.dispose()
     assert after == before
+
+
+def test_a_dialogue_asked_one_bucket_in_two_groups_is_served_with_a_warning(tmp_path):
+    """The original allowed one dialogue in several groups (its likert_turn data asks another
+    bucket in each); asking the same bucket in two groups is warned about, and served."""
+    lines = [{"data": [dialogue("d1", "g1", ["relevance", "overall_quality"])]},
+             {"data": [dialogue("d1", "g2", ["overall_quality"])]},
+             {"data": [dialogue("d1", "g3", ["facts"])]}]
+    conf = write_task(tmp_path, lines, {"g1": 1, "g2": 1, "g3": 1})
+    server = Running(tmp_path, free_port(), str(conf))
+    try:
+        server.wait_for("press Ctrl-C to stop")
+        warned = [line for line in server.lines if "is asked" in line]
+        assert warned == [f"warning: {tmp_path / 't.jsonl'}:2: dialogue 'd1' is asked "
+                          "'overall_quality' in group 'g2' and, on line 1, in group 'g1': a "
+                          "worker may be given it in each group and answer it twice; ask each "
+                          "bucket of a dialogue in one group\n"]
+        assert any("3 units" in line for line in server.lines)
+    finally:
+        server.process.send_signal(signal.SIGINT)
+        server.process.wait(30)
 
 
 def test_missing_units_file_is_a_warning_naming_where_it_looked(tmp_path):

@@ -3,15 +3,19 @@ Python-agent and ParlAI kinds, which differ only in how an agent is made."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import threading
 from collections.abc import AsyncIterator, Callable, Hashable, Mapping
+from functools import partial
 from typing import Any
 
 from collection_and_annotations.bots.base import BotUnavailable, Turn
 from collection_and_annotations.bots.blocking import BlockingCalls
 
+log = logging.getLogger(__name__)
 WORKER_ID = "Worker"
 _END = object()
 _UNSET = object()
@@ -95,9 +99,16 @@ class AgentSession:
                 pieces = self._streamed(text)
             else:
                 pieces = self._whole(text)
-            async for piece in pieces:
-                yield piece
-            self._fed += 1  # the runner adds the reply to the history
+            replied = False
+            try:
+                async for piece in pieces:
+                    yield piece
+                replied = True
+            finally:
+                if replied:
+                    self._fed += 1  # the runner adds the reply to the history
+                else:  # failed, or cut while the agent may still be acting in its thread
+                    self._agent, self._fed = None, 0  # the next reply: a new agent, all told
 
     def _unseen(self, history: list[Turn]) -> str:
         if self._fed == 0 or self._fed > len(history):
@@ -107,6 +118,9 @@ class AgentSession:
     async def _whole(self, text: str) -> AsyncIterator[str]:
         reply = await self._calls.call(self._observe_and, "act", text)
         said = reply.get("text") if isinstance(reply, Mapping) else None
+        if said is not None and not isinstance(said, str):
+            log.warning("agent: act() returned text that is a %s, not a string",
+                        type(said).__name__)
         if not isinstance(said, str) or not said.strip():
             raise BotUnavailable("The bot had nothing to say.")
         yield self._polish(said)
@@ -119,9 +133,9 @@ class AgentSession:
                 if isinstance(piece, str) and piece:
                     said = True
                     yield piece
-        finally:
-            if callable(close := getattr(pieces, "close", None)):
-                await self._calls.call(close)
+        finally:  # not waited for: a cut reply's generator may still run in its thread
+            if callable(getattr(pieces, "close", None)):
+                self._calls.call_later(partial(_close, pieces))
         if not said:
             raise BotUnavailable("The bot had nothing to say.")
 
@@ -132,6 +146,15 @@ class AgentSession:
         return getattr(self._agent, method)()
 
     async def close(self) -> None:
+        """Not waiting for the agent's `shutdown`: the bot's threads may all be busy (or hung),
+        and ending a chat must not wait for them."""
         if self._agent is not None and callable(getattr(self._agent, "shutdown", None)):
-            await self._calls.call(self._agent.shutdown)
+            self._calls.call_later(self._agent.shutdown)
         self._agent = None
+
+
+def _close(generator: Any) -> None:
+    """A generator still running in another thread (a cut reply) cannot be closed; it ends
+    by itself."""
+    with contextlib.suppress(ValueError):
+        generator.close()

@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from collection_and_annotations.bots.limits import ReplyLimits
 
 Role = Literal["worker", "bot"]
 
@@ -66,6 +69,7 @@ class BotSession(Protocol):
 
 class Bot(Protocol):
     nickname: str
+    limits: ReplyLimits  # how long and how large a reply may be (set by `build_bots`)
 
     def settings(self) -> dict[str, Any]:
         """The generation settings stored with each of its messages (never a secret)."""

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from collection_and_annotations.bots.agent_search import INTERNAL, agent_path, find_agent
 from collection_and_annotations.bots.base import Bot, BotContext
 from collection_and_annotations.bots.kinds import BOT_KINDS, kind_names
+from collection_and_annotations.bots.limits import LIMIT_KEYS
 from collection_and_annotations.bots.model_opts import BotSpec, check_spec_problems
 from collection_and_annotations.errors import NotSupportedYet, UserError
 
@@ -49,18 +50,21 @@ def _build(spec: BotSpec, context: BotContext) -> Bot:
                          "type") from None
     if spec.parsed is None:
         _check_keys(spec, kind, bot_class)
-    return bot_class.from_spec(spec, context)
+    bot: Bot = bot_class.from_spec(spec, context)
+    bot.limits = spec.limits
+    return bot
 
 
 def _check_keys(spec: BotSpec, kind: str, bot_class: type) -> None:
     keys: frozenset[str] | None = bot_class.keys  # type: ignore[attr-defined]
     if keys is None:
-        raise spec.error(f"type '{kind}' is declared with its opt string, not a mapping "
-                         "(e.g. `nickname: --model internal:<name>`)", "type")
+        raise spec.error(f"type '{kind}' is declared with its opt string (e.g. `nickname: "
+                         "--model internal:<name>`, or `nickname: {opt: '--model "
+                         "internal:<name>', reply_timeout: 60}`)", "type")
     for key in spec.options:
-        if key != "type" and key not in keys:
+        if key != "type" and key not in keys | LIMIT_KEYS:
             raise spec.error(f"unknown key '{key}' for type '{kind}' (known: "
-                             f"{', '.join(sorted(keys))})", key)
+                             f"{', '.join(sorted(keys | LIMIT_KEYS))})", key)
     for key in sorted(bot_class.required - spec.options.keys()):  # type: ignore[attr-defined]
         raise spec.error(f"type '{kind}' needs '{key}'")
 

@@ -1,7 +1,8 @@
 """`model_opts.yaml` (nickname -> spec) and `conversations_needed_string` (`spec:count,...`).
 
-A spec is either the original project's ParlAI opt string or a mapping with `type:`. Each
-nickname keeps its line so every later error points at `model_opts.yaml:LINE`.
+A spec is either the original project's ParlAI opt string, a mapping with `type:`, or a mapping
+with `opt:` (an opt string with this platform's keys, e.g. the reply limits). Each nickname
+keeps its line so every later error points at `model_opts.yaml:LINE`.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from typing import Any
 import yaml
 
 from collection_and_annotations.bots.base import SpecSource
+from collection_and_annotations.bots.limits import LIMIT_KEYS, ReplyLimits
 from collection_and_annotations.bots.opt_string import ParsedOpt, parse_opt_string
 from collection_and_annotations.errors import UserError
+from collection_and_annotations.json_files import read_text
 
 NEEDED_KEY = "mephisto.blueprint.conversations_needed_string"
 
@@ -27,13 +30,15 @@ class BotSpecWarning(UserWarning):
 
 @dataclass(frozen=True)
 class BotSpec:
-    """One nickname of `model_opts.yaml`: an opt string (`parsed`) or a mapping (`options`)."""
+    """One nickname of `model_opts.yaml`: an opt string (`parsed`) or a mapping (`options`),
+    and the limits of its replies (any kind)."""
 
     nickname: str
     source: SpecSource
     parsed: ParsedOpt | None = None
     options: dict[str, Any] = field(default_factory=dict)
     key_lines: dict[str, int] = field(default_factory=dict)
+    limits: ReplyLimits = field(default_factory=ReplyLimits)
 
     @property
     def type(self) -> str | None:
@@ -48,9 +53,7 @@ class BotSpec:
 
 def load_model_opts(path: str | Path) -> dict[str, BotSpec]:
     path = Path(path)
-    if not path.is_file():
-        raise UserError("model options file not found (mephisto.blueprint.model_opt_path)", path)
-    text = path.read_text()
+    text = read_text(path, "model options file (mephisto.blueprint.model_opt_path)")
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -87,13 +90,34 @@ def _spec(nickname: str, node: yaml.Node, source: SpecSource) -> BotSpec:
     if isinstance(value, dict) and isinstance(node, yaml.MappingNode):
         key_lines = {k.value: k.start_mark.line + 1 for k, _ in node.value}
         spec = BotSpec(nickname, source, options=value, key_lines=key_lines)
+        limits = ReplyLimits.of(value, spec.error)
+        if "opt" in value:
+            return _opt_mapping(spec, limits)
         if not isinstance(value.get("type"), str):
-            raise spec.error("a mapping spec needs 'type' (openai, command, demo, python, "
-                             "parlai)")
-        return spec
+            raise spec.error("a mapping spec needs 'type' (openai, command, demo), or 'opt' "
+                             "with a ParlAI opt string (e.g. opt: --model internal:<name>)")
+        return BotSpec(nickname, source, options=value, key_lines=key_lines, limits=limits)
     raise UserError(f"bot '{nickname}': the spec must be a ParlAI opt string (e.g. "
                     "'--model internal:<name>') or a mapping with 'type'", source.path,
                     source.line)
+
+
+def _opt_mapping(spec: BotSpec, limits: ReplyLimits) -> BotSpec:
+    """`{opt: "--model internal:x", reply_timeout: 60}`: an opt string with this platform's
+    own keys; its kind comes from the opt string, as for a bare one."""
+    for key in spec.options:
+        if key == "type":
+            raise spec.error("a spec with 'opt' takes its kind from the opt string: remove "
+                             "'type'", key)
+        if key != "opt" and key not in LIMIT_KEYS:
+            raise spec.error(f"unknown key '{key}' for a spec with 'opt' (known: "
+                             f"{', '.join(sorted({'opt', *LIMIT_KEYS}))})", key)
+    opt = spec.options["opt"]
+    if not isinstance(opt, str) or not opt.strip():
+        raise spec.error("'opt' must be a ParlAI opt string, e.g. --model internal:<name>",
+                         "opt")
+    return BotSpec(spec.nickname, spec.source, parsed=parse_opt_string(opt),
+                   key_lines=spec.key_lines, limits=limits)
 
 
 def parse_conversations_needed(text: str, known_bots: Mapping[str, Any],

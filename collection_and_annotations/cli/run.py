@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import os
 import signal
 import socket
 import sys
@@ -17,10 +16,12 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from collection_and_annotations.blueprints import TaskBlueprint, build_blueprint
+from collection_and_annotations.cli.public_address import public_host, url_host
 from collection_and_annotations.config import load_run_config
 from collection_and_annotations.config.checks import check_services_supported
 from collection_and_annotations.engine.allocation import Limits, expire_overdue
 from collection_and_annotations.engine.chat import expire_idle_chats, mark_interrupted_replies
+from collection_and_annotations.engine.launcher import Launcher
 from collection_and_annotations.engine.provider_sync import ProviderSync
 from collection_and_annotations.engine.runs import (
     Progress,
@@ -69,16 +70,12 @@ def check_port_free(host: str, port: int) -> None:
                             f"it or pick another with mephisto.architect.port=<port>") from None
 
 
-def public_host(hostname: str) -> str:
-    return socket.getfqdn() if hostname in ("0.0.0.0", "::", "") else hostname
-
-
 def base_url(architect: DictConfig) -> str:
     """Where workers and requesters reach the server: the configured public URL (behind a
-    TLS-terminating proxy), else this machine's name and the port."""
+    TLS-terminating proxy), else this machine's name or address and the port."""
     if architect.public_url:
         return str(architect.public_url).rstrip("/")
-    return f"http://{public_host(architect.hostname)}:{architect.port}"
+    return f"http://{url_host(public_host(architect.hostname))}:{architect.port}"
 
 
 def data_location(url: str) -> str:
@@ -122,14 +119,13 @@ def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     architect = cfg.mephisto.architect
     check_port_free(architect.hostname, architect.port)
     check_frontend_built()
-    url = cfg.database_url or default_url(cfg.data_dir)
     if architect.server_processes < 1:
         raise UserError("mephisto.architect.server_processes must be 1 or more")
-    if architect.server_processes > 1 and url.startswith("sqlite"):
+    if architect.server_processes > 1 and (cfg.database_url or "sqlite").startswith("sqlite"):
         raise UserError("several server processes (mephisto.architect.server_processes="
                         f"{architect.server_processes}) need PostgreSQL: set database_url, or "
                         "serve SQLite with one process")
-    db = Database(url)
+    db = Database(cfg.database_url or default_url(cfg.data_dir))  # creates data_dir: last
     db.check_reachable()
     return db, blueprint
 
@@ -164,10 +160,12 @@ def open_task(
     run_config = {"conf_path": conf_path, "conf": OmegaConf.to_container(cfg),
                   **blueprint.describe()}
     public_url = base_url(cfg.mephisto.architect)
-    server = f"{socket.gethostname()} pid {os.getpid()}, {public_url}"
     provider = provider_cls.create(cfg, secret, public_url)
     started = start_run(db, task_cfg.task_name, blueprint, run_config, blueprint.plan(),
-                        server, cfg.mephisto.blueprint.random_seed)
+                        Launcher.this().describe(public_url), cfg.mephisto.blueprint.random_seed)
+    for server in started.taken_over:
+        print(f"the last server of this task ({server}) is no longer running; its run is "
+              "taken over")
     for line in started.changes.summary():
         print(line)
     task_id, run_id = started.task_id, started.run_id

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from omegaconf import DictConfig, OmegaConf
 
 from collection_and_annotations.errors import NotSupportedYet
+from collection_and_annotations.providers.external import completion_url_problem
 
 SUPPORTED_ARCHITECTS = ("local",)
 SUPPORTED_PROVIDERS = ("mock", "local", "prolific", "mturk", "mturk_sandbox", "external")
@@ -71,6 +72,15 @@ def bad_address(cfg: DictConfig) -> tuple[str, str] | None:
                 f"mephisto.architect.trusted_proxies: {proxy!r} is not an IP address or "
                 "network (e.g. 127.0.0.1 or 10.0.0.0/8)")
     return None
+
+
+def bad_completion_url(cfg: DictConfig) -> tuple[str, str] | None:
+    """(key, reason) when the external provider's `completion_url` could not be filled in on
+    submit (an unknown placeholder, a stray brace), or None."""
+    url = cfg.mephisto.provider.completion_url
+    problem = completion_url_problem(str(url)) if url is not None else None
+    key = "mephisto.provider.completion_url"
+    return (key, f"{key}={url!r} {problem}") if problem else None
 
 
 def check_services_supported(cfg: DictConfig) -> None:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from collection_and_annotations import PACKAGE_DIR
@@ -21,7 +26,11 @@ from collection_and_annotations.config.accepted import (  # noqa: F401 (re-expor
     override_keys,
     warn_unused_keys,
 )
-from collection_and_annotations.config.checks import bad_address, out_of_range
+from collection_and_annotations.config.checks import (
+    bad_address,
+    bad_completion_url,
+    out_of_range,
+)
 from collection_and_annotations.config.schema import RunConfig, register_configs
 from collection_and_annotations.errors import UserError
 
@@ -74,18 +83,123 @@ def _explain(exc: Exception, path: Path, overrides: list[str]) -> UserError:
     message = str(exc.__cause__ or exc)
     found = _KEY_IN_MESSAGE.search(message)
     key = found.group(1) if found else None
+    if key is None and "Cannot merge" in message:  # a file's value of the wrong shape
+        misshapen = _misshapen_key(OmegaConf.to_container(_load_yaml(path), resolve=False))
+        if misshapen is not None:
+            return _located(_wrong_shape(misshapen, "container") or message, misshapen,
+                            path, overrides)
     if key is None:
-        return UserError(message.splitlines()[0], path)
+        unreadable = _unreadable_override(overrides)
+        if unreadable is None and message.startswith("Ambiguous value for argument"):
+            unreadable = (f"{message.splitlines()[0]}: on the command line a ',' in a value "
+                          "makes a list or a sweep; write a list as [a, b], or quote text "
+                          "that holds a comma, and the argument again for the shell: "
+                          "'key=\"a,b\"'")
+        return UserError(unreadable or message.splitlines()[0], path)
     conversion = _CONVERSION.search(message)
+    mismatch = _shape_mismatch(message)
+    shape = _wrong_shape(key, mismatch) if mismatch else None
     if "ConfigKeyError" in message or "not in '" in message:
         reason = f"unknown key '{key}': check its spelling or remove it"
     elif conversion:
         value, wanted, boolean = conversion.groups()
         wanted = "Boolean" if boolean else wanted
         reason = f"'{key}' must be {_TYPE_NAMES.get(wanted, wanted)}, got '{value}'"
+    elif shape:
+        reason = shape
+    elif "is not in struct" in message and _free_mapping(key.rsplit(".", 1)[0]) is not None:
+        parent, leaf = key.rsplit(".", 1)
+        known = ", ".join(_free_mapping(parent) or []) or "none"
+        reason = (f"'{parent}' has no key '{leaf}' in this conf (it has {known}); on the command "
+                  f"line a new key of a mapping takes a leading '+': +{key}=<value>")
+        key = key if key in override_keys(overrides) else parent
     else:
         reason = f"{message.splitlines()[0]} (key '{key}')"
     return _located(reason, key, path, overrides)
+
+
+def _unreadable_override(overrides: list[str]) -> str | None:
+    """Which command-line override Hydra's override syntax cannot read, and how to write it."""
+    parser = OverridesParser.create()
+    for override in overrides:
+        try:
+            parser.parse_override(override)
+        except HydraException as exc:
+            key, _, value = override.partition("=")
+            quoted = f"'{key}=\"{value}\"'" if '"' not in value else f"\"{key}='{value}'\""
+            return (f"cannot read the command-line override '{override}' "
+                    f"({str(exc).splitlines()[0]}): in a value, Hydra reads {{ }} [ ] , = "
+                    "and spaces as structure, so put the value in quotes, and the whole "
+                    f"argument in quotes again for the shell: {quoted}")
+    return None
+
+
+_SHAPE_NAMES = {dict: "a mapping", list: "a list", None: "a single value"}
+
+
+def _shape_mismatch(message: str) -> str | None:
+    """When OmegaConf says a value is not of its key's shape: what was given instead, a
+    "container" (a list for a mapping, or the other way round) or a single "value"."""
+    if re.search(r"Cannot merge (Dict|List)Config with (Dict|List)Config", message):
+        return "container"
+    if re.search(r"Cannot assign \w+ to (Dict|List)\[|Invalid value assigned: \w+ is not a "
+                 r"ListConfig", message):
+        return "value"
+    return None
+
+
+def _wrong_shape(key: str, given_as: str) -> str | None:
+    """'speaker_names must be a mapping such as {SPEAKER_X: Bot, ...}, not a list'."""
+    wanted = _schema_shape(key)
+    if wanted is None:
+        return None
+    given = None if given_as == "value" else ({dict, list} - {wanted}).pop()
+    example = " such as [a, b]" if wanted is list else ""
+    default = OmegaConf.select(OmegaConf.structured(RunConfig), key)
+    if wanted is dict and isinstance(default, DictConfig) and len(default):
+        example = " such as {" + ", ".join(f"{k}: {v}" for k, v in default.items()) + "}"
+    return f"'{key}' must be {_SHAPE_NAMES[wanted]}{example}, not {_SHAPE_NAMES[given]}"
+
+
+def _misshapen_key(values: Any, prefix: str = "") -> str | None:
+    """The first key of a conf file's `values` that is a mapping where the schema wants a
+    list, or the other way round."""
+    if not isinstance(values, dict):
+        return None
+    for name, value in values.items():
+        key = f"{prefix}{name}"
+        wanted = _schema_shape(key)
+        if wanted is not None and isinstance(value, dict | list) and not isinstance(value, wanted):
+            return key
+        if found := _misshapen_key(value, f"{key}."):
+            return found
+    return None
+
+
+def _schema_shape(key: str) -> type | None:
+    """dict or list when the schema types `key` as a mapping or a list."""
+    hint: Any = RunConfig
+    for part in key.split("."):
+        if not dataclasses.is_dataclass(hint):
+            return None
+        hint = typing.get_type_hints(hint).get(part)
+        if typing.get_origin(hint) in (types.UnionType, typing.Union):  # X | None
+            hint = next((a for a in typing.get_args(hint) if a is not type(None)), None)
+    origin = typing.get_origin(hint) or hint
+    if origin in (dict, list):
+        return origin
+    default = OmegaConf.select(OmegaConf.structured(RunConfig), key)  # `Any` with a default
+    return dict if isinstance(default, DictConfig) else list if isinstance(
+        default, ListConfig) else None
+
+
+def _free_mapping(key: str) -> list[str] | None:
+    """The default keys of `key` when the schema makes it a mapping of any keys (such as
+    speaker_names), else None."""
+    node = OmegaConf.select(OmegaConf.structured(RunConfig), key, default=None)
+    if isinstance(node, DictConfig) and OmegaConf.get_type(node) is dict:
+        return [str(k) for k in node]
+    return None
 
 
 def _located(reason: str, key: str, path: Path, overrides: list[str]) -> UserError:
@@ -101,7 +215,7 @@ def _check_values(cfg: DictConfig, path: Path, overrides: list[str]) -> None:
         key = missing[0]
         raise UserError(f"'{key}' is required: add it to the conf, or give {key}=<value> on "
                         "the command line", path)
-    problem = out_of_range(cfg) or bad_address(cfg)
+    problem = out_of_range(cfg) or bad_address(cfg) or bad_completion_url(cfg)
     if problem:
         raise _located(problem[1], problem[0], path, overrides)
 

@@ -37,6 +37,8 @@ class BlueprintConfig:
     speaker_names: dict[str, str] = field(
         default_factory=lambda: {"SPEAKER_X": "Bot", "SPEAKER_Y": "User"}
     )
+    # a submit must answer at least one question of each dialogue (require rules aside)
+    allow_unanswered_dialogues: bool = False
     # quality control
     block_qualification: str | None = None
     worker_blocklist_paths: str | None = None

@@ -1,9 +1,11 @@
 """Start a run of a task: the task and its assignments persist, so a rerun continues them.
 
 A run is served by one launcher at a time: the launcher renews the run's heartbeat, and a second
-launcher for the same task refuses to start while the heartbeat is fresh. Between runs the data
-may change: assignments are keyed by their content, so an edited or removed line retires the
-units of its old version (not served, not counted) and start-up reports what changed.
+launcher for the same task refuses to start while the heartbeat is fresh, unless the first ran on
+this host and its process is gone (engine/launcher.py): then it takes over at once. Between runs
+the data
+may change: assignments are keyed by their content, so an edited or removed line retires
+the units of its old version (not served, not counted) and start-up reports what changed.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import QUALITY_POOLS, AssignmentPlan, TaskBlueprint
+from collection_and_annotations.engine.launcher import is_gone as launcher_is_gone
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -120,6 +123,7 @@ class RunStart:
     task_id: int
     run_id: int
     changes: DataChanges
+    taken_over: list[str] = field(default_factory=list)  # the dead launchers' `server`s
 
 
 class TaskAlreadyServed(UserError):
@@ -153,8 +157,11 @@ def _insert_rows(connection: Connection, table: Table, columns: tuple[str, ...],
     return count
 
 
-def _claim_task(session: Session, task_name: str, blueprint_name: str) -> Task:
-    """The task row, locked until the run is created, after checking nobody else serves it."""
+def _claim_task(session: Session, task_name: str, blueprint_name: str,
+                taken_over: list[str]) -> Task:
+    """The task row, locked until the run is created, after checking nobody else serves it;
+    `taken_over` gets the `server` of each run whose launcher is gone though its heartbeat is
+    fresh."""
     task = session.scalars(
         select(Task).where(Task.name == task_name).with_for_update()
     ).first()
@@ -167,14 +174,18 @@ def _claim_task(session: Session, task_name: str, blueprint_name: str) -> Task:
     for run in session.scalars(
         select(TaskRun).where(TaskRun.task_id == task.id, TaskRun.status == "running")
     ):
-        if run.heartbeat_at is not None and now - run.heartbeat_at < HEARTBEAT_TIMEOUT:
-            seconds = int((now - run.heartbeat_at).total_seconds())
-            raise TaskAlreadyServed(
-                f"a server for task '{task_name}' is already running ({run.server or 'unknown'}"
-                f", run {run.id} since {iso_utc(run.created_at)}, last heard from {seconds} s "
-                "ago); stop it first (Ctrl-C in its terminal). If it was killed, wait "
-                f"{int(HEARTBEAT_TIMEOUT.total_seconds())} s and start again"
-            )
+        if run.heartbeat_at is None or now - run.heartbeat_at >= HEARTBEAT_TIMEOUT:
+            continue
+        if launcher_is_gone(run.server, run.created_at):
+            taken_over.append(run.server or "")
+            continue
+        seconds = int((now - run.heartbeat_at).total_seconds())
+        raise TaskAlreadyServed(
+            f"a server for task '{task_name}' is already running ({run.server or 'unknown'}"
+            f", run {run.id} since {iso_utc(run.created_at)}, last heard from {seconds} s "
+            "ago); stop it first (Ctrl-C in its terminal). If it was killed on another "
+            f"machine, wait {int(HEARTBEAT_TIMEOUT.total_seconds())} s and start again"
+        )
     session.execute(
         update(TaskRun).where(TaskRun.task_id == task.id, TaskRun.status == "running")
         .values(status="stopped", ended_at=now)
@@ -333,10 +344,11 @@ def start_run(
 ) -> RunStart:
     """Create the run and its units in a few statements whatever the size of the task."""
     changes = DataChanges()
+    taken_over: list[str] = []
     with db.session() as session:
         if db.engine.dialect.name == "sqlite":  # room for a bulk load without spilling pages
             session.execute(text("PRAGMA cache_size = -32768"))
-        task = _claim_task(session, task_name, blueprint.name)
+        task = _claim_task(session, task_name, blueprint.name, taken_over)
         now = utcnow()
         run = TaskRun(task_id=task.id, config=config, server=server, heartbeat_at=now,
                       created_at=now)
@@ -359,7 +371,7 @@ def start_run(
             connection.execute(text("ANALYZE units, assignments, assignment_groups, "
                                     "assignment_exclusions, worker_groups"))
             connection.commit()
-    return RunStart(task_id, run_id, changes)
+    return RunStart(task_id, run_id, changes, taken_over)
 
 
 def heartbeat(session: Session, run_id: int) -> None:

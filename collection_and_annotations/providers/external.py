@@ -2,17 +2,20 @@
 
 The platform is given a URL template (printed at start) whose parameters name the worker and
 the visit; `/api/enter` turns them into a link this server signs, so the page's claim is vouched
-for like a local link. On submit the worker gets a completion code, fixed by the conf or
-derived per worker (an HMAC of the worker id with the run secret, so a code cannot be guessed
-from another worker's), and is sent to `completion_url` when one is set.
+for like a local link. Both parameters are required: a visit (its unit, draft and code) is bound
+to the platform's session or assignment id as well as the worker's, so knowing a worker's id
+is not enough to take it over. On submit the worker gets a completion code, fixed by the conf
+or derived per visit (an HMAC of the worker and session ids with the run secret, so a code
+cannot be guessed from another's), and is sent to `completion_url` when one is set.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+from string import Formatter
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from omegaconf import DictConfig
 
@@ -26,12 +29,33 @@ from collection_and_annotations.providers.base import (
 )
 from collection_and_annotations.providers.local import MAX_ID_LENGTH, LocalProvider
 
-SESSION_WHEN_MISSING = "default"  # no visit parameter: one visit per worker (they resume)
+PLACEHOLDERS = ("code", "worker_id", "session_id")  # what `completion_url` may hold
 
 
-def worker_code(secret: str, worker_id: str) -> str:
-    digest = hmac.new(secret.encode(), f"completion\x00{worker_id}".encode(), hashlib.sha256)
-    return digest.hexdigest()[:12].upper()
+def visit_code(secret: str, worker_id: str, session_id: str) -> str:
+    """The completion code of one visit: only this server can make it."""
+    message = f"completion\x00{worker_id}\x00{session_id}".encode()
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:12].upper()
+
+
+def completion_url_problem(url: str) -> str | None:
+    """What is wrong with a `completion_url` (checked at launch, so no submit fails on it),
+    or None."""
+    if urlsplit(url).scheme not in ("http", "https"):
+        return "must be a web address starting with https:// (or http://)"
+    try:
+        fields = list(Formatter().parse(url))
+    except ValueError:
+        return ("has a '{' or '}' that opens or closes no placeholder; write a brace that is "
+                "part of the address as {{ or }}")
+    allowed = ", ".join(f"{{{name}}}" for name in PLACEHOLDERS)
+    for _, name, spec, conversion in fields:
+        if name is not None and (name not in PLACEHOLDERS or spec or conversion):
+            shown = "{" + name + (f"!{conversion}" if conversion else "") + \
+                (f":{spec}" if spec else "") + "}"
+            return (f"has the placeholder {shown}, which is not one of {allowed} (write a "
+                    "brace that is part of the address as {{ or }})")
+    return None
 
 
 @register_provider("external")
@@ -62,12 +86,16 @@ class ExternalProvider(NoPlatform):
                 f"{self.url_template()}"]
 
     def entry(self, args: dict[str, str]) -> str:
-        worker = args.get(self.worker_param, "")
-        session = args.get(self.session_param) or SESSION_WHEN_MISSING
-        if not worker or len(worker) > MAX_ID_LENGTH or len(session) > MAX_ID_LENGTH:
-            raise IdentityRefused(f"this link has no valid '{self.worker_param}' parameter; "
-                                  "open the task again from the platform", 400)
-        return self.links.link(worker, session)
+        """The visit is the worker's id and the platform's session id together: a link
+        without the session id is refused, or anyone who knows a worker's id could resume
+        that worker's visit."""
+        for param in (self.worker_param, self.session_param):
+            value = args.get(param, "")
+            if not value or len(value) > MAX_ID_LENGTH:
+                raise IdentityRefused(f"this link has no valid '{param}' parameter (the "
+                                      "platform adds it); open the task again from the "
+                                      "platform", 400)
+        return self.links.link(args[self.worker_param], args[self.session_param])
 
     def link(self, worker_id: str, session_id: str) -> str:
         return self.links.link(worker_id, session_id)
@@ -78,9 +106,10 @@ class ExternalProvider(NoPlatform):
     def completion(self, visit: Visit | None) -> Completion:
         if visit is None:
             return Completion(self.code)
-        code = self.code or worker_code(self.secret, visit.worker_id)
+        code = self.code or visit_code(self.secret, visit.worker_id, visit.session_id)
         redirect = None
         if self.completion_url:
             redirect = self.completion_url.format(code=quote(code),
-                                                  worker_id=quote(visit.worker_id))
+                                                  worker_id=quote(visit.worker_id),
+                                                  session_id=quote(visit.session_id))
         return Completion(code, redirect)

@@ -8,6 +8,7 @@ from flask import Blueprint, current_app, jsonify, redirect, request
 from sqlalchemy import select
 
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit, may_claim
+from collection_and_annotations.engine.runs import DONE_STATUSES
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.engine.work import (
     WorkRefused,
@@ -131,9 +132,12 @@ def unit_payload(served: ServedTask, unit_id: str, worker_id: int) -> dict[str, 
 
 @worker_api.get("/units/<unit_id>")
 def get_unit(unit_id: str):
+    """The unit; the completion (code, redirect) only for work done: never for a unit that
+    is still open, nor one that expired, was retired by a data change or went back to the
+    pool."""
     served = _served()
     view = unit_payload(served, unit_id, _worker_id())
-    done = view["status"] != "assigned"
+    done = view["status"] in DONE_STATUSES
     view.update(_completion(served, unit_id).as_json() if done else {"completion_code": None})
     return jsonify(view)
 

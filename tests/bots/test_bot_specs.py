@@ -7,6 +7,7 @@ import pytest
 
 from collection_and_annotations.bots import kind_of, load_model_opts, nicknames_in
 from collection_and_annotations.bots import parse_conversations_needed as needed
+from collection_and_annotations.bots.limits import ReplyLimits
 from collection_and_annotations.bots.model_opts import BotSpecWarning, check_spec_problems
 from collection_and_annotations.bots.opt_string import parse_opt_string
 from collection_and_annotations.errors import UserError
@@ -112,6 +113,17 @@ def test_mapping_specs_keep_key_lines(tmp_path):
     ("a|b: --model x\n", 1, "without '|'"),
     ("a: --model x\nb: [unclosed\n", 3, "invalid YAML"),
     ("- a\n", 1, "map each bot nickname"),
+    ("a:\n  type: demo\n  name: parrot\n  reply_timeout: 0\n", 4,
+     "'reply_timeout' is the seconds a reply may take in all, more than 0"),
+    ("a: {type: openai, reply_timeout: 90000}\n", 1, "at most 86400"),
+    ("a: {type: demo, name: parrot, max_reply_chars: 2.5}\n", 1,
+     "'max_reply_chars' is the longest reply in characters, a whole number"),
+    ("a: {opt: --model internal:x, max_reply_chars: 0}\n", 1, "of at least 1"),
+    ("a: {opt: --model internal:x, type: python}\n", 1, "remove 'type'"),
+    ("a: {opt: --model internal:x, colour: red}\n", 1,
+     "unknown key 'colour' for a spec with 'opt' (known: max_reply_chars, opt, reply_timeout)"),
+    ("a: {opt: 5}\n", 1, "'opt' must be a ParlAI opt string"),
+    ("a:\n  name: x\n", 1, "or 'opt' with a ParlAI opt string"),
 ])
 def test_bad_model_opts_name_file_and_line(tmp_path, text, line, reason):
     path = tmp_path / "model_opts.yaml"
@@ -119,6 +131,18 @@ def test_bad_model_opts_name_file_and_line(tmp_path, text, line, reason):
     with pytest.raises(UserError) as error:
         load_model_opts(path)
     assert str(error.value).startswith(f"{path}:{line}: ") and reason in str(error.value)
+
+
+def test_reply_limits_per_spec_with_defaults(tmp_path):
+    _, specs = write_opts(tmp_path, """\
+        plain: --model internal:recall
+        limited: {opt: --model internal:recall --beam 2, reply_timeout: 30, max_reply_chars: 99}
+        remote: {type: openai, base_url: http://h/v1, model: m, reply_timeout: 2.5}
+        """)
+    assert specs["plain"].limits == ReplyLimits(120.0, 10_000)
+    assert specs["limited"].parsed.opt == {"model": "internal:recall", "beam": 2}
+    assert specs["limited"].limits == ReplyLimits(30.0, 99)
+    assert specs["remote"].limits == ReplyLimits(2.5, 10_000)
 
 
 def test_kind_of_a_spec(tmp_path, context):

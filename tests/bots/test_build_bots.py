@@ -48,6 +48,8 @@ def test_unused_broken_specs_are_not_built(tmp_path, context):
     ("{type: command, command: [no-such-program-here]}", "command",
      "command 'no-such-program-here' not found"),
     ("{type: python}", "type", "declared with its opt string"),
+    ("{type: command, command: [python3], concurrent_requests: 0}", "concurrent_requests",
+     "'concurrent_requests' is how many requests the process is given at once"),
     ("-model-file zoo:x", None, "did you mean --model-file?"),
 ])
 def test_launch_errors_name_bot_file_and_line(tmp_path, context, spec, key, reason):

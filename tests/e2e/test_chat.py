@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from chat_helpers import write_chat_conf
 from helpers import REPO
 from playwright.sync_api import Page, expect
 from sqlalchemy import create_engine, select
@@ -236,3 +237,24 @@ def test_paired_chat_with_online_labels_offline_ratings_and_a_comparison(serve, 
     choice = answers["c0_c1"]["preference"]["dialogue"]
     assert choice["side"] == "left" and choice["dialogue"] == left
     assert dialogues["c0_c1"]["source_fields"] == {"bot": bots[0], "bot2": bots[1]}
+
+
+def test_a_reply_cut_at_its_limit_offers_try_again(serve, worker, tmp_path):
+    """Every reply of this bot grows past its max_reply_chars: the page drops what streamed,
+    tells the worker why, keeps the message box shut and asks again on Try again."""
+    conf = write_chat_conf(tmp_path / "task", "counter:1",
+                           "counter: {type: demo, name: counter, delay: 0.1, "
+                           "max_reply_chars: 20}\n")
+    server = serve(conf)
+    page = worker.page
+    page.goto(server.link("worker_1", "1"))
+    alert = page.get_by_role("alert").filter(has_text="reply was too long")
+    expect(alert).to_be_visible()
+    log = _log(page, "Partner")
+    expect(log.get_by_text("1 2 3", exact=False)).to_have_count(0)  # the cut reply is gone
+    box = page.get_by_role("textbox", name="Your message")
+    expect(box).to_have_attribute("aria-disabled", "true")
+    page.get_by_role("button", name="Try again").click()
+    expect(alert).to_have_count(0)  # asked again...
+    expect(alert).to_be_visible()  # ...and cut again
+    assert not worker.errors, worker.errors

@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from collection_and_annotations.engine.runs import end_run
 from collection_and_annotations.providers import mturk
-from collection_and_annotations.providers.external import worker_code
+from collection_and_annotations.providers.external import visit_code
 from collection_and_annotations.storage.models import Unit
 
 
@@ -113,8 +113,9 @@ def test_external_link_and_hmac_code(task_for):
     query = entered.location.split("?", 1)[1]
     claim = dict(part.split("=", 1) for part in query.split("&"))
     _, submitted = task.submit(claim)
-    code = worker_code(task.served.secret, "alice")
-    assert submitted["completion_code"] == code != worker_code(task.served.secret, "bob")
+    code = visit_code(task.served.secret, "alice", "v1")
+    assert submitted["completion_code"] == code != visit_code(task.served.secret, "bob", "v1")
+    assert code != visit_code(task.served.secret, "alice", "v2")
     assert submitted["redirect_url"] == f"https://crowd.example/done?c={code}"
 
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
-from collection_and_annotations.errors import UserError
+from collection_and_annotations.json_files import read_text
 
 MIN_AVERAGE_WORDS = 3
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -34,12 +33,8 @@ def load_offensive_words(path: str | None) -> frozenset[str]:
     """One word or phrase per line; `#` starts a comment."""
     if not path:
         return frozenset()
-    file = Path(path)
-    if not file.is_file():
-        raise UserError("offensive-word list not found (mephisto.blueprint.offensive_words_path)",
-                        file)
-    lines = (line.split("#", 1)[0].strip().lower() for line in
-             file.read_text(encoding="utf-8").splitlines())
+    text = read_text(path, "offensive-word list (mephisto.blueprint.offensive_words_path)")
+    lines = (line.split("#", 1)[0].strip().lower() for line in text.splitlines())
     return frozenset(line for line in lines if line)
 
 

@@ -55,6 +55,7 @@ class ChatAnnotations:
     online: str | None
     offline: list[list[str]]  # bucket names per chat position, as the conf lists them
     instructions: dict[str, str]
+    answer_each_dialogue: bool = True  # not `allow_unanswered_dialogues`
 
     @classmethod
     def from_conf(cls, blueprint_cfg: DictConfig, bots: int) -> ChatAnnotations | None:
@@ -82,7 +83,8 @@ class ChatAnnotations:
         instructions_dir = Path(blueprint_cfg.instructions_dir or path.parent / "instructions")
         unique = list(dict.fromkeys(used))
         return cls({n: buckets[n] for n in unique}, online, offline,
-                   load_instructions(instructions_dir, unique))
+                   load_instructions(instructions_dir, unique),
+                   not blueprint_cfg.allow_unanswered_dialogues)
 
     @property
     def online_required(self) -> bool:
@@ -177,7 +179,7 @@ class ChatAnnotations:
                 speakers = [t[0] for t in transcripts[position]] if position is not None else []
                 views.append(DialogueView(dialogue["key"], speakers,
                                           dialogue["annotation_tasks"]))
-        return check_answers(answers, views, self.buckets)
+        return check_answers(answers, views, self.buckets, self.answer_each_dialogue)
 
 
 def _offline_lists(value: Any) -> list[list[str]]:

@@ -142,10 +142,16 @@ def _missing_message(bucket: Bucket) -> str:
     return f"complete '{bucket.task_title}'"
 
 
+NO_ANSWER = "answer at least one question about this dialogue"
+
+
 def check_answers(
-    answers: Any, dialogues: list[DialogueView], buckets: Mapping[str, Bucket]
+    answers: Any, dialogues: list[DialogueView], buckets: Mapping[str, Bucket],
+    answer_each_dialogue: bool = True,
 ) -> list[Problem]:
-    """All problems of a submission: invalid values always, missing ones per `require`."""
+    """All problems of a submission: invalid values always, missing ones per `require`, and
+    with `answer_each_dialogue` (the conf's `allow_unanswered_dialogues: false`) a dialogue
+    with something to ask and no answer at all."""
     if not isinstance(answers, dict):
         return [Problem("", None, None, None, "answers must be an object keyed by dialogue")]
     by_key = {d.key: d for d in dialogues}
@@ -163,18 +169,27 @@ def check_answers(
             if name not in dialogue.annotation_tasks:
                 problems.append(Problem(dialogue.key, name, None, None,
                                         "this bucket is not asked for this dialogue"))
-        for name in dialogue.annotation_tasks:
-            result = check_bucket(dialogue, buckets[name], given.get(name, {}))
+        results = [check_bucket(dialogue, buckets[name], given.get(name, {}))
+                   for name in dialogue.annotation_tasks]
+        for result in results:
             problems += result.invalid + result.missing
+        if answer_each_dialogue and not any(r.missing or r.answered for r in results) and \
+                any(r.answerable for r in results):
+            problems.append(Problem(dialogue.key, dialogue.annotation_tasks[0], None, None,
+                                    NO_ANSWER))
     return problems
 
 
 @dataclass
 class BucketCheck:
-    """One bucket of one dialogue: what is invalid, and what `require` still asks for."""
+    """One bucket of one dialogue: what is invalid, what `require` still asks for, and how
+    many of its targets have something to ask (`answerable`) and got an answer (`answered`:
+    complete, or partly answered)."""
 
     invalid: list[Problem] = field(default_factory=list)
     missing: list[Problem] = field(default_factory=list)
+    answerable: int = 0
+    answered: int = 0
 
 
 def check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> BucketCheck:
@@ -222,8 +237,10 @@ def check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> BucketCh
         if not nothing_to_ask:
             answerable += 1
             answerable_complete += complete
+            result.answered += complete or _partly_answered(value)
         if not complete:
             missing.append(turn)
+    result.answerable = answerable
     level = bucket.require_level
     if level == "turn" or (level == "dialogue" and bucket.level == "dialogue"):
         for turn in missing:
@@ -233,3 +250,9 @@ def check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> BucketCh
         result.missing.append(Problem(dialogue.key, bucket.name, None, bucket.question,
                                       f"answer at least one turn: {_missing_message(bucket)}"))
     return result
+
+
+def _partly_answered(value: Any) -> bool:
+    """Some of a target's questions answered (a rating of one option of several, a chosen
+    answer whose follow-up is open): an answer, though not a complete one."""
+    return isinstance(value, dict) and any(v not in (None, {}, []) for v in value.values())

@@ -79,6 +79,7 @@ class StaticAnnotationBlueprint:
         self.instructions = load_instructions(instructions_dir, used)
         self.speaker_names = display_names(blueprint_cfg.speaker_names)
         self.include_persona = bool(blueprint_cfg.include_persona)
+        self.answer_each_dialogue = not blueprint_cfg.allow_unanswered_dialogues
 
     def plan(self) -> list[AssignmentPlan]:
         plans = []
@@ -184,7 +185,8 @@ class StaticAnnotationBlueprint:
         positions = {shown.item["key"]: shown.position
                      for shown in shown_dialogues(data, layout)}
         return [{**p.as_dict(), "where": _where(p, positions)}
-                for p in check_answers(answers, self._views(data), self.buckets)]
+                for p in check_answers(answers, self._views(data), self.buckets,
+                                       self.answer_each_dialogue)]
 
 
 def _where(problem: Problem, positions: dict[str, int]) -> str:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
+from collection_and_annotations.json_files import read_text
+
 _markdown = MarkdownIt("commonmark", {"html": True})
 
 
@@ -17,7 +19,7 @@ def load_instructions(directory: Path, bucket_names: list[str]) -> dict[str, str
     for name in bucket_names:
         html_file, md_file = directory / f"{name}.html", directory / f"{name}.md"
         if html_file.is_file():
-            found[name] = html_file.read_text(encoding="utf-8")
+            found[name] = read_text(html_file, "instructions file")
         elif md_file.is_file():
-            found[name] = _markdown.render(md_file.read_text(encoding="utf-8"))
+            found[name] = _markdown.render(read_text(md_file, "instructions file"))
     return found

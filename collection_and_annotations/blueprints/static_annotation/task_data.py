@@ -82,6 +82,43 @@ def _check_dialogue(
     return {**dialogue, "dialogue_id": str(dialogue_id), "group_id": str(group)}
 
 
+class _SharedIds:
+    """Dialogues that share a `dialogue_id` across lines. The original's own data does this on
+    purpose (likert_turn.jsonl: one dialogue in eight groups, each asking another bucket), so
+    it is allowed; other text under the same id is refused (exports and analysis know a
+    dialogue by its id), and the same bucket asked of one dialogue in two groups is warned
+    about (a worker may be given it once per group)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.first: dict[str, tuple[int, dict[str, Any]]] = {}  # id -> its first line, itself
+        self.asked: dict[tuple[str, str], tuple[str, int]] = {}  # (id, bucket) -> group, line
+
+    def add(self, dialogue: dict[str, Any], line: int) -> None:
+        dialogue_id, group = dialogue["dialogue_id"], dialogue["group_id"]
+        first_line, first = self.first.setdefault(dialogue_id, (line, dialogue))
+        if first is not dialogue and _text_of(first) != _text_of(dialogue):
+            raise UserError(f"dialogue '{dialogue_id}' is not the dialogue of the same id on "
+                            f"line {first_line}: one dialogue_id must name one dialogue "
+                            "(exports and analysis know a dialogue by its id); give one of "
+                            "them another id", self.path, line)
+        for bucket in dialogue["annotation_tasks"]:
+            asked_group, asked_line = self.asked.setdefault((dialogue_id, bucket), (group, line))
+            if asked_group != group:
+                warnings.warn(f"{self.path}:{line}: dialogue '{dialogue_id}' is asked "
+                              f"'{bucket}' in group '{group}' and, on line {asked_line}, in "
+                              f"group '{asked_group}': a worker may be given it in each "
+                              "group and answer it twice; ask each bucket of a dialogue in one "
+                              "group", stacklevel=4)
+                self.asked[(dialogue_id, bucket)] = (group, line)  # warned once per pair
+
+
+def _text_of(dialogue: dict[str, Any]) -> str:
+    """What a dialogue is, apart from where it is served and what is asked of it."""
+    return json.dumps({k: v for k, v in dialogue.items()
+                       if k not in ("group_id", "annotation_tasks")}, sort_keys=True)
+
+
 def _find_units_file(data_path: Path, task_name: str, explicit: str | None) -> Path | None:
     if explicit:
         path = Path(explicit)
@@ -127,6 +164,7 @@ def read_task_data(
     units = _load_units(units_file) if units_file else None
     specs: list[AssignmentSpec] = []
     seen: dict[tuple[Any, ...], int] = {}
+    shared_ids = _SharedIds(data_path)
     for line_number, record in lines:
         raw = record["data"] if isinstance(record, dict) and "data" in record else [record]
         if not isinstance(raw, list) or not raw:
@@ -140,6 +178,8 @@ def read_task_data(
             raise UserError("the same dialogues and tasks already appear on line "
                             f"{seen[identity]}", data_path, line_number)
         seen[identity] = line_number
+        for dialogue in dialogues:
+            shared_ids.add(dialogue, line_number)
         specs.append(AssignmentSpec(content_key(dialogues), line_number, dialogues,
                                     annotators))
     if not specs:

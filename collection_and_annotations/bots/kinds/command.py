@@ -4,7 +4,10 @@ on stdin/stdout (the protocol is in docs/bots.md).
 The process starts with the first reply and again after it died. Every request carries the
 whole history, so a stateless script is enough and a restart loses nothing. A request with no
 line for `timeout` seconds fails, and if the process said nothing at all meanwhile it is
-killed as hung; its stderr goes to the log.
+killed as hung; its stderr goes to the log. With `concurrent_requests: N` the process is given
+at most N requests at once and the others wait here, so a request given up while it waits is
+never sent; a process that said it takes cancels is told of each request given up after it
+was sent.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import shutil
 from collections import OrderedDict
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from collection_and_annotations.bots.base import BotContext, BotUnavailable, Turn
 from collection_and_annotations.bots.kinds import BOT_KINDS
@@ -44,18 +47,23 @@ _Queue = asyncio.Queue[dict[str, Any] | _Failed]
 
 @BOT_KINDS.register("command")
 class CommandBot:
-    keys = frozenset({"command", "timeout", "cwd"})
+    keys = frozenset({"command", "timeout", "cwd", "concurrent_requests"})
     required = frozenset({"command"})
 
-    def __init__(self, nickname: str, argv: list[str], cwd: Path, timeout: float):
+    def __init__(self, nickname: str, argv: list[str], cwd: Path, timeout: float,
+                 concurrent_requests: int | None = None):
         self.nickname, self._argv, self._cwd, self._timeout = nickname, argv, cwd, timeout
+        # requests the process is given at once (None: all); the others wait, in order
+        self._sent_at_once = asyncio.Semaphore(concurrent_requests) \
+            if concurrent_requests else None
         self._process: asyncio.subprocess.Process | None = None
+        self._takes_cancels: asyncio.subprocess.Process | None = None  # said so in its hello
         self._tasks: list[asyncio.Task[None]] = []
         self._starting: asyncio.Lock | None = None
         # request id -> (the process it was sent to, where its lines go)
         self._pending: dict[str, tuple[asyncio.subprocess.Process, _Queue]] = {}
-        # requests given up before their last line (a chat's early turn cancelled): the lines
-        # still coming for them are dropped quietly
+        # requests given up before their last line (cut, timed out, an early turn cancelled):
+        # the lines still coming for them are dropped quietly
         self._abandoned: OrderedDict[str, None] = OrderedDict()
         self._ids = itertools.count(1)
         self._last_line = 0.0
@@ -78,7 +86,13 @@ class CommandBot:
         timeout = spec.options.get("timeout", 30)
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise spec.error("'timeout' must be a positive number of seconds", "timeout")
-        return cls(spec.nickname, list(argv), cwd, float(timeout))
+        concurrent = spec.options.get("concurrent_requests")
+        if concurrent is not None and (isinstance(concurrent, bool) or
+                                       not isinstance(concurrent, int) or concurrent < 1):
+            raise spec.error("'concurrent_requests' is how many requests the process is given "
+                             "at once: a whole number of at least 1 (1 for a script that "
+                             "answers one request at a time)", "concurrent_requests")
+        return cls(spec.nickname, list(argv), cwd, float(timeout), concurrent)
 
     def settings(self) -> dict[str, Any]:
         return {"type": "command", "command": list(self._argv)}
@@ -90,47 +104,60 @@ class CommandBot:
         return None
 
     async def request(self, session: str, history: list[Turn]) -> AsyncIterator[str]:
-        process = await self._running()
-        request_id = str(next(self._ids))
-        queue: _Queue = asyncio.Queue()
-        self._pending[request_id] = process, queue
-        finished = False
-        try:
-            await self._send(process, {"id": request_id, "session": session, "history": [
-                {"role": turn.role, "text": turn.text} for turn in history]})
-            said = False
-            while True:
-                message = await self._next(process, queue)
-                if "piece" in message:
-                    piece = _text(message, "piece")
-                    said = said or bool(piece)
-                    if piece:
-                        yield piece
-                elif "text" in message:
-                    text = _text(message, "text")
-                    finished = True
-                    if text:
-                        yield text
-                    elif not said:
-                        raise BotUnavailable("The bot had nothing to say.")
-                    return
-                elif message.get("done") is True:
-                    finished = True
-                    if not said:
-                        raise BotUnavailable("The bot had nothing to say.")
-                    return
-                else:
-                    log.warning("bot %s: %s", self.nickname, _describe(message))
-                    raise BotUnavailable(NO_REPLY)
-        finally:
-            if self._pending.pop(request_id, None) is not None and not finished:
-                self._abandoned[request_id] = None
-                while len(self._abandoned) > ABANDONED_KEPT:
-                    self._abandoned.popitem(last=False)
+        async with self._sent_at_once or contextlib.nullcontext():
+            process = await self._running()
+            request_id = str(next(self._ids))
+            queue: _Queue = asyncio.Queue()
+            self._pending[request_id] = process, queue
+            over = False  # the process sent the request's last line, or can send no more
+            try:
+                await self._send(process, {"id": request_id, "session": session, "history": [
+                    {"role": turn.role, "text": turn.text} for turn in history]})
+                said = False
+                while True:
+                    message = await self._next(process, queue)
+                    if isinstance(message, _Failed) or "error" in message:
+                        over = True
+                        self._report(message)
+                    if "piece" in message:
+                        piece = _text(message, "piece")
+                        said = said or bool(piece)
+                        if piece:
+                            yield piece
+                    elif "text" in message:
+                        over = True
+                        text = _text(message, "text")
+                        if text:
+                            yield text
+                        elif not said:
+                            raise BotUnavailable("The bot had nothing to say.")
+                        return
+                    elif message.get("done") is True:
+                        over = True
+                        if not said:
+                            raise BotUnavailable("The bot had nothing to say.")
+                        return
+                    else:
+                        log.warning("bot %s: %s", self.nickname, _describe(message))
+                        raise BotUnavailable(NO_REPLY)
+            finally:
+                if self._pending.pop(request_id, None) is not None and not over:
+                    self._give_up(process, request_id)
 
-    async def _next(self, process: asyncio.subprocess.Process, queue: _Queue) -> dict[str, Any]:
+    def _give_up(self, process: asyncio.subprocess.Process, request_id: str) -> None:
+        """A request the platform gave up before its last line (cut, timed out, a cancelled
+        early turn): its late lines are dropped quietly, and a process that takes cancels is
+        told to stop working on it."""
+        self._abandoned[request_id] = None
+        while len(self._abandoned) > ABANDONED_KEPT:
+            self._abandoned.popitem(last=False)
+        if self._takes_cancels is process:
+            self._write(process, {"id": request_id, "type": "cancel"})
+
+    async def _next(self, process: asyncio.subprocess.Process,
+                    queue: _Queue) -> dict[str, Any] | _Failed:
         try:
-            message = await asyncio.wait_for(queue.get(), self._timeout)
+            return await asyncio.wait_for(queue.get(), self._timeout)
         except TimeoutError:
             loop = asyncio.get_running_loop()
             if process.returncode is None and loop.time() - self._last_line >= self._timeout:
@@ -140,13 +167,16 @@ class CommandBot:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
             raise BotUnavailable("The bot took too long to answer.") from None
+
+    def _report(self, message: dict[str, Any] | _Failed) -> NoReturn:
+        """A request's failure (its process died or spoke nonsense, or it reported an error):
+        logged, and the turn is unavailable."""
         if isinstance(message, _Failed):
             log.warning("bot %s: %s", self.nickname, message.reason)
-            raise BotUnavailable(NO_REPLY)
-        if "error" in message:
-            log.warning("bot %s: reported error: %s", self.nickname, str(message["error"])[:500])
-            raise BotUnavailable(NO_REPLY)
-        return message
+        else:
+            log.warning("bot %s: reported error: %s", self.nickname,
+                        str(message["error"])[:500])
+        raise BotUnavailable(NO_REPLY)
 
     async def _running(self) -> asyncio.subprocess.Process:
         """The process, started (again) if it is not running."""
@@ -178,6 +208,13 @@ class CommandBot:
             log.warning("bot %s: cannot write to its process: %s", self.nickname, exc)
             raise BotUnavailable(NO_REPLY) from None
 
+    def _write(self, process: asyncio.subprocess.Process, message: dict[str, Any]) -> None:
+        """A line that needs no answer (end, cancel), not waiting for the process to read it:
+        a process that stopped reading must not hold the chat that sends it."""
+        assert process.stdin is not None
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            process.stdin.write((json.dumps(message) + "\n").encode())
+
     async def _read(self, process: asyncio.subprocess.Process) -> None:
         assert process.stdout is not None
         try:
@@ -191,7 +228,7 @@ class CommandBot:
                 if not line:
                     break
                 self._last_line = asyncio.get_running_loop().time()
-                self._dispatch(line)
+                self._dispatch(process, line)
         finally:
             self._forget(process)
             for sent_to, queue in list(self._pending.values()):
@@ -205,11 +242,16 @@ class CommandBot:
         log.log(logging.INFO if code == 0 else logging.WARNING,
                 "bot %s: its process exited with code %s", self.nickname, code)
 
-    def _dispatch(self, line: bytes) -> None:
+    def _dispatch(self, process: asyncio.subprocess.Process, line: bytes) -> None:
         try:
             message = json.loads(line)
         except ValueError:
             message = None
+        if isinstance(message, dict) and message.get("type") == "hello":
+            accepts = message.get("accepts")
+            if isinstance(accepts, list) and "cancel" in accepts:
+                self._takes_cancels = process
+            return
         request = message.get("id") if isinstance(message, dict) else None
         pending = self._pending.get(request) if isinstance(request, str) else None
         if pending is not None:
@@ -240,8 +282,7 @@ class CommandBot:
         """Tell a running process a conversation is over (never starts one for that)."""
         process = self._process
         if process is not None and process.returncode is None:
-            with contextlib.suppress(BotUnavailable):
-                await self._send(process, {"session": session, "type": "end"})
+            self._write(process, {"session": session, "type": "end"})
 
     async def aclose(self) -> None:
         process, self._process = self._process, None

@@ -3,6 +3,9 @@
 
 Retries (exponential backoff) cover connection errors and 429/5xx until the first piece; a
 stream broken after that is BotUnavailable, since the worker already saw part of the reply.
+An answer is read in bounded pieces: a line (or a whole JSON answer) far longer than the
+bot's `max_reply_chars` could hold is a malformed answer, so an endpoint that never ends a
+line cannot fill the server's memory.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -28,6 +32,8 @@ MAX_CONNECTIONS = 1000  # chats streaming at once, per bot and process
 MAX_BACKOFF = 8.0
 CHECK_TIMEOUT = 5.0
 NO_REPLY = "The bot could not answer right now."
+MIN_ANSWER_LIMIT = 1 << 20  # characters of one line of events (or a JSON answer) at least
+_LINE_END = re.compile(r"\r\n|\r(?!$)|\n")  # a lone \r at the end may be half of \r\n
 
 
 class _Retry(Exception):
@@ -44,8 +50,10 @@ class OpenAIBot:
                       "retries", "backoff"})
     required = frozenset({"base_url", "model"})
 
-    def __init__(self, nickname: str, options: dict[str, Any], api_key: str | None):
+    def __init__(self, nickname: str, options: dict[str, Any], api_key: str | None,
+                 answer_limit: int = MIN_ANSWER_LIMIT):
         self.nickname = nickname
+        self._answer_limit = answer_limit  # longest line of events or JSON answer read
         self._base_url = options["base_url"].rstrip("/")
         self._model: str = options["model"]
         self._system_prompt: str | None = options.get("system_prompt")
@@ -85,7 +93,9 @@ class OpenAIBot:
             if not api_key:
                 raise spec.error(f"the environment variable {variable!r} named by 'api_key_env' "
                                  "is not set: export it before launching", "api_key_env")
-        return cls(spec.nickname, options, api_key)
+        # JSON escapes a character in at most 6: a line holding a whole reply fits in this
+        return cls(spec.nickname, options, api_key,
+                   max(MIN_ANSWER_LIMIT, 8 * spec.limits.max_reply_chars))
 
     def settings(self) -> dict[str, Any]:
         prompt = self._system_prompt
@@ -142,9 +152,9 @@ class OpenAIBot:
                                 self._redact(detail))
                     raise BotUnavailable(NO_REPLY)
                 if response.headers.get("content-type", "").startswith("application/json"):
-                    pieces = _whole_reply(json.loads(await response.aread()))
+                    pieces = _whole_reply(await _read_json(response, self._answer_limit))
                 else:
-                    pieces = _sse_pieces(response.aiter_lines())
+                    pieces = _sse_pieces(_lines(response.aiter_text(), self._answer_limit))
                 async for piece in pieces:
                     said = True
                     yield piece
@@ -204,6 +214,30 @@ class OpenAISession:
         return None
 
 
+async def _lines(chunks: AsyncIterator[str], limit: int) -> AsyncIterator[str]:
+    """The lines of a text stream (ended by CRLF, LF or CR, as server-sent events are); a line
+    longer than `limit` characters is a malformed answer (ValueError)."""
+    pending = ""
+    async for chunk in chunks:
+        *lines, pending = _LINE_END.split(pending + chunk)
+        if len(pending) > limit:
+            raise ValueError(f"a line of the answer is over {limit} characters")
+        for line in lines:
+            yield line
+    if pending:
+        yield pending.rstrip("\r")
+
+
+async def _read_json(response: httpx.Response, limit: int) -> Any:
+    """A whole JSON answer, at most `limit` bytes."""
+    body = bytearray()
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) > limit:
+            raise ValueError(f"the answer is over {limit} bytes")
+    return json.loads(body)
+
+
 async def _sse_pieces(lines: AsyncIterator[str]) -> AsyncIterator[str]:
     """Server-sent events: `data: {...}` lines until `data: [DONE]` (or the end)."""
     async for line in lines:
@@ -212,20 +246,33 @@ async def _sse_pieces(lines: AsyncIterator[str]) -> AsyncIterator[str]:
         data = line[5:].strip()
         if data == "[DONE]":
             return
-        event = json.loads(data)
-        if "error" in event:
-            raise ValueError(f"error event: {str(event['error'])[:200]}")
-        choices = event.get("choices") or [{}]
-        content = (choices[0].get("delta") or {}).get("content")
-        if content:
+        if content := _content(json.loads(data), "delta"):
             yield content
 
 
-async def _whole_reply(answer: dict[str, Any]) -> AsyncIterator[str]:
+async def _whole_reply(answer: Any) -> AsyncIterator[str]:
     """A server that ignores `stream: true` answers with one JSON object."""
-    content = answer["choices"][0]["message"]["content"]
-    if content:
+    if content := _content(answer, "message"):
         yield content
+
+
+def _content(event: Any, part: str) -> str:
+    """`choices[0][part].content` of an event or answer: text, or "" when it has none.
+    Anything else (an error event, content that is an object or a number) is a malformed
+    answer (ValueError)."""
+    if not isinstance(event, dict):
+        raise ValueError(f"an event that is a {type(event).__name__}, not an object")
+    if "error" in event:
+        raise ValueError(f"error event: {str(event['error'])[:200]}")
+    choices = event.get("choices") or [{}]
+    choice = choices[0] if isinstance(choices, list) else None
+    said = (choice.get(part) or {}) if isinstance(choice, dict) else None
+    if not isinstance(said, dict):
+        raise ValueError(f"'choices' holds no {part} object")
+    content = said.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ValueError(f"content that is a {type(content).__name__}, not text")
+    return content or ""
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -17,10 +17,12 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from collection_and_annotations.bots.base import Bot, BotSession, BotUnavailable, Turn
+from collection_and_annotations.bots.limits import ReplyCut
 from collection_and_annotations.engine.chat import (
     ChatRules,
     ReplyJob,
@@ -109,27 +111,35 @@ class ChatRunner:
             if confirmed is None:
                 show()
             failure, first_piece_ms = None, None
+            bot = self.bots[job.bot]
             try:
                 session = self.sessions.get(job.conversation_id)
                 if session is None:
-                    session = self.sessions[job.conversation_id] = self.bots[job.bot].session(
+                    session = self.sessions[job.conversation_id] = bot.session(
                         str(job.conversation_id))
                     if self._sweeper is None or self._sweeper.done():
                         self._sweeper = self._spawn(self._close_ended())
-                async for piece in session.reply(list(job.history)):
-                    if not piece:
-                        continue
-                    if first_piece_ms is None:
-                        first_piece_ms = round((time.monotonic() - started) * 1000)
-                    pieces.append(piece)
-                    if confirmed is None:
-                        self.bus.publish_encoded(job.public_id, piece_event(piece))
-                    elif confirmed.done():
-                        confirmed = None  # stored: shown from now on, as any turn
-                        show()
+                length = 0  # a reply over the bot's limits is cut (bots/limits.py)
+                async with bot.limits.deadline(), \
+                        aclosing(session.reply(list(job.history))) as stream:
+                    async for piece in stream:
+                        length = bot.limits.check(piece, length)
+                        if not piece:
+                            continue
+                        if first_piece_ms is None:
+                            first_piece_ms = round((time.monotonic() - started) * 1000)
+                        pieces.append(piece)
+                        if confirmed is None:
+                            self.bus.publish_encoded(job.public_id, piece_event(piece))
+                        elif confirmed.done():
+                            confirmed = None  # stored: shown from now on, as any turn
+                            show()
                 if not "".join(pieces).strip():
                     raise BotUnavailable(EMPTY)
             except BotUnavailable as exc:
+                if isinstance(exc, ReplyCut):
+                    log.warning("chat: bot '%s' in conversation %s: %s", job.bot,
+                                job.conversation_id, exc.reason)
                 failure = (str(exc) or EMPTY, True)
             except Exception:  # noqa: BLE001 - a broken bot must not take the server down
                 log.exception("chat: bot '%s' failed in conversation %s; the chat is ended "
