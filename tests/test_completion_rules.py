@@ -116,9 +116,8 @@ def test_a_unit_needs_an_answer_for_each_dialogue(tmp_path, database_url):
     """`issues` has no `require`: still, a submit that answers nothing of a dialogue is
     refused, naming the dialogue, until the conf allows it."""
     conf = write_task(tmp_path, [{"data": [dialogue("d0", "g0", ["issues"]),
-                                           dialogue("d1", "g0", ["issues", "reply_scores"])]},
-                                 {"data": [dialogue("d2", "g1", ["issues"])]}],
-                      {"g0": 1, "g1": 1})
+                                           dialogue("d1", "g0", ["issues", "reply_scores"])]}],
+                      {"g0": 2})
     server = Server(tmp_path, conf, database_url)
     try:
         unit, token = server.claim({"worker_id": "w1", "assignment_id": "a"})
