@@ -84,7 +84,7 @@ def _open(db: Database, task_name: str, host: str, port: int,
     db.migrate()
     secret = db.setting("secret")
     provider = provider_cls.create(cfg, secret, base_url(cfg.mephisto.architect))
-    return (served_task(cfg, db, blueprint, (run.task_id, run.id), provider, secret,
+    return (served_task(cfg, db, blueprint, (run.task_id, run.run_id), provider, secret,
                         taking_work=False), HostNames.of(cfg.mephisto.architect))
 
 

@@ -18,6 +18,12 @@ from chat_helpers import auth
 from helpers import BUCKETS as BUCKETS_FILE
 from helpers import write_task
 
+from collection_and_annotations.blueprints import build_blueprint
+from collection_and_annotations.cli.run import open_task
+from collection_and_annotations.config import load_run_config
+from collection_and_annotations.engine.served import ServedTask
+from collection_and_annotations.storage.database import Database
+
 LABELS = ["off_topic", "repetitive", "rude"]
 BOTS = {"alpha": {"off_topic": 0.1, "repetitive": 0.3, "rude": 0.05},
         "beta": {"off_topic": 0.4, "repetitive": 0.1, "rude": 0.2},
@@ -96,6 +102,15 @@ def write_study(folder: Path, dialogues: int, judge_url: str, annotators: int = 
                                     f"    model_opt_path: {opts}")
     conf.write_text(text)
     return conf
+
+
+def open_study(conf: Path, database_url: str, tmp_path: Path) -> ServedTask:
+    """The conf's run, as `welcome.py` opens it (the `open_conf` fixture, for a module's
+    study); dispose of its database when done."""
+    loaded = load_run_config(str(conf), [f"database_url={database_url}",
+                                         f"data_dir={tmp_path / 'data'}"])
+    return open_task(loaded.config, str(loaded.path), Database(database_url),
+                     build_blueprint(loaded.config))
 
 
 def truth_of(text: str) -> list[str]:
