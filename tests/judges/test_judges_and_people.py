@@ -122,3 +122,41 @@ def test_the_conf_s_judges_answer_while_the_task_is_served(tmp_path, fake, monke
         assert session.scalar(select(func.count()).select_from(Submission)) == 3
     db.dispose()
     assert KEY not in "".join(running.lines)
+
+
+def test_the_requester_api_shows_each_judge_and_its_answers_beside_a_person_s(
+        tmp_path, database_url, open_conf, fake):
+    served = open_conf(str(write_study(tmp_path, 2, fake.base_url, annotators=1)),
+                       database_url)
+    fake.cost = 0.01
+    fake.scripted = ["no"] * 3  # one question of one unit refused three times
+    done = run_judge(tmp_path, database_url, "--bot", "gpt", "--concurrency", "1")
+    assert done.returncode == 1
+    requester = {"Authorization": f"Bearer {requester_token(served.secret)}"}
+    with live_server(served) as base, httpx.Client(base_url=base, timeout=30) as client:
+        assert annotate(base, workers=1, mistakes=0.0) == 2
+        (judge,) = client.get("/api/requester/judges", headers=requester).json()["judges"]
+        assert {k: judge[k] for k in ("judge", "units_answered", "units_open", "calls",
+                                      "invalid_replies", "failed_calls")} == {
+            "judge": "gpt", "units_answered": 1, "units_open": 1, "calls": 3 + 3,
+            "invalid_replies": 3, "failed_calls": 0}
+        assert judge["cost"] == pytest.approx(0.06) and judge["settings"]["model"] == \
+            "fake-judge-1"
+        people = client.get("/api/requester/review", headers=requester).json()["items"]
+        shown = {}
+        for item in people:
+            found = client.get(f"/api/requester/units/{item['unit_id']}/judges",
+                               headers=requester).json()["judges"]
+            (shown[item["unit_id"]],) = found
+        answered = [j for j in shown.values() if j["answers"] is not None]
+        waiting = [j for j in shown.values() if j["answers"] is None]
+        assert len(answered) == 1 and len(waiting) == 1
+        unit_id = next(u for u, j in shown.items() if j in answered)
+        person = client.get(f"/api/requester/units/{unit_id}", headers=requester).json()
+        assert set(answered[0]["answers"]) == {d["key"] for d in person["payload"]["dialogues"]}
+        assert [f["outcome"] for f in waiting[0]["failures"]] == ["invalid"] * 3
+        assert "no JSON object" in waiting[0]["failures"][0]["reason"]
+        missing = client.get(f"/api/requester/units/{answered[0]['unit_id']}/judges",
+                             headers=requester)
+        assert missing.status_code == 404  # a judge's own unit is no person's
+        assert client.get("/api/requester/judges").status_code == 401
