@@ -13,11 +13,12 @@ what had no answer yet.
 from __future__ import annotations
 
 import secrets
+from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 
 from collection_and_annotations.blueprints.base import JUDGE_POOL
@@ -49,10 +50,10 @@ class JudgeUnit:
     key: str
     data: dict[str, Any]
     layout: dict[str, Any] | None
+    new: bool  # made by this run: nothing of it is stored yet
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     """One call of a judge's model on one bucket of one dialogue of its unit."""
 
     unit_id: int
@@ -113,9 +114,13 @@ def open_judge_units(
                     pool=JUDGE_POOL, status="assigned", worker_id=worker_id,
                     provider_session=item.key, assigned_at=now, layout=unit_layout,
                     claim_order=0))
-                found = (unit_id, public_id, "assigned", unit_layout)
-            units.append(JudgeUnit(found[0], found[1], item.key, item.data, found[3]))
+                found = (unit_id, public_id, "new", unit_layout)
+            units.append(JudgeUnit(found[0], found[1], item.key, item.data, found[3],
+                                   found[2] == "new"))
         return JudgeUnits(worker_id, units, done)
+
+
+_INSERT_CALL = insert(JudgeCall)
 
 
 def record_call(db: Database, call: Call) -> bool:
@@ -123,7 +128,7 @@ def record_call(db: Database, call: Call) -> bool:
     run of the same judge answered it first: `answers` gives that one)."""
     try:
         with db.transaction() as connection:
-            connection.execute(insert(JudgeCall).values(**asdict(call), created_at=utcnow()))
+            connection.execute(_INSERT_CALL, {**call._asdict(), "created_at": utcnow()})
     except IntegrityError:
         if call.outcome != ANSWER:
             raise
@@ -148,25 +153,30 @@ def answers(db: Database, unit_ids: Sequence[int]) -> dict[int, dict[tuple[str, 
 def call_totals(db: Database, unit_id: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """What the calls of a unit cost in all (retries and refused replies included), and the
     model's time per item as the page's timings give a worker's (`steps`): stored with its
-    submission."""
+    submission. A call without a reply cost nothing; the cost is known when every reply's
+    is."""
     with db.snapshot() as connection:
-        steps = [{"dialogue": key, "bucket": bucket, "intervals": [[0, latency]]}
-                 for key, bucket, latency in connection.execute(
-                     select(JudgeCall.dialogue_key, JudgeCall.bucket,
-                            func.sum(JudgeCall.latency_ms))
-                     .where(JudgeCall.unit_id == unit_id, JudgeCall.latency_ms.is_not(None))
-                     .group_by(JudgeCall.dialogue_key, JudgeCall.bucket)
-                     .order_by(JudgeCall.dialogue_key, JudgeCall.bucket))]
-        calls, invalid, failed, tokens_in, tokens_out, cost, priced, replies, latency = \
-            connection.execute(
-                select(func.count(), func.count().filter(JudgeCall.outcome == INVALID),
-                       func.count().filter(JudgeCall.outcome == FAILED),
-                       func.sum(JudgeCall.input_tokens), func.sum(JudgeCall.output_tokens),
-                       func.sum(JudgeCall.cost), func.count(JudgeCall.cost),
-                       func.count(JudgeCall.reply), func.sum(JudgeCall.latency_ms))
-                .where(JudgeCall.unit_id == unit_id)).one()
-    # a call without a reply cost nothing; the cost is known when every reply's is
-    return {"calls": calls, "invalid_replies": invalid, "failed_calls": failed,
-            "input_tokens": tokens_in, "output_tokens": tokens_out,
-            "cost": cost if replies and priced == replies else None,
-            "latency_ms": latency}, steps
+        rows = connection.execute(
+            select(JudgeCall.dialogue_key, JudgeCall.bucket, JudgeCall.outcome,
+                   JudgeCall.reply.is_not(None), JudgeCall.input_tokens,
+                   JudgeCall.output_tokens, JudgeCall.cost, JudgeCall.latency_ms)
+            .where(JudgeCall.unit_id == unit_id).order_by(JudgeCall.id)).all()
+    replies = [row for row in rows if row[3]]
+    latency: dict[tuple[str, str], int] = defaultdict(int)
+    for key, bucket, *_, milliseconds in rows:
+        latency[(key, bucket)] += milliseconds or 0
+    totals = {
+        "calls": len(rows), "invalid_replies": sum(row[2] == INVALID for row in rows),
+        "failed_calls": sum(row[2] == FAILED for row in rows),
+        "input_tokens": _total(row[4] for row in replies),
+        "output_tokens": _total(row[5] for row in replies),
+        "cost": _total(row[6] for row in replies),
+        "latency_ms": sum(row[7] or 0 for row in rows)}
+    return totals, [{"dialogue": key, "bucket": bucket, "intervals": [[0, ms]]}
+                    for (key, bucket), ms in sorted(latency.items())]
+
+
+def _total(values: Any) -> Any:
+    """The sum, None when any value (or every one) is unknown."""
+    values = list(values)
+    return None if not values or None in values else sum(values)

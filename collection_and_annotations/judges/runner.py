@@ -142,7 +142,7 @@ class JudgeRun:
     async def _unit(self, unit: JudgeUnit) -> None:
         db = self.task.db
         questions = await asyncio.to_thread(self.task.items.questions, db, unit)
-        known = (await asyncio.to_thread(answers, db, [unit.id]))[unit.id]
+        known = {} if unit.new else (await asyncio.to_thread(answers, db, [unit.id]))[unit.id]
         given: dict[str, dict[str, Any]] = {}
         missing = []
         for question in questions:
