@@ -229,3 +229,36 @@ def test_a_command_judge_and_judges_of_the_wrong_kind(tmp_path, database_url, op
     sources = _sources(tmp_path)
     for record in records:
         _check_rule(record, sources)
+
+
+def test_the_prompt_is_built_from_the_bucket_the_instructions_and_the_page_s_names(
+        tmp_path, database_url, open_conf, fake):
+    conf = write_study(tmp_path, 1, fake.base_url)
+    (tmp_path / "instructions").mkdir()
+    (tmp_path / "instructions" / "labels.md").write_text("Mark **rude** replies as *rude*.\n")
+    open_conf(str(conf), database_url,
+              "mephisto.blueprint.speaker_names={SPEAKER_X:Assistant,SPEAKER_Y:Visitor}")
+    own = tmp_path / "prompt.txt"
+    own.write_text("Be strict.\n---\n${instructions}\n${dialogue}\n${questions}\n"
+                   "${answer_format}\n")
+    done = run_judge(tmp_path, database_url, "--bot", "gpt", "--prompt-template", str(own))
+    assert done.returncode == 0, done.stderr
+    prompts = {tuple(r["body"]["response_format"]["json_schema"]["schema"]["properties"]):
+               r["body"]["messages"] for r in fake.requests
+               if r["path"] == "/v1/chat/completions"}
+    labels = prompts[("turn 2", "turn 4", "turn 6")]
+    assert labels[0] == {"role": "system", "content": "Be strict."}
+    text = labels[1]["content"]
+    source = next(iter(_sources(tmp_path).values()))
+    assert "<strong>rude</strong>" in text  # the instructions file, as the page shows it
+    assert f"Turn 1 (Visitor): {source['turns'][0][1]}" in text
+    assert f"Turn 2 (Assistant): {source['turns'][1][1]}" in text
+    assert "Which labels apply to Assistant's reply?" in text
+    assert '"off_topic": off topic' in text and '"turn 6"' in text
+    quality = prompts[("dialogue",)]
+    assert "How good a partner was Assistant?" in quality[1]["content"]
+    db = Database(database_url)
+    with db.read() as session:
+        hashes = set(session.scalars(select(JudgeCall.prompt_sha256)))
+    db.dispose()
+    assert hashes == {hashlib.sha256(own.read_bytes()).hexdigest()}
