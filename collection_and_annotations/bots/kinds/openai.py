@@ -274,6 +274,13 @@ async def _whole_reply(answer: dict[str, Any]) -> AsyncIterator[str]:
         yield content
 
 
+def _retry_after(response: httpx.Response) -> float | None:
+    try:
+        return max(0.0, float(response.headers.get("retry-after", "")))
+    except ValueError:
+        return None
+
+
 def _completion(response: httpx.Response) -> Completion:
     """The text and usage of a whole chat-completions answer."""
     try:
@@ -291,10 +298,3 @@ def _completion(response: httpx.Response) -> Completion:
 def _backoff(failure: _Retry, base: float, attempt: int) -> float:
     """Seconds before the next try: what the endpoint asked for, else exponential."""
     return min(failure.wait if failure.wait is not None else base * 2 ** attempt, MAX_BACKOFF)
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    try:
-        return max(0.0, float(response.headers.get("retry-after", "")))
-    except ValueError:
-        return None
