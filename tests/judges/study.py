@@ -165,7 +165,7 @@ def _answers(dialogue: dict[str, Any], buckets: dict[str, Any], rng: random.Rand
     return found
 
 
-def judge_command(tmp_path: Path, database_url: str, *args: str) -> list[str]:
+def judge_command(database_url: str, *args: str) -> list[str]:
     return [sys.executable, "-m", "collection_and_annotations", "judge", "--task", "t",
             "--database-url", database_url, *args]
 
@@ -176,6 +176,6 @@ def judge_env() -> dict[str, str]:
 
 def run_judge(tmp_path: Path, database_url: str, *args: str,
               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(judge_command(tmp_path, database_url, *args), cwd=tmp_path,
+    return subprocess.run(judge_command(database_url, *args), cwd=tmp_path,
                           capture_output=True, text=True, timeout=120,
                           env=env if env is not None else judge_env())

@@ -176,7 +176,7 @@ def test_kill_9_and_resume_leave_no_duplicate_and_lose_nothing(tmp_path, databas
                                                                open_conf, fake):
     served = open_conf(str(write_study(tmp_path, 40, fake.base_url)), database_url)
     fake.latency = 0.05
-    process = subprocess.Popen(judge_command(tmp_path, database_url, "--bot", "gpt",
+    process = subprocess.Popen(judge_command(database_url, "--bot", "gpt",
                                              "--concurrency", "4"),
                                cwd=tmp_path, env=judge_env(), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)

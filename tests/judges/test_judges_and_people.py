@@ -51,6 +51,10 @@ def test_a_judge_takes_no_unit_a_person_needs_and_leaves_people_s_figures_alone(
     done = run_judge(tmp_path, database_url, "--bot", "gpt")
     assert done.returncode == 0, done.stderr
     assert unit_counts(served.db, served.task_id) == people_units
+    # a new run of the conf plans the same units: the judge's count for no group
+    end_run(served.db, served.run_id, "stopped")
+    served = open_conf(str(conf), database_url)
+    assert unit_counts(served.db, served.task_id) == people_units
     requester = {"Authorization": f"Bearer {requester_token(served.secret)}"}
     with live_server(served) as base, httpx.Client(base_url=base, timeout=30) as client:
         waiting = client.get("/api/requester/overview", headers=requester).json()["progress"]
@@ -81,7 +85,6 @@ def test_a_judge_takes_no_unit_a_person_needs_and_leaves_people_s_figures_alone(
         identities = client.get("/api/requester/workers/identities",
                                 headers=requester).json()["workers"]
         assert {w["provider"] for w in identities} == {"local"}
-    # a new run of the conf plans the same units: the judge counts for no group
     end_run(served.db, served.run_id, "stopped")
     again = open_conf(str(conf), database_url)
     assert unit_counts(again.db, again.task_id) == {"completed": 16}
