@@ -18,16 +18,8 @@ from collection_and_annotations.judges.prompt import DEFAULT_TEMPLATE
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import JudgeCall, Submission, Unit, Worker
 
-from .fake_judge import FakeJudge, Served, expected_rating
+from .fake_judge import expected_rating
 from .study import KEY, KEY_ENV, judge_command, judge_env, run_judge, truth_of, write_study
-
-
-@pytest.fixture
-def fake():
-    judge = FakeJudge()
-    served = Served(judge)
-    yield judge
-    served.stop()
 
 
 def _sources(tmp_path) -> dict[str, dict]:

@@ -19,19 +19,10 @@ from collection_and_annotations.server.auth import requester_token
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import Submission, Unit
 
-from .fake_judge import FakeJudge, Served
 from .study import KEY, KEY_ENV, annotate, run_judge, write_study
 
 MAIN = ("behaviour_rates", "likert", "differences", "comparisons", "ranking", "agreement",
         "annotators", "position_bias")
-
-
-@pytest.fixture
-def fake():
-    judge = FakeJudge()
-    served = Served(judge)
-    yield judge
-    served.stop()
 
 
 def _analyze(tmp_path, *source: str) -> dict:
