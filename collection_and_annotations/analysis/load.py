@@ -247,13 +247,15 @@ def _add_row(tables: Tables, row: dict[str, Any], source: dict[str, Any],
 
 
 def database_records(database_url: str, tasks: list[str]) -> Iterator[tuple[dict, dict]]:
+    """The tasks' records, LLM judges' too (`analysis.judges.without_judges` sets them
+    aside)."""
     from collection_and_annotations.storage.database import Database
 
     db = Database(database_url)
     try:
         for task in tasks:
             # screening and gold units come too: their scores are the quality figures
-            yield from whole_submissions(db, task)
+            yield from whole_submissions(db, task, judges="with")
     finally:
         db.dispose()
 

@@ -195,6 +195,59 @@ def _annotators(results: Results) -> list[str]:
     ]
 
 
+def _judges(results: Results) -> list[str]:
+    rows, c = results["judges"], _confidence(results)
+    if not rows and not results["judge_figures"]["costs"]:
+        return []
+    details = {(d["judge"], d["bucket"], d["label"]): d
+               for d in results["judge_figures"]["agreement"]}
+
+    def alpha(row: dict[str, Any], which: str) -> str:
+        detail = details[(row["judge"], row["bucket"], row["label"])]
+        return _interval({which: row[which], **detail}, which, 3, f"{which}_ci_low",
+                         f"{which}_ci_high")
+
+    def mae(row: dict[str, Any]) -> str:
+        detail = details[(row["judge"], row["bucket"], row["label"])]
+        return _interval(detail, "mae", 2, "mae_ci_low", "mae_ci_high") \
+            if detail["mae"] is not None else "–"
+
+    costs = results["judge_figures"]["costs"]
+    return [
+        "<h2 id='judges'>Judges</h2>", _method(results, "judges"),
+        "<h3>Agreement with people</h3>",
+        _table(["judge", "bucket", "label", "items", f"accuracy [{level(c)} CI]", "kappa",
+                "MAE [CI]", "alpha humans [CI]", "alpha with judge [CI]", "verdict"],
+               [[r["judge"], r["bucket"], r["label"], r["n_items"],
+                 _interval(r, "accuracy", 3, "accuracy_ci_low", "accuracy_ci_high"),
+                 r["kappa"], mae(r), alpha(r, "alpha_humans"), alpha(r, "alpha_with_judge"),
+                 r["verdict"]] for r in rows]),
+        "<h3>Bias per bot</h3>",
+        _table(["judge", "bucket", "label", "bot", "judge", "humans",
+                f"judge − humans [{level(c)} CI]"],
+               [[r["judge"], r["bucket"], r["label"], r["bot"], r["judge_value"],
+                 r["human_value"], _interval(r, "difference")] for r in results["bias"]]),
+        "<h3>Ranking of the bots</h3>",
+        _table(["judge", "bucket", "label", "by", "bots: humans / judge", "rank correlation",
+                "same best bot"],
+               [[r["judge"], r["bucket"], r["label"], r["method"].replace("_", "-"),
+                 "; ".join(f"{b['bot']} {_fmt(b['humans'], 2)} / {_fmt(b['judge'], 2)}"
+                           for b in r["bots"]),
+                 r["rank_correlation"], "yes" if r["same_best"] else "no"]
+                for r in results["judge_figures"]["rankings"]]),
+        "<h3>Cost and time</h3>",
+        _table(["judge", "dialogues", "calls", "refused replies", "failed calls",
+                "tokens in / out per 100 dialogues", "cost per 100 dialogues",
+                "model seconds per 100 dialogues", "prompt template (SHA-256)"],
+               [[r["judge"], r["dialogues"], r["calls"], r["invalid_replies"], r["failed_calls"],
+                 f"{_fmt(r['per_100_dialogues']['input_tokens'], 0)} / "
+                 f"{_fmt(r['per_100_dialogues']['output_tokens'], 0)}",
+                 _fmt(r["per_100_dialogues"]["cost"], 4),
+                 _fmt(r["per_100_dialogues"]["seconds"], 1),
+                 ", ".join(h[:12] for h in r["prompt_sha256"]) or "–"] for r in costs]),
+    ]
+
+
 # (section, row key fields, value field, n field, how the figure is named)
 COMPARED = (
     ("ranking", ("dimension",), "score", "n_comparisons", "BT score ({dimension})"),
@@ -319,8 +372,8 @@ def _signature(results: Results) -> list[str]:
 
 
 SECTIONS: tuple[Callable[[Results], list[str]], ...] = (
-    _summary, _rates, _likert, _differences, _comparisons, _agreement, _annotators, _review,
-    _quality, _automatic, _closing_notes, _signature,
+    _summary, _rates, _likert, _differences, _comparisons, _agreement, _annotators, _judges,
+    _review, _quality, _automatic, _closing_notes, _signature,
 )
 
 

@@ -27,6 +27,12 @@ from collection_and_annotations.analysis.behaviours import Behaviour, as_data
 from collection_and_annotations.analysis.chat_logs import CHAT_KIND, ChatLog, logs_sha256
 from collection_and_annotations.analysis.comparisons import pairwise, position_bias, ranking
 from collection_and_annotations.analysis.differences import differences
+from collection_and_annotations.analysis.judges import (
+    MIN_ITEMS,
+    JudgeData,
+    judge_section,
+    judges_signature,
+)
 from collection_and_annotations.analysis.likert import likert_summaries
 from collection_and_annotations.analysis.load import Tables
 from collection_and_annotations.analysis.multiplicity import adjust_rows
@@ -38,7 +44,7 @@ from collection_and_annotations.analysis.quality import (
 )
 from collection_and_annotations.analysis.rates import behaviour_rates
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: judges, bias, judge_figures
 METHODS = {
     "behaviour_rates": "share of annotated bot turn x annotator pairs whose answer holds the "
                        "label; Wilson interval on the effective sample size of the "
@@ -73,6 +79,15 @@ METHODS = {
     "quality": "screening pass rate and gold accuracy: units passed / units scored, per worker "
                "and overall; the main figures again without flagged or disqualified work "
                "(quality.excluding_flagged), with the same seed",
+    "judges": "each LLM judge against the people on the same items (rejected work left out): "
+              "accuracy against the human majority (the unique most frequent answer) with the "
+              "dialogue-clustered interval, Cohen's kappa against it (quadratic weights for "
+              "1-5 ratings), Krippendorff's alpha of the humans and with the judge as one more "
+              "annotator on the items with >= 2 human answers, paired item bootstrap; verdict "
+              "'worse than humans' when the interval of the alpha difference lies below 0, "
+              "'too little data' below {min_items} such items; bias: the judge's rate or mean "
+              "minus the humans' per bot, MOVER interval; rankings: Spearman's rank "
+              "correlation of the bots' means or Bradley-Terry scores (3 bots or more)",
     "automatic_metrics": "the metrics registry through metrics.compute (as `evaluate`) over "
                          "collected chats, per bot: richness of bot turns, bot latency from "
                          "the stored latency_ms / first_piece_ms, worker response time from "
@@ -85,7 +100,7 @@ CHAT_NOTE = ("automatic metrics over collected chats are computed from the datab
              "(an export file has no chat messages); analyze the chat task with "
              "--database-url or --data-dir")
 PACKAGES = ("chat-evaluation-platform", "numpy", "scipy", "matplotlib")
-STEPS = 8  # progress steps of compute_results
+STEPS = 9  # progress steps of compute_results
 
 
 @dataclass(frozen=True)
@@ -111,8 +126,8 @@ def _versions() -> dict[str, str]:
 
 
 def signature(tables: Tables, settings: Settings, behaviours: list[Behaviour],
-              logs: list[ChatLog] | None, metric_signatures: dict[str, str]
-              ) -> dict[str, Any]:
+              logs: list[ChatLog] | None, metric_signatures: dict[str, str],
+              judges: dict[str, JudgeData]) -> dict[str, Any]:
     mapping = as_data(behaviours)
     buckets = json.dumps(tables.buckets, sort_keys=True, ensure_ascii=False).encode()
     return {
@@ -127,7 +142,9 @@ def signature(tables: Tables, settings: Settings, behaviours: list[Behaviour],
         .hexdigest(),
         "behaviours": mapping,
         "methods": {**METHODS, "adjustment": METHODS["adjustment"].format(
-            adjust=multiplicity.METHODS[settings.adjust])},
+            adjust=multiplicity.METHODS[settings.adjust]),
+            "judges": METHODS["judges"].format(min_items=MIN_ITEMS)},
+        "judges": judges_signature(judges),
         "metric_signatures": metric_signatures,
         "versions": _versions(),
         "seed": settings.seed,
@@ -135,9 +152,9 @@ def signature(tables: Tables, settings: Settings, behaviours: list[Behaviour],
 
 
 def _generators(seed: int) -> list[np.random.Generator]:
-    """One generator per resampled section (ranking, agreement), so adding rows to one section
-    leaves the others' draws alone; the same for every pass over the main figures."""
-    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2)]
+    """One generator per resampled section (ranking, agreement, judges), so adding rows to one
+    section leaves the others' draws alone; the same for every pass over the main figures."""
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)]
 
 
 @dataclass(frozen=True)
@@ -213,10 +230,12 @@ def _reading_notes(tables: Tables) -> list[str]:
 
 
 def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Settings,
-                    progress: Any = None, logs: list[ChatLog] | None = None
-                    ) -> dict[str, Any]:
+                    progress: Any = None, logs: list[ChatLog] | None = None,
+                    judges: dict[str, JudgeData] | None = None) -> dict[str, Any]:
     """results.json as a dict (docs/analysis.md). `progress(step_name)` is called per step.
-    `logs`: the collected chats of the tasks (None: not read, as from an export file)."""
+    `logs`: the collected chats of the tasks (None: not read, as from an export file);
+    `judges`: the LLM judges' answers (`analysis.judges.without_judges` sets them aside)."""
+    judges = judges or {}
     step = progress or (lambda name: None)
     rejected = tables.rejected_units()
     everyone = _pass(tables, behaviours)
@@ -225,6 +244,9 @@ def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Setti
     step("agreement")
     alpha = agreement(kept.tables, kept.labels, kept.ratings, settings.resamples,
                       _generators(settings.seed)[1], settings.confidence)
+    step("judges")
+    judged = judge_section(kept.tables, judges, behaviours, settings.resamples,
+                           _generators(settings.seed)[2], settings.confidence)
     step("annotators")
     workers = annotators(kept.tables, kept.labels, kept.ratings)
     step("quality")
@@ -249,7 +271,8 @@ def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Setti
         "review": review,
         "quality": figures,
         "automatic_metrics": automatic,
+        **judged,
         "notes": _reading_notes(tables) + main["notes"] + chat_notes
         + ([workers["note"]] if workers["note"] else []),
-        "signature": signature(tables, settings, behaviours, logs, metric_signatures),
+        "signature": signature(tables, settings, behaviours, logs, metric_signatures, judges),
     }

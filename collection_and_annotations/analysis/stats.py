@@ -7,7 +7,9 @@ intervals are analytic: `analysis.intervals`).
   fitted by the MM algorithm (Hunter 2004), their bootstrap over comparisons and the range of
   ranks each bot takes over it.
 - `alpha_bootstrap`: Krippendorff's alpha (the point estimate from
-  `metrics.agreement.krippendorff_alpha_from_counts`) with its items resampled.
+  `metrics.agreement.krippendorff_alpha_from_counts`) with its items resampled;
+  `paired_alpha_bootstrap` two alphas of the same items (humans alone, humans and a judge)
+  with the interval of their difference.
 """
 
 from __future__ import annotations
@@ -140,19 +142,56 @@ def alpha_bootstrap(
     if resamples <= 0:
         return point, math.nan, math.nan
     patterns, multiplicity = np.unique(pairable, axis=0, return_counts=True)
+    draws = rng.multinomial(len(pairable), multiplicity / multiplicity.sum(), size=resamples)
+    low, high = percentile_interval(_resampled_alphas(patterns, draws, level, domain),
+                                    confidence)
+    return point, float(low), float(high)
+
+
+def paired_alpha_bootstrap(
+    counts_a: np.ndarray, counts_b: np.ndarray, level: Level, domain: list, resamples: int,
+    rng: np.random.Generator, confidence: float = 0.95,
+) -> dict[str, float]:
+    """Alpha of two count tables of the same items (e.g. the humans' answers, and the same
+    with a judge's added), each with its percentile interval, and the interval of their
+    difference (b - a): every resample draws the same items for both. Items rated fewer than
+    twice in `counts_a` are left out of both."""
+    a, b = np.asarray(counts_a, dtype=np.float64), np.asarray(counts_b, dtype=np.float64)
+    keep = a.sum(axis=1) >= 2
+    a, b = a[keep], b[keep]
+    nan = {key: math.nan for key in ("alpha_a", "low_a", "high_a", "alpha_b", "low_b",
+                                     "high_b", "diff_low", "diff_high")}
+    if not len(a):
+        return nan
+    found = {**nan, "alpha_a": krippendorff_alpha_from_counts(a, level, domain),
+             "alpha_b": krippendorff_alpha_from_counts(b, level, domain)}
+    if resamples <= 0:
+        return found
+    size = a.shape[1]
+    patterns, multiplicity = np.unique(np.hstack([a, b]), axis=0, return_counts=True)
+    draws = rng.multinomial(len(a), multiplicity / multiplicity.sum(), size=resamples)
+    alphas_a = _resampled_alphas(patterns[:, :size], draws, level, domain)
+    alphas_b = _resampled_alphas(patterns[:, size:], draws, level, domain)
+    for key, values in (("a", alphas_a), ("b", alphas_b), ("diff", alphas_b - alphas_a)):
+        low, high = percentile_interval(values, confidence)
+        found[f"{key}_low"], found[f"{key}_high"] = float(low), float(high)
+    return found
+
+
+def _resampled_alphas(patterns: np.ndarray, draws: np.ndarray, level: Level,
+                      domain: list) -> np.ndarray:
+    """Alpha of each resample: `draws[b, p]` items of count pattern `patterns[p]`."""
     raters = patterns.sum(axis=1)
     size = patterns.shape[1]
     contributions = (patterns[:, :, None] * patterns[:, None, :]
                      - patterns[:, :, None] * np.eye(size)[None]) / (raters - 1)[:, None, None]
-    draws = rng.multinomial(len(pairable), multiplicity / multiplicity.sum(), size=resamples)
     coincidence = np.einsum("bp,pij->bij", draws.astype(np.float64), contributions)
-    values = np.empty(resamples)
+    values = np.empty(len(draws))
     fixed = None if level == "ordinal" else _distances(level, domain, np.zeros(size))
-    for b in range(resamples):
+    for b in range(len(draws)):
         o = coincidence[b]
         marginals = o.sum(axis=0)
         distance = fixed if fixed is not None else _distances(level, domain, marginals)
         expected = (np.outer(marginals, marginals) * distance).sum() / (marginals.sum() - 1)
         values[b] = 1.0 - (o * distance).sum() / expected if expected > 0 else np.nan
-    low, high = percentile_interval(values, confidence)
-    return point, float(low), float(high)
+    return values

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collection_and_annotations.analysis.behaviours import load_behaviours
 from collection_and_annotations.analysis.chat_logs import database_chat_logs
+from collection_and_annotations.analysis.judges import JudgeData, without_judges
 from collection_and_annotations.analysis.load import Tables, add_records, database_records
 from collection_and_annotations.analysis.report import render_report
 from collection_and_annotations.analysis.results import Settings, compute_results
@@ -15,7 +16,9 @@ def stored_report(database_url: str, task_name: str, max_failed_golds: int = 0) 
     """The HTML report of one task's stored answers and chats, with `analyze`'s defaults
     (bots read from `bot`, 1,000 resamples, seed 0): the same figures the CLI prints."""
     settings = Settings(tasks=[task_name], max_failed_golds=max_failed_golds)
-    tables = add_records(Tables(), database_records(database_url, [task_name]), by=settings.by)
+    judges: dict[str, JudgeData] = {}
+    tables = add_records(Tables(), without_judges(database_records(database_url, [task_name]),
+                                                  judges, settings.by), by=settings.by)
     logs = database_chat_logs(database_url, [task_name])
-    results = compute_results(tables, load_behaviours(None), settings, logs=logs)
+    results = compute_results(tables, load_behaviours(None), settings, logs=logs, judges=judges)
     return render_report(json_safe(results), title=f"Evaluation results: {task_name}")

@@ -34,6 +34,9 @@ GOLD_POOL = "gold"
 # `--exclude-quality` leave them out). Every other pool is real work (a chat task has one per
 # bot spec).
 QUALITY_POOLS = (SCREENING_POOL, GOLD_POOL)
+# Units an LLM judge answers (`judges/`): made for that judge, never routed to a person, and
+# left out of the task's progress, exports and human figures unless asked for.
+JUDGE_POOL = "judge"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import importlib
 import click
 
 # command name -> module of the same name under this package, holding a click command
-COMMANDS = ("export", "evaluate", "analyze", "quals", "prolific", "serve")
+COMMANDS = ("export", "evaluate", "analyze", "quals", "prolific", "serve", "judge")
 
 
 class LazyGroup(click.Group):

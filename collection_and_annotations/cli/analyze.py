@@ -11,6 +11,7 @@ from tqdm import tqdm
 
 from collection_and_annotations.analysis.behaviours import BehaviourFileError, load_behaviours
 from collection_and_annotations.analysis.chat_logs import ChatLog, database_chat_logs
+from collection_and_annotations.analysis.judges import JudgeData, without_judges
 from collection_and_annotations.analysis.load import (
     Tables,
     add_records,
@@ -77,9 +78,10 @@ def analyze(tasks: tuple[str, ...], by: str, output: Path | None, json_path: Pat
             logs = database_chat_logs(url, list(tasks))
             source = "database"
         mapping = load_behaviours(behaviours)
+        judges: dict[str, JudgeData] = {}  # LLM judges' answers: their own section
         with tqdm(records, desc="reading submissions", unit=" submissions", disable=None,
                   leave=False) as bar:
-            tables = add_records(Tables(), bar, by=by)
+            tables = add_records(Tables(), without_judges(bar, judges, by), by=by)
     except (UnknownTask, BehaviourFileError, UserError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     settings = Settings(tasks=sorted(tasks), by=by, seed=seed, resamples=resamples,
@@ -90,12 +92,14 @@ def analyze(tasks: tuple[str, ...], by: str, output: Path | None, json_path: Pat
             bar.set_postfix_str(name)
             bar.update(1)
 
-        results = json_safe(compute_results(tables, mapping, settings, step, logs))
+        results = json_safe(compute_results(tables, mapping, settings, step, logs, judges))
     if json_path:
         json_path.write_text(json.dumps(results, indent=1, ensure_ascii=False,
                                          allow_nan=False) + "\n", encoding="utf-8")
     if output:
         output.write_text(render_report(results), encoding="utf-8")
     chats = f", {len(logs)} collected chats" if logs else ""
-    click.echo(f"analysed {tables.records} submissions ({tables.rows} answer rows{chats})",
-               err=True)
+    judged = "".join(f"; judge {name}: {data.tables.records} submissions"
+                     for name, data in sorted(judges.items()))
+    click.echo(f"analysed {tables.records} submissions ({tables.rows} answer rows{chats})"
+               f"{judged}", err=True)

@@ -32,13 +32,16 @@ from collection_and_annotations.storage.database import Database
 @database_options
 @click.option("--exclude-quality", is_flag=True,
               help="leave out screening (training) and gold units: real work only")
+@click.option("--include-judges", is_flag=True,
+              help="add the answers of LLM judges (pool `judge`, field `judge`: its nickname; "
+                   "docs/judges.md)")
 @click.option("--annotation-tasks", default="",
               help="dialogues: the buckets each dialogue is to be annotated with, comma-separated")
 @click.option("--annotators", type=click.IntRange(min=1), default=1, show_default=True,
               help="dialogues: annotators per dialogue, written to <output stem>_units.json")
 def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
-           database_url: str | None, exclude_quality: bool, annotation_tasks: str,
-           annotators: int) -> None:
+           database_url: str | None, exclude_quality: bool, include_judges: bool,
+           annotation_tasks: str, annotators: int) -> None:
     """Export a task's submissions, or the dialogues it collected."""
     if fmt == "dialogues":
         _export_dialogues(task_name, output, data_dir, database_url, annotation_tasks,
@@ -53,7 +56,8 @@ def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
             click.echo(f"exported {len(rows)} workers", err=True)
             return
         kind = {"jsonl": "items-jsonl", "csv": "items-csv"}.get(fmt, fmt)
-        records = whole_submissions(db, task_name, exclude_quality=exclude_quality)
+        records = whole_submissions(db, task_name, exclude_quality=exclude_quality,
+                                    judges="with" if include_judges else "without")
         count = write_export(records, kind, out)
     except UnknownTask as exc:
         raise click.ClickException(str(exc)) from None

@@ -32,6 +32,7 @@ from collection_and_annotations.engine.runs import (
 )
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
+from collection_and_annotations.judges.served import ServedJudges
 from collection_and_annotations.providers import provider_class
 from collection_and_annotations.providers.base import Provider, ProviderError
 from collection_and_annotations.quality.blocklist import check_blocklists, load_blocklist
@@ -209,6 +210,7 @@ def _load(cfg: DictConfig, conf_path: str) -> ServedTask:
 
 
 def serve(cfg: DictConfig, conf_path: str) -> int:
+    judges = ServedJudges.from_conf(cfg)  # checked before anything is written
     served = _load(cfg, conf_path)
     architect = cfg.mephisto.architect
     http = HttpService(served, architect.hostname, architect.port, architect.server_processes,
@@ -221,6 +223,8 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
         else None
     if sync is not None:
         sync.start()
+    if judges is not None:
+        judges.start(served)
     monitor = Monitor(served, cfg.monitoring_log_rate, cfg.exit_when_complete, finished)
     try:
         monitor.run()
@@ -229,6 +233,8 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
                  else "completed work is saved; run the same conf again to continue")
         print(f"\nstopping: {state}; the data is in {data_location(served.db.url)}")
     finally:
+        if judges is not None:
+            judges.stop()
         if sync is not None:
             sync.stop()
         http.stop()

@@ -8,10 +8,7 @@ import signal
 import time
 
 import click
-from omegaconf import OmegaConf
-from sqlalchemy import select
 
-from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.cli.database_options import database_options, stored_database_url
 from collection_and_annotations.cli.run import (
     base_url,
@@ -21,8 +18,8 @@ from collection_and_annotations.cli.run import (
     requester_lines,
     served_task,
 )
+from collection_and_annotations.cli.stored_run import stored_blueprint, stored_run
 from collection_and_annotations.config.checks import bad_address
-from collection_and_annotations.config.schema import RunConfig
 from collection_and_annotations.engine.provider_sync import ProviderSync
 from collection_and_annotations.engine.runs import Progress, unit_counts
 from collection_and_annotations.engine.served import ServedTask
@@ -30,7 +27,6 @@ from collection_and_annotations.errors import UserError
 from collection_and_annotations.server.app import check_frontend_built
 from collection_and_annotations.server.http import HostNames, HttpService
 from collection_and_annotations.storage.database import Database
-from collection_and_annotations.storage.models import Task, TaskRun
 
 
 @click.command()
@@ -73,33 +69,22 @@ def _open(db: Database, task_name: str, host: str, port: int,
     """The task's last run as its conf was stored, served for review only, and the host
     names its conf allows."""
     db.check_reachable()
-    with db.read() as session:
-        run = session.scalars(select(TaskRun).join(Task).where(Task.name == task_name)
-                              .order_by(TaskRun.id.desc()).limit(1)).first()
-        names = session.scalars(select(Task.name).order_by(Task.name)).all()
-    if run is None:
-        known = ", ".join(names) or "none"
-        raise UserError(f"no task named '{task_name}' in this database (tasks here: {known}); "
-                        "give --task the task_name of a conf that was run")
-    cfg = OmegaConf.merge(OmegaConf.structured(RunConfig), run.config["conf"])
+    run = stored_run(db, task_name)
+    cfg = run.cfg
     cfg.mephisto.architect.hostname, cfg.mephisto.architect.port = host, port
     if public_url is not None:
         cfg.mephisto.architect.public_url = public_url
         problem = bad_address(cfg)
         if problem:
             raise UserError(problem[1].replace(problem[0], "--public-url"))
-    try:
-        blueprint = build_blueprint(cfg)
-    except UserError as exc:
-        raise UserError(f"the files of task '{task_name}' (conf {run.config.get('conf_path')}) "
-                        f"cannot be read any more: {exc}") from None
+    blueprint = stored_blueprint(run, task_name)
     provider_cls = checked_provider(cfg)  # credentials for review actions and bonuses
     check_port_free(host, port)
     check_frontend_built()
     db.migrate()
     secret = db.setting("secret")
     provider = provider_cls.create(cfg, secret, base_url(cfg.mephisto.architect))
-    return (served_task(cfg, db, blueprint, (run.task_id, run.id), provider, secret,
+    return (served_task(cfg, db, blueprint, (run.task_id, run.run_id), provider, secret,
                         taking_work=False), HostNames.of(cfg.mephisto.architect))
 
 

@@ -76,6 +76,9 @@ class BlueprintConfig:
     max_concurrent_responses: int = 1  # bots generating at once (live chat)
     offensive_words_path: str | None = None  # check_acceptability: a word list (one per line)
     block_on_unacceptable: bool = False  # check_acceptability: block a worker who violates
+    # LLM judges (docs/judges.md): nicknames of model_opt_path answering while served
+    judges: list[str] = field(default_factory=list)
+    judge_prompt_path: str | None = None  # the judges' prompt template (default: built in)
     # accepted, not used (config/accepted.py)
     context_seed: Any = None
     units_per_assignment: Any = None

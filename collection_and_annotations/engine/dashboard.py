@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, case, func, literal, or_, select
 from sqlalchemy.orm import Session
 
+from collection_and_annotations.blueprints.base import JUDGE_POOL
 from collection_and_annotations.engine.provider_sync import FAILED_DECISION, UNSETTLED_BONUS
 from collection_and_annotations.engine.runs import DONE_STATUSES, Progress, real_work, task_units
 from collection_and_annotations.quality.stats import Outcomes, task_outcomes, worker_outcomes
@@ -225,7 +226,8 @@ def _screening(outcome: Outcomes) -> str | None:
 
 def workers(session: Session, task_id: int, block: str,
             blocklist: Collection[str] = ()) -> list[dict[str, Any]]:
-    """Every worker who held a unit of the task (newest activity first). `block`: the task's
+    """Every worker who held a unit of the task (newest activity first; judges are not
+    workers). `block`: the task's
     block qualification; `blocklist`: provider worker ids the conf's block list names.
     Flags: blocked; disqualified (failed the screening, or blocked after failed golds);
     flagged_work (a submission flagged for review); unverified (a visit the platform does not
@@ -236,7 +238,8 @@ def workers(session: Session, task_id: int, block: str,
                func.count(case((done, 1))), func.count(case((Unit.status == "assigned", 1))),
                func.max(func.coalesce(Unit.completed_at, Unit.assigned_at)),
                func.count(case((Unit.provider_verified.is_(False), 1))))
-        .join(Unit, Unit.worker_id == Worker.id).join(Assignment).where(in_task(task_id))
+        .join(Unit, Unit.worker_id == Worker.id).join(Assignment)
+        .where(in_task(task_id), Unit.pool != JUDGE_POOL)
         .group_by(Worker.id, Worker.pseudonym, Worker.provider, Worker.provider_worker_id)
     ).all()
     ids = select(Unit.worker_id).join(Assignment).where(in_task(task_id))

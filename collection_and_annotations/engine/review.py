@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from collection_and_annotations.blueprints.base import JUDGE_POOL
 from collection_and_annotations.engine.runs import DONE_STATUSES
 from collection_and_annotations.providers.base import DECISIONS, Provider
 from collection_and_annotations.storage.database import Database
@@ -43,6 +44,9 @@ def _unit(session: Session, task_id: int, public_id: str) -> Unit:
         Unit.public_id == public_id, Assignment.task_id == task_id).with_for_update()).first()
     if unit is None:
         raise ReviewRefused(f"no unit '{public_id}' in this task", 404)
+    if unit.pool == JUDGE_POOL:
+        raise ReviewRefused(f"unit {public_id} holds an LLM judge's answers: they are not "
+                            "reviewed or paid", 409)
     return unit
 
 

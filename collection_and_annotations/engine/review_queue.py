@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, func, select, text, update
 from sqlalchemy.orm import Session
 
-from collection_and_annotations.blueprints.base import MAIN_POOL, QUALITY_POOLS
+from collection_and_annotations.blueprints.base import JUDGE_POOL, MAIN_POOL, QUALITY_POOLS
 from collection_and_annotations.engine.chat import transcripts
 from collection_and_annotations.engine.dashboard import in_task, seconds_between
 from collection_and_annotations.engine.provider_sync import (
@@ -106,7 +106,7 @@ def _filtered(session: Session, query: Select, task_id: int, chosen: QueueFilter
              .join(Assignment, Assignment.id == Unit.assignment_id)
              .join(Worker, Worker.id == Submission.worker_id)
              .outerjoin(ReviewDecision, ReviewDecision.unit_id == Unit.id)
-             .where(in_task(task_id)))
+             .where(in_task(task_id), Unit.pool != JUDGE_POOL))  # judges: judges/review.py
     if chosen.worker:
         query = query.where(Worker.pseudonym == chosen.worker)
     if chosen.status:

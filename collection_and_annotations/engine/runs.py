@@ -34,7 +34,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from collection_and_annotations.blueprints.base import QUALITY_POOLS, AssignmentPlan, TaskBlueprint
+from collection_and_annotations.blueprints.base import (
+    JUDGE_POOL,
+    QUALITY_POOLS,
+    AssignmentPlan,
+    TaskBlueprint,
+)
 from collection_and_annotations.engine.launcher import is_gone as launcher_is_gone
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.database import Database
@@ -238,12 +243,12 @@ def _sync_units(
     planned = {ids[p.key] for p in plans}
     in_task = Unit.assignment_id.in_(select(Assignment.id).where(Assignment.task_id == task_id))
     # Units that count towards an assignment's annotators, per assignment: done or open ones,
-    # and for a per-run supply (screening, gold) only its open ones.
+    # and for a per-run supply (screening, gold) only its open ones; a judge's never.
     per_run = {ids[p.key] for p in plans if p.per_run}
     kept: dict[int, int] = defaultdict(int)
     for assignment_id, status, count in session.execute(
         select(Unit.assignment_id, Unit.status, func.count()).where(
-            in_task, Unit.status.in_((*OPEN_STATUSES, *DONE_STATUSES)))
+            in_task, Unit.status.in_((*OPEN_STATUSES, *DONE_STATUSES)), Unit.pool != JUDGE_POOL)
         .group_by(Unit.assignment_id, Unit.status)
     ):
         if assignment_id not in per_run or status in OPEN_STATUSES:
@@ -392,8 +397,8 @@ def task_units(task_id: int) -> Select:
 
 
 def real_work() -> ColumnElement[bool]:
-    """Units of the work the task is run for (not screening or gold)."""
-    return Unit.pool.not_in(QUALITY_POOLS)
+    """Units of the work the task is run for by people (not screening, gold or a judge's)."""
+    return Unit.pool.not_in((*QUALITY_POOLS, JUDGE_POOL))
 
 
 def unit_counts(db: Database, task_id: int) -> dict[str, int]:

@@ -8,13 +8,14 @@ writes its file, so workers submitting at the same time never wait for it.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import func, select
 
-from collection_and_annotations.blueprints.base import QUALITY_POOLS, ExportReader
+from collection_and_annotations.blueprints.base import JUDGE_POOL, QUALITY_POOLS, ExportReader
 from collection_and_annotations.blueprints.registry import blueprint_class
 from collection_and_annotations.blueprints.static_annotation.export_rows import ITEM_FIELDS
+from collection_and_annotations.engine.judge_work import JUDGE_PREFIX
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Assignment,
@@ -30,6 +31,7 @@ from collection_and_annotations.storage.models import (
 
 __all__ = ["ITEM_FIELDS", "UnknownTask", "answered_items", "whole_submissions"]
 PAGE_SIZE = 500
+Judges = Literal["without", "with", "only"]  # which submissions of LLM judges to read
 
 
 class UnknownTask(LookupError):
@@ -47,20 +49,22 @@ def find_task(db: Database, task_name: str) -> Task:
 
 def whole_submissions(
     db: Database, task_name: str, page_size: int = PAGE_SIZE, exclude_quality: bool = False,
-    ids: tuple[int, int | None] = (0, None),
+    ids: tuple[int, int | None] = (0, None), judges: Judges = "without",
 ) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """Each submission with its dialogues' own ids and the unit's layout, and the definitions
     (buckets) of its run. Each says which pool its unit came from (`main`, `screening`,
     `gold`) and, for screening and gold, its score; `exclude_quality` keeps real work only.
     `ids`: only submissions with `first < id <= last` (last None: the newest now), for
-    readers that catch up on what arrived since they last read."""
+    readers that catch up on what arrived since they last read. `judges`: an LLM judge's
+    submissions (pool `judge`, with `judge`: its nickname) are left out unless asked for."""
     task = find_task(db, task_name)
     reader: ExportReader = blueprint_class(task.blueprint)
     # a kind whose submissions store their own dialogues (live chat) reads them from there
     stored_dialogues = getattr(reader, "exported_answers", None)
     query = (
         select(Submission, Unit.public_id, Unit.layout, Worker.pseudonym, Assignment.data,
-               Unit.pool, UnitScore.mistakes, UnitScore.passed, ReviewDecision, TaskRun.id)
+               Unit.pool, UnitScore.mistakes, UnitScore.passed, ReviewDecision,
+               Worker.provider_worker_id, TaskRun.id)
         .join(Unit, Submission.unit_id == Unit.id)
         .join(Assignment, Unit.assignment_id == Assignment.id)
         .join(Worker, Submission.worker_id == Worker.id)
@@ -74,6 +78,9 @@ def whole_submissions(
     )
     if exclude_quality:
         query = query.where(Unit.pool.not_in(QUALITY_POOLS))
+    if judges != "with":
+        query = query.where((Unit.pool == JUDGE_POOL) if judges == "only"
+                            else (Unit.pool != JUDGE_POOL))
     definitions: dict[int, dict[str, Any]] = {}
     after, newest = ids
     if newest is None:
@@ -92,7 +99,7 @@ def whole_submissions(
         if not rows:
             return
         for (submission, unit_id, layout, pseudonym, data, pool, mistakes, passed, decision,
-             run_id) in rows:
+             worker_key, run_id) in rows:
             if stored_dialogues is not None:
                 dialogues, answers = stored_dialogues(submission.answers)
             else:
@@ -114,6 +121,8 @@ def whole_submissions(
                     "decision": decision.decision, "reason": decision.reason,
                     "sync_state": decision.sync_state},
             }
+            if pool == JUDGE_POOL:
+                record["judge"] = worker_key.removeprefix(JUDGE_PREFIX)
             yield record, definitions[run_id]
         after = rows[-1][0].id
 

@@ -12,6 +12,7 @@ from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.server import (
     requester_dashboard,  # noqa: F401 (its routes)
+    requester_judges,  # noqa: F401 (its routes)
     requester_quals,  # noqa: F401 (its routes)
     requester_review,  # noqa: F401 (its routes)
 )

@@ -180,7 +180,11 @@ def submissions() -> Response:
     exclude = request.args.get("exclude", "")
     if exclude not in ("", "quality"):
         abort(400, "exclude must be quality (leave out screening and gold units)")
-    records = whole_submissions(served.db, served.task_name, exclude_quality=bool(exclude))
+    include = request.args.get("include", "")
+    if include not in ("", "judges"):
+        abort(400, "include must be judges (add the answers of LLM judges)")
+    records = whole_submissions(served.db, served.task_name, exclude_quality=bool(exclude),
+                                judges="with" if include else "without")
     if fmt == "json":
         return jsonify({"task": served.task_name,
                         "submissions": [json_safe(r) for r, _ in records]})

@@ -10,6 +10,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     String,
@@ -315,3 +316,35 @@ class Bonus(Base):
     next_attempt_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     paid_at: Mapped[datetime | None]
+
+
+class JudgeCall(Base):
+    """One call of an LLM judge on one bucket of one dialogue of its unit (judges/, pool
+    `judge`): the reply as it came, what became of it (`outcome`: `answer`, the value it
+    stores; `invalid`, a reply the checks refused; `failed`, no reply after the retries) and
+    what it cost. An item has at most one `answer` (the partial unique index): a judge run
+    killed and started again reuses it, never asks again. Never holds the endpoint's key."""
+
+    __tablename__ = "judge_calls"
+    __table_args__ = (
+        Index("ix_judge_calls_answer", "unit_id", "dialogue_key", "bucket", unique=True,
+              postgresql_where=text("outcome = 'answer'"),
+              sqlite_where=text("outcome = 'answer'")),
+    )
+    id: Mapped[int] = mapped_column(primary_key=True)
+    unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), index=True)
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), index=True)
+    dialogue_key: Mapped[str] = mapped_column(String(64))
+    bucket: Mapped[str] = mapped_column(String(200))
+    outcome: Mapped[str] = mapped_column(String(16))  # answer | invalid | failed
+    answer: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    reason: Mapped[str | None] = mapped_column(Text)
+    reply: Mapped[str | None] = mapped_column(Text)  # the model's raw reply
+    prompt_sha256: Mapped[str] = mapped_column(String(64))
+    settings: Mapped[dict[str, Any]]
+    schema_used: Mapped[bool] = mapped_column(default=False)  # response_format sent and taken
+    input_tokens: Mapped[int | None]
+    output_tokens: Mapped[int | None]
+    cost: Mapped[float | None] = mapped_column(Float)
+    latency_ms: Mapped[int | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -212,3 +212,80 @@ describe('polling', () => {
     expect(load).toHaveBeenCalledTimes(4);
   });
 });
+
+describe('judges', () => {
+  const judges: [number, unknown] = [
+    200,
+    {
+      judges: [
+        {
+          judge: 'gpt',
+          units_answered: 3,
+          units_open: 1,
+          calls: 9,
+          invalid_replies: 2,
+          failed_calls: 1,
+          input_tokens: 1200,
+          output_tokens: 90,
+          cost: 0.0123,
+          settings: { type: 'openai', model: 'judge-model-1' },
+          prompt_sha256: 'abc',
+          last_call_at: '2026-01-01T10:00:00Z',
+        },
+      ],
+    },
+  ];
+  const answers: [number, unknown] = [
+    200,
+    {
+      unit_id: 'u_1',
+      judges: [
+        {
+          judge: 'gpt',
+          unit_id: 'u_j1',
+          status: 'completed',
+          answers: { d1: { labels: { '1': ['<b>rude</b>'] }, overall: { dialogue: { 'How good?': 2 } } } },
+          submitted_at: '2026-01-01T10:00:00Z',
+          summary: { settings: { model: 'judge-model-1' } },
+          failures: [],
+        },
+        {
+          judge: 'small',
+          unit_id: 'u_j2',
+          status: 'assigned',
+          answers: null,
+          submitted_at: null,
+          summary: null,
+          failures: [{ dialogue_key: 'd1', bucket: 'overall', outcome: 'invalid', reason: 'missing keys "dialogue"', at: '2026-01-01T10:00:00Z' }],
+        },
+      ],
+    },
+  ];
+
+  it('shows the judges apart from the people: a panel in Review and their answers under a submission', async () => {
+    const { requests } = fakeServer({
+      signedIn: true,
+      handlers: [
+        (req) => (req.url === '/api/requester/judges' ? judges : undefined),
+        (req) => (req.url === '/api/requester/units/u_1/judges' ? answers : undefined),
+      ],
+    });
+    window.history.replaceState(null, '', '/dashboard#review');
+    const { container } = render(<DashboardApp />);
+    const panel = await screen.findByRole('region', { name: 'LLM judges' });
+    expect(panel).toHaveTextContent('judge-model-1');
+    expect(within(panel).getByRole('row', { name: /gpt/ })).toHaveTextContent('0.0123');
+    // the people's list is the people's: the judge is not a row of it
+    expect(screen.queryByRole('button', { name: 'Open u_j1' })).toBeNull();
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Open u_1' }));
+    const gpt = await screen.findByRole('region', { name: 'Judge gpt' });
+    expect(gpt).toHaveTextContent('Dialogue 1');
+    expect(gpt).toHaveTextContent('<b>rude</b>');
+    expect(gpt).toHaveTextContent('How good?: 2');
+    expect(container.querySelector('.judge-answers b')).toBeNull();
+    const small = screen.getByRole('region', { name: 'Judge small' });
+    expect(small).toHaveTextContent('Not answered yet: these questions failed');
+    expect(small).toHaveTextContent('missing keys "dialogue"');
+    expect(requests.some((r) => r.url === '/api/requester/units/u_1/judges')).toBe(true);
+  });
+});

@@ -17,6 +17,7 @@ import logging
 import os
 import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -34,6 +35,24 @@ CHECK_TIMEOUT = 5.0
 NO_REPLY = "The bot could not answer right now."
 MIN_ANSWER_LIMIT = 1 << 20  # characters of one line of events (or a JSON answer) at least
 _LINE_END = re.compile(r"\r\n|\r(?!$)|\n")  # a lone \r at the end may be half of \r\n
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A whole reply of `OpenAIBot.complete`: its text and the `usage` the endpoint reported
+    (token counts, and `cost` where the endpoint tells it), None when it reported none."""
+
+    text: str
+    usage: dict[str, Any] | None
+
+
+class CompletionFailed(Exception):
+    """`complete` got no reply: why (the key redacted), and the HTTP status of a refusal
+    (a 4xx other than 429; None when the endpoint stayed unreachable or busy)."""
+
+    def __init__(self, reason: str, status: int | None = None):
+        super().__init__(reason)
+        self.status = status
 
 
 class _Retry(Exception):
@@ -133,8 +152,7 @@ class OpenAIBot:
                 if attempt == self._retries:
                     log.warning("bot %s: %s; giving up", self.nickname, failure)
                     raise BotUnavailable(NO_REPLY) from None
-                wait = min(failure.wait if failure.wait is not None
-                           else self._backoff * 2 ** attempt, MAX_BACKOFF)
+                wait = _backoff(failure, self._backoff, attempt)
                 log.info("bot %s: %s; retrying in %.2fs", self.nickname, failure, wait)
                 await asyncio.sleep(wait)
 
@@ -191,6 +209,34 @@ class OpenAIBot:
         if response.status_code >= 500:
             return f"{self._base_url} answers HTTP {response.status_code}"
         return None
+
+    async def complete(self, messages: list[dict[str, str]],
+                       response_format: dict[str, Any] | None = None) -> Completion:
+        """One whole reply, not streamed, to `messages` as given (the spec's system prompt is
+        not added), with `response_format` when given: for callers that want JSON (LLM
+        judges). Connection errors, 429 and 5xx are retried as `stream` retries them."""
+        body = {**self._params, "model": self._model, "messages": messages, "stream": False}
+        if response_format is not None:
+            body["response_format"] = response_format
+        for attempt in range(self._retries + 1):
+            try:
+                response = await self.client().post(f"{self._base_url}/chat/completions",
+                                                    json=body, headers=self._headers)
+            except httpx.TransportError as exc:
+                failure = _Retry(type(exc).__name__)
+            else:
+                if response.status_code == 429 or response.status_code >= 500:
+                    failure = _Retry(f"HTTP {response.status_code}", _retry_after(response))
+                elif response.status_code >= 400:
+                    raise CompletionFailed(f"HTTP {response.status_code}: "
+                                           f"{self._redact(response.text[:500])}",
+                                           response.status_code)
+                else:
+                    return _completion(response)
+            if attempt == self._retries:
+                raise CompletionFailed(f"{failure} after {attempt + 1} tries")
+            await asyncio.sleep(_backoff(failure, self._backoff, attempt))
+        raise AssertionError("the loop returns or raises")
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -280,3 +326,22 @@ def _retry_after(response: httpx.Response) -> float | None:
         return max(0.0, float(response.headers.get("retry-after", "")))
     except ValueError:
         return None
+
+
+def _completion(response: httpx.Response) -> Completion:
+    """The text and usage of a whole chat-completions answer."""
+    try:
+        answer = response.json()
+        message = answer["choices"][0]["message"]
+        text = message.get("content") or ""
+        if not isinstance(text, str):
+            raise TypeError(f"content that is a {type(text).__name__}, not text")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise CompletionFailed(f"malformed answer: {type(exc).__name__}: {exc}"[:300]) from None
+    usage = answer.get("usage")
+    return Completion(text, usage if isinstance(usage, dict) else None)
+
+
+def _backoff(failure: _Retry, base: float, attempt: int) -> float:
+    """Seconds before the next try: what the endpoint asked for, else exponential."""
+    return min(failure.wait if failure.wait is not None else base * 2 ** attempt, MAX_BACKOFF)

@@ -1,5 +1,6 @@
 import { useCallback, useState } from 'react';
 import { useDashboard } from './context';
+import { JudgesPanel } from './JudgesPanel';
 import { ReviewFiltersForm } from './ReviewFiltersForm';
 import { ReviewList } from './ReviewList';
 import { EMPTY_FILTERS, PAGE_SIZE, reviewQuery, type ReviewFilters } from './reviewQuery';
@@ -58,6 +59,7 @@ function ReviewListView({ filters, offset, onFilters, onOffset, onOpen, focusUni
   return (
     <>
       <h2 className="view-title">Review</h2>
+      <JudgesPanel />
       <ReviewFiltersForm filters={filters} buckets={data?.buckets ?? []} onChange={onFilters} />
       <ViewState data={data} error={error}>
         {(page) => <ReviewList page={page} focusUnit={focusUnit} onOpen={onOpen} onOffset={onOffset} onChanged={() => void refresh()} />}

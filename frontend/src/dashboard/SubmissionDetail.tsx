@@ -4,6 +4,7 @@ import { useDashboard } from './context';
 import { DecisionBadge } from './DecisionBadge';
 import { DecisionForm } from './DecisionForm';
 import { formatDuration, formatTime, label, SYNC_LABELS } from './format';
+import { JudgeAnswers } from './JudgeAnswers';
 import { SubmissionView } from './SubmissionView';
 import { usePoll } from './usePoll';
 import { ViewState } from './ViewState';
@@ -111,6 +112,7 @@ export function SubmissionDetail({ unitId, onClose }: Props) {
               </h3>
               <SubmissionView unit={unit} />
             </section>
+            <JudgeAnswers unit={unit} />
           </>
         )}
       </ViewState>

@@ -5,9 +5,9 @@ import { AnswerValue } from './AnswerValue';
 import { label } from './format';
 import type { ConversationLog, UnitDetail } from './types';
 
-type BucketAnswers = Record<string, Record<string, unknown>>;
+export type BucketAnswers = Record<string, Record<string, unknown>>;
 
-function isObject(v: unknown): v is Record<string, unknown> {
+export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
@@ -153,7 +153,7 @@ function StaticDialogue({ number, dialogue, buckets, names, answers }: DialogueP
 }
 
 /** bucket → target → value, as a definition list. */
-function BucketList({ answers, buckets, show }: { answers: BucketAnswers; buckets: Record<string, Bucket>; show?: Show }) {
+export function BucketList({ answers, buckets, show }: { answers: BucketAnswers; buckets: Record<string, Bucket>; show?: Show }) {
   return (
     <dl className="answer-dl">
       {Object.entries(answers).flatMap(([name, perTarget]) =>

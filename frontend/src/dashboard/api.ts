@@ -9,12 +9,14 @@ import type {
   BulkResult,
   Decision,
   DecisionName,
+  JudgeSummary,
   Overview,
   Results,
   ReviewPage,
   Session,
   SyncFailures,
   UnitDetail,
+  UnitJudge,
   WorkerRow,
 } from './types';
 
@@ -156,5 +158,13 @@ export class RequesterClient {
 
   results(): Promise<Results> {
     return this.call('GET', '/results');
+  }
+
+  judges(): Promise<{ judges: JudgeSummary[] }> {
+    return this.call('GET', '/judges');
+  }
+
+  unitJudges(unitId: string): Promise<{ unit_id: string; judges: UnitJudge[] }> {
+    return this.call('GET', `/units/${encodeURIComponent(unitId)}/judges`);
   }
 }

@@ -173,3 +173,38 @@ export interface ActionResult {
   message?: string;
   [key: string]: unknown;
 }
+
+/** An LLM judge of the task (docs/judges.md): its progress and what it cost. */
+export interface JudgeSummary {
+  judge: string;
+  units_answered: number;
+  units_open: number;
+  calls: number;
+  invalid_replies: number;
+  failed_calls: number;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  cost: number | null;
+  settings: Record<string, unknown>;
+  prompt_sha256: string;
+  last_call_at: string;
+}
+
+export interface JudgeFailure {
+  dialogue_key: string;
+  bucket: string;
+  outcome: 'invalid' | 'failed' | string;
+  reason: string | null;
+  at: string;
+}
+
+/** A judge's answers about the same dialogues as a person's unit. */
+export interface UnitJudge {
+  judge: string;
+  unit_id: string;
+  status: string;
+  answers: Record<string, unknown> | null;
+  submitted_at: string | null;
+  summary: Record<string, unknown> | null;
+  failures: JudgeFailure[];
+}
