@@ -24,6 +24,7 @@ from collection_and_annotations.engine.work import WorkRefused, save_draft, subm
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Assignment,
+    AssignmentGroup,
     Draft,
     Submission,
     Unit,
@@ -103,9 +104,11 @@ def test_expiry_leaves_a_unit_alone_while_its_submit_is_in_flight(tmp_path, post
     after = _unit(served, claim.unit_public_id)
     assert (after.status, after.worker_id, after.times_expired) == (
         "completed", claim.worker_id, 0)
-    with served.db.read() as session:
+    with served.db.read() as session:  # the worker keeps the group of the unit they did
         assert session.scalar(select(WorkerGroup.group_id)
-                              .where(WorkerGroup.unit_id == unit.id)) == "g0"
+                              .where(WorkerGroup.unit_id == unit.id)) == session.scalar(
+            select(AssignmentGroup.group_id)
+            .where(AssignmentGroup.assignment_id == unit.assignment_id))
 
 
 def test_submit_after_expiry_is_a_clear_409_and_stores_nothing(tmp_path, database_url,
