@@ -178,11 +178,12 @@ def _misshapen_key(values: Any, prefix: str = "") -> str | None:
 
 def _schema_shape(key: str) -> type | None:
     """dict or list when the schema types `key` as a mapping or a list."""
-    hint: Any = RunConfig
+    hint: Any = None
+    node: Any = RunConfig()  # its kinds' and providers' keys are in its instances' classes
     for part in key.split("."):
-        if not dataclasses.is_dataclass(hint):
+        if not dataclasses.is_dataclass(node):
             return None
-        hint = typing.get_type_hints(hint).get(part)
+        hint, node = typing.get_type_hints(type(node)).get(part), getattr(node, part, None)
         if typing.get_origin(hint) in (types.UnionType, typing.Union):  # X | None
             hint = next((a for a in typing.get_args(hint) if a is not type(None)), None)
     origin = typing.get_origin(hint) or hint

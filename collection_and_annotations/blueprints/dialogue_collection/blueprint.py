@@ -31,6 +31,7 @@ from collection_and_annotations.blueprints.dialogue_collection.annotations impor
 from collection_and_annotations.blueprints.dialogue_collection.annotations import (
     stored_answers as stored_offline,
 )
+from collection_and_annotations.blueprints.dialogue_collection.conf import DialogueCollectionConf
 from collection_and_annotations.blueprints.dialogue_collection.quotas import (
     balanced_pools,
     pool_of,
@@ -66,7 +67,7 @@ from collection_and_annotations.storage.models import Submission
 
 @register_blueprint("dialogue_collection")
 class DialogueCollectionBlueprint:
-    name = "dialogue_collection"
+    conf = DialogueCollectionConf
 
     def __init__(self, blueprint_cfg: DictConfig, task_name: str):
         if not blueprint_cfg.model_opt_path:

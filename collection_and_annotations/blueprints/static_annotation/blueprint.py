@@ -25,6 +25,7 @@ from collection_and_annotations.blueprints.static_annotation.answers import (
 )
 from collection_and_annotations.blueprints.static_annotation.buckets import Bucket, load_buckets
 from collection_and_annotations.blueprints.static_annotation.comparisons import with_choices
+from collection_and_annotations.blueprints.static_annotation.conf import StaticAnnotationConf
 from collection_and_annotations.blueprints.static_annotation.export_rows import (
     export_dialogues,
     export_rows,
@@ -55,7 +56,7 @@ def _public_turns(turns: list[list[Any]]) -> list[dict[str, Any]]:
 
 @register_blueprint("static_annotation")
 class StaticAnnotationBlueprint:
-    name = "static_annotation"
+    conf = StaticAnnotationConf
     export_dialogues = staticmethod(export_dialogues)
     export_rows = staticmethod(export_rows)
 
