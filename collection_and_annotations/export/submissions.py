@@ -56,8 +56,6 @@ def whole_submissions(
     readers that catch up on what arrived since they last read."""
     task = find_task(db, task_name)
     reader: ExportReader = blueprint_class(task.blueprint)
-    # a kind whose submissions store their own dialogues (live chat) reads them from there
-    stored_dialogues = getattr(reader, "exported_answers", None)
     query = (
         select(Submission, Unit.public_id, Unit.layout, Worker.pseudonym, Assignment.data,
                Unit.pool, UnitScore.mistakes, UnitScore.passed, ReviewDecision, TaskRun.id)
@@ -93,11 +91,8 @@ def whole_submissions(
             return
         for (submission, unit_id, layout, pseudonym, data, pool, mistakes, passed, decision,
              run_id) in rows:
-            if stored_dialogues is not None:
-                dialogues, answers = stored_dialogues(submission.answers)
-            else:
-                dialogues = _with_source_fields(reader.export_dialogues(data, layout), data)
-                answers = submission.answers
+            shown = _with_source_fields(reader.export_dialogues(data, layout), data)
+            dialogues, answers = reader.exported_answers(submission.answers, shown)
             record = {
                 "task": task_name,
                 "task_kind": task.blueprint,
