@@ -55,8 +55,8 @@ class Registry:
             raise self.error(f"invalid {self.what} name {name!r}: no dots, no commas")
         if name in self._entries or name in self.aliases:
             taken = self._origins.get(name) or f"another name of '{self.aliases.get(name)}'"
-            raise self.error(f"{self.what} '{name}' ({origin}) is already registered "
-                             f"({taken}): give the plug-in another name")
+            raise self.error(f"{self.what} '{name}' is already registered ({taken}); give "
+                             f"the one of {origin} another name")
         if isinstance(entry, type):
             entry.name = name  # type: ignore[attr-defined]
         elif getattr(entry, "name", name) != name:
@@ -122,7 +122,7 @@ class Registry:
 
     def _load_plugin(self, point: EntryPoint) -> None:
         distribution = point.dist.name if point.dist is not None else "an unnamed distribution"
-        origin = f"plug-in '{point.name} = {point.value}' of {distribution}"
+        origin = f"plug-in '{point.name} = {point.value}' (distribution {distribution})"
         if self._origins.get(point.name) == origin:
             return  # loaded by an earlier call that another plug-in's failure stopped
         try:
