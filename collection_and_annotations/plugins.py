@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 from collections.abc import Callable, Iterator
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, TypeVar
@@ -40,6 +41,7 @@ class Registry:
         self._entries: dict[str, Any] = {}
         self._origins: dict[str, str] = {}
         self._complete = False  # every built-in module and installed plug-in is loaded
+        self._loading = threading.RLock()  # request threads may be the first to ask
 
     def register(self, name: str) -> Callable[[T], T]:
         """Class decorator of a built-in plug-in: registers the class as `name`."""
@@ -102,15 +104,16 @@ class Registry:
 
     def load_all(self) -> None:
         """Import every built-in module, then every installed plug-in of the group."""
-        if self._complete:
-            return
-        if self.package:
-            package = importlib.import_module(self.package)
-            for module in pkgutil.iter_modules(package.__path__):
-                self._import_builtin(module.name)
-        for point in entry_points(group=GROUP_PREFIX + self.group):
-            self._load_plugin(point)
-        self._complete = True
+        with self._loading:
+            if self._complete:
+                return
+            if self.package:
+                package = importlib.import_module(self.package)
+                for module in pkgutil.iter_modules(package.__path__):
+                    self._import_builtin(module.name)
+            for point in entry_points(group=GROUP_PREFIX + self.group):
+                self._load_plugin(point)
+            self._complete = True
 
     def _import_builtin(self, name: str) -> None:
         module = f"{self.package}.{name}"

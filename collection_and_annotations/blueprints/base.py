@@ -141,6 +141,8 @@ class ExportReader(Protocol):
 
 
 class TaskBlueprint(ExportReader, Protocol):
+    """Every hook of a task kind: `plan` and `unit_content` are its own, the rest default."""
+
     name: str  # the registered name, stored with the task
     conf: ClassVar[type[BlueprintConf]] = BlueprintConf  # its keys (`mephisto.blueprint.*`)
     chats: ClassVar[bool] = False  # workers chat with bots (`make_bots`): mounts the chat routes
