@@ -11,15 +11,13 @@ import pytest
 from quality_helpers import pool_of
 from sqlalchemy import func, select, update
 
-from collection_and_annotations.blueprints.base import WorkerContext
 from collection_and_annotations.engine.allocation import expire_overdue
 from collection_and_annotations.engine.runs import end_run
 from collection_and_annotations.export.submissions import whole_submissions
 from collection_and_annotations.providers.local import link_signature
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.quality.files import read_gold
-from collection_and_annotations.quality.pools import NOT_ELIGIBLE, first_route, route
-from collection_and_annotations.quality.settings import QualitySettings
+from collection_and_annotations.quality.pools import NOT_ELIGIBLE
 from collection_and_annotations.quality.translation import nest
 from collection_and_annotations.server.app import create_app
 from collection_and_annotations.storage.models import Unit, UnitScore, utcnow
@@ -368,23 +366,3 @@ def test_nothing_leaks_before_its_submit(start):
     # the gold unit looks like real work: same kind, same fields, same submit answer
     assert gold_unit["kind"] == "annotation" and "screening" not in gold_unit
     assert set(json.loads(worker.bodies[-1])) == {"status", "completion_code"}
-
-
-@pytest.mark.parametrize("settings", [
-    QualitySettings("blocked"),
-    QualitySettings("blocked", golds=True, min_golds=0, gold_every=1),
-    QualitySettings("blocked", golds=True, min_golds=1, gold_every=4),
-    QualitySettings("blocked", golds=True, min_golds=3, gold_every=2),
-    QualitySettings("blocked", screening=True, passed="passed"),
-    QualitySettings("blocked", screening=True, passed="passed", golds=True, min_golds=1),
-], ids=["plain", "golds, none first", "one gold first", "three golds first", "screening",
-        "screening and golds"])
-def test_where_a_new_worker_goes_is_known_without_the_database(settings):
-    """A first claim on PostgreSQL takes the unit in the statement that makes the worker, in
-    the pool `first_route` names: the one `route` gives a worker with nothing yet. With
-    screening `route` reads the database (is a screening unit left?), so there is none."""
-    fresh = WorkerContext(1, 1, 1, "w1", frozenset(), {})
-    if settings.screening:
-        assert first_route(settings) is None
-    else:
-        assert first_route(settings) == route(None, settings, fresh)

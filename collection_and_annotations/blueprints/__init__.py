@@ -5,32 +5,19 @@ from __future__ import annotations
 from omegaconf import DictConfig
 
 from collection_and_annotations.blueprints.base import AssignmentPlan, TaskBlueprint
-from collection_and_annotations.blueprints.registry import COMBINED_BLUEPRINTS, blueprint_class
+from collection_and_annotations.blueprints.registry import blueprint_class
 from collection_and_annotations.errors import UserError
 
-__all__ = ["AssignmentPlan", "TaskBlueprint", "build_blueprint", "kind_name"]
-
-
-def kind_name(cfg: DictConfig) -> str:
-    """The kind of task a conf runs: `_blueprint_type`, or for the original project's combined
-    blueprint, the mode its flags choose."""
-    blueprint_cfg = cfg.mephisto.blueprint
-    declared = blueprint_cfg._blueprint_type
-    if declared not in COMBINED_BLUEPRINTS:
-        return declared
-    if blueprint_cfg.do_collect_dialogue:
-        return "dialogue_collection"
-    if not blueprint_cfg.do_external_annotations:
-        raise UserError("the conf neither collects dialogues (do_collect_dialogue) nor annotates "
-                        "existing ones (do_external_annotations): nothing to run")
-    return "static_annotation"
+__all__ = ["AssignmentPlan", "TaskBlueprint", "build_blueprint"]
 
 
 def build_blueprint(cfg: DictConfig) -> TaskBlueprint:
     """Parse and check every file the conf names (the kind reads and checks its own files:
     task data, buckets, screening and gold, model options)."""
     check_metric_selection(cfg)
-    return blueprint_class(kind_name(cfg))(cfg.mephisto.blueprint, cfg.mephisto.task.task_name)
+    blueprint_cfg = cfg.mephisto.blueprint
+    return blueprint_class(blueprint_cfg._blueprint_type)(blueprint_cfg,
+                                                          cfg.mephisto.task.task_name)
 
 
 def check_metric_selection(cfg: DictConfig) -> None:

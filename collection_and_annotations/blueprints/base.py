@@ -1,20 +1,11 @@
-"""What the task engine needs from a kind of task (a "blueprint", as the original called it).
+"""The hooks of a kind of task (a "blueprint", as the original called it), and what they pass.
 
-Every kind is one module under `blueprints/` that registers a `TaskBlueprint` (see
-`registry.py`). The engine calls these hooks and nothing else, so static annotation, dialogue
-collection with bots, screening and gold plug in without edits to the engine:
-
-- `plan` says which assignments exist (and in which pool: main work, screening, gold);
-- `unit_layout` fixes a unit's own presentation order when the unit is created;
-- `pools_for` routes a worker who asks for work (eligibility: screening first, gold on a
-  schedule, back to a unit they must finish, or no work at all); an optional
-  `new_worker_pools()` says where it routes a worker seen for the first time when that
-  needs no database read, so a first claim can make the worker and take their unit in one
-  statement;
-- `unit_content` / `unit_kind` are what the worker page receives (it routes on the kind);
-- `check_submission` judges a submission on the server, `stored_answers` completes it;
-- `export_dialogues` / `export_rows` turn stored submissions into export records without the
-  conf files (they read only what the run stored).
+A kind is a class registered by name (one module under `blueprints/`, or an installed plug-in,
+docs/plugins.md). It subclasses `TaskBlueprint`, is made from its conf keys
+(`cls(blueprint_cfg, task_name)`, checking every file they name) and defines `plan` and
+`unit_content`; every other hook below has a default. The engine calls these hooks and nothing
+else, whatever the database, so static annotation, dialogue collection with bots, screening and
+gold plug in without edits to the engine.
 """
 
 from __future__ import annotations
@@ -22,9 +13,14 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from sqlalchemy import Connection
+
+from collection_and_annotations.config.schema import BlueprintConf
+
+if TYPE_CHECKING:
+    from collection_and_annotations.bots.base import Bot
 
 MAIN_POOL = "main"
 # Units a worker does before real work (training); finishing one does not end their visit.
@@ -116,58 +112,108 @@ class SubmitRefused(Exception):
         self.problems = problems
 
 
-class TaskBlueprint(Protocol):
-    name: str
+class ExportReader(Protocol):
+    """How a kind's stored submissions read back: called on the class, with only what the run
+    stored (no conf files)."""
+
+    @staticmethod
+    def export_dialogues(data: dict[str, Any], layout: dict[str, Any] | None
+                         ) -> list[dict[str, Any]]:
+        """The unit's dialogues as the export names them (their own ids, the order shown)."""
+        return []
+
+    @staticmethod
+    def exported_answers(stored: Any, dialogues: list[dict[str, Any]]
+                         ) -> tuple[list[dict[str, Any]], Any]:
+        """The dialogues and answers a stored submission exports: by default the unit's
+        (`export_dialogues`) and the answers as stored; a chat stores its own dialogues."""
+        return dialogues, stored
+
+    @staticmethod
+    def export_rows(record: dict[str, Any], definitions: dict[str, Any]
+                    ) -> Iterator[dict[str, Any]]:
+        """One row per answered item of a whole submission record (`export.ITEM_FIELDS`); by
+        default one per key of the answers."""
+        answers = record["answers"]
+        for question, answer in (answers.items() if isinstance(answers, dict)
+                                 else [("answers", answers)]):
+            yield {"task": record["task"], "run_id": record["run_id"],
+                   "unit_id": record["unit_id"], "worker": record["worker"],
+                   "question": question, "answer": answer,
+                   "submitted_at": record["submitted_at"]}
+
+
+class TaskBlueprint(ExportReader, Protocol):
+    """Every hook of a task kind: `plan` and `unit_content` are its own, the rest default."""
+
+    name: str  # the registered name, stored with the task
+    conf: ClassVar[type[BlueprintConf]] = BlueprintConf  # its keys (`mephisto.blueprint.*`)
+    chats: ClassVar[bool] = False  # workers chat with bots (`make_bots`): mounts the chat routes
 
     def plan(self) -> list[AssignmentPlan]:
-        """Every assignment of this task, in serving order."""
-
-    def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
-        """The presentation order of one new unit of an assignment. None means the data's
-        order, and must not depend on `rng`: the engine asks once per assignment and skips the
-        per-unit call when there is nothing to shuffle."""
-
-    def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
-        """Pools to take a unit from, in order of preference; raise NoWork to refuse. A kind
-        may also define `new_worker_pools() -> list[str] | None`: what this returns for a
-        worker seen for the first time (no qualification, no unit), when it reads no
-        database; None (or no such method) when it does."""
-
-    def unit_kind(self, pool: str) -> str:
-        """What the worker page shows for a unit of this pool (e.g. "annotation")."""
+        """Every assignment of this task, in serving order, each in its pool."""
 
     def unit_content(self, data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
-        """What the worker page receives for an assignment's `data` (nothing identifying).
-        A kind whose units change as the worker works (live chat) may also define
-        `unit_state(connection, unit_id, attempt, data, layout)`, merged into the same view."""
+        """What the worker page receives for an assignment's `data` (nothing identifying)."""
+
+    def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
+        """A new unit's own presentation order; None (the data's order) must not depend on
+        `rng`: asked once per assignment, the per-unit call is then skipped."""
+        return None
+
+    def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
+        """Pools the worker takes a unit from, in order; raise NoWork or ResumeUnit instead."""
+        return [MAIN_POOL]
+
+    def unit_kind(self, pool: str) -> str:
+        """What the worker page shows for a unit of this pool (it routes on it)."""
+        return "annotation"
+
+    def unit_state(self, connection: Connection, unit_id: int, attempt: int,
+                   data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
+        """What changes as the worker works on an open unit (a chat), merged into its view."""
+        return {}
 
     def describe(self) -> dict[str, Any]:
-        """Definitions stored with the run so exports read answers without the conf files."""
+        """Definitions stored with the run (`buckets`), so exports need no conf files."""
+        return {}
 
-    def stored_answers(
-        self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any
-    ) -> Any:
-        """What is stored of a valid submission: the answers, completed with what only the
-        server knows (e.g. which dialogue a comparison's chosen side showed). A kind whose
-        answers are about what the worker made in the unit (live chat) defines instead
-        `complete_answers(connection, unit: SubmittedUnit, answers)`, which checks them
-        against the database (raising SubmitRefused) and returns what is stored."""
+    def check_submission(self, data: dict[str, Any], layout: dict[str, Any] | None,
+                         answers: Any) -> list[dict[str, Any]]:
+        """Problems that refuse a submission (422); empty when it may be stored."""
+        return []
 
-    def check_submission(
-        self, data: dict[str, Any], layout: dict[str, Any] | None, answers: Any
-    ) -> list[dict[str, Any]]:
-        """Problems that make the submission unacceptable; empty when it may be stored."""
+    def stored_answers(self, data: dict[str, Any], layout: dict[str, Any] | None,
+                       answers: Any) -> Any:
+        """What is stored of valid answers, completed with what only the server knows."""
+        return answers
 
+    def complete_answers(self, connection: Connection, unit: SubmittedUnit) -> Any:
+        """What is stored, read with the database (raise SubmitRefused): for answers about
+        what the worker made in the unit (a chat's conversations)."""
+        return self.stored_answers(unit.data, unit.layout, unit.answers)
 
-class ExportReader(Protocol):
-    """How a kind's stored submissions read back; needs only what the run stored."""
+    def after_submit(self, connection: Connection, unit: SubmittedUnit) -> dict[str, Any] | None:
+        """Writes that go with a stored submission (scoring); what the worker is told."""
+        return None
 
-    def export_dialogues(
-        self, data: dict[str, Any], layout: dict[str, Any] | None
-    ) -> list[dict[str, Any]]:
-        """The unit's dialogues as the export names them (their own ids, the order shown)."""
+    def check_dialogue(self, connection: Connection, unit: SubmittedUnit,
+                       dialogue_key: str) -> dict[str, Any] | None:
+        """Feedback on one dialogue of a unit checked per dialogue (screening); None: none."""
+        return None
 
-    def export_rows(
-        self, record: dict[str, Any], definitions: dict[str, Any]
-    ) -> Iterator[dict[str, Any]]:
-        """One row per answered item of a whole submission record."""
+    def make_bots(self) -> dict[str, Bot]:
+        """The bots of a chat task, made in each serving process."""
+        return {}
+
+    def check_bots(self) -> list[str]:
+        """At launch, warnings about the bots (a refusal raises UserError)."""
+        return []
+
+    def pool_labels(self) -> dict[str, str]:
+        """How the dashboard names the pools of real work (a chat task: its bot specs)."""
+        return {}
+
+    def max_incorrect_golds(self) -> int:
+        """Failed gold units that disqualify a worker (the report marks them); 0: none."""
+        return 0

@@ -8,10 +8,11 @@ from collections.abc import Iterable, Mapping
 
 from collection_and_annotations.bots.agent_search import INTERNAL, agent_path, find_agent
 from collection_and_annotations.bots.base import Bot, BotContext
-from collection_and_annotations.bots.kinds import BOT_KINDS, kind_names
+from collection_and_annotations.bots.kinds import BOT_KINDS
 from collection_and_annotations.bots.limits import LIMIT_KEYS
 from collection_and_annotations.bots.model_opts import BotSpec, check_spec_problems
-from collection_and_annotations.errors import NotSupportedYet, UserError
+from collection_and_annotations.errors import UserError
+from collection_and_annotations.plugins import PluginError
 
 
 def kind_of(spec: BotSpec, context: BotContext) -> str:
@@ -45,8 +46,8 @@ def _build(spec: BotSpec, context: BotContext) -> Bot:
     kind = kind_of(spec, context)
     try:
         bot_class = BOT_KINDS.get(kind)
-    except NotSupportedYet:
-        raise spec.error(f"unknown type '{kind}' (known: {', '.join(kind_names())})",
+    except PluginError:
+        raise spec.error(f"unknown type '{kind}' (known: {', '.join(sorted(BOT_KINDS.names()))})",
                          "type") from None
     if spec.parsed is None:
         _check_keys(spec, kind, bot_class)

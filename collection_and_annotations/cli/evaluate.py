@@ -14,8 +14,13 @@ def _list_metrics(context: click.Context, _: click.Parameter, value: bool) -> No
     if not value or context.resilient_parsing:
         return
     from collection_and_annotations.metrics import default_registry
+    from collection_and_annotations.plugins import PluginError
 
-    for spec in default_registry():
+    try:
+        specs = list(default_registry())
+    except PluginError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for spec in specs:
         directions = set(spec.direction.values()) if spec.components else {spec.direction}
         direction = str(directions.pop()) if len(directions) == 1 else "mixed"
         click.echo(f"{spec.name:22} {spec.kind:16} {direction:9} {spec.description}")
@@ -108,13 +113,14 @@ def evaluate(
         read_jsonl,
     )
     from collection_and_annotations.metrics.mteval import external_spec
+    from collection_and_annotations.plugins import PluginError
 
     if conf is not None:
         metric_names, perf_metric, by = _from_conf(conf, metric_names, perf_metric, by)
     if not metric_names:
         raise click.UsageError("name the metrics with --metrics (or --conf with metrics.names)")
-    registry = default_registry()
     try:
+        registry = default_registry()
         for option in external:
             name, separator, command = option.partition("=")
             name, _, direction = name.strip().partition(":")
@@ -123,14 +129,11 @@ def evaluate(
                     f"expected NAME=COMMAND or NAME:lower=COMMAND, got {option!r}",
                     param_hint="--external",
                 )
-            registry.register(
-                external_spec(
-                    name,
-                    command,
-                    Direction.LOWER if direction else Direction.HIGHER,
-                    external_timeout,
-                )
+            spec = external_spec(
+                name, command, Direction.LOWER if direction else Direction.HIGHER,
+                external_timeout,
             )
+            registry.add(name, spec, origin=f"--external {name}")
         segments = read_jsonl(
             input_path,
             skip_invalid=skip_invalid,
@@ -145,7 +148,7 @@ def evaluate(
             registry=registry,
             progress=not no_progress,
         )
-    except MetricError as exc:
+    except (MetricError, PluginError) as exc:
         raise click.ClickException(str(exc)) from exc
     text = json.dumps(results, indent=2, ensure_ascii=False) + "\n"
     if output is None:

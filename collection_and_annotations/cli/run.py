@@ -91,9 +91,7 @@ def checked_provider(cfg: DictConfig) -> type[Provider]:
     """The conf's provider class, its own check passed (credentials) before anything is
     written or sent."""
     provider_cls = provider_class(cfg.mephisto.provider._provider_type)
-    check = getattr(provider_cls, "check", None)
-    if check is not None:
-        check(cfg)
+    provider_cls.check(cfg)
     return provider_cls
 
 
@@ -111,10 +109,8 @@ def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     blueprint = build_blueprint(cfg)
     check_services_supported(cfg)
     checked_provider(cfg)
-    check_bots = getattr(blueprint, "check_bots", None)
-    if check_bots is not None:
-        for warning in check_bots():
-            print(f"warning: {warning}", file=sys.stderr)
+    for warning in blueprint.check_bots():
+        print(f"warning: {warning}", file=sys.stderr)
     check_blocklists(cfg.mephisto.blueprint.worker_blocklist_paths,
                      cfg.mturk.worker_blocklist_paths)
     architect = cfg.mephisto.architect

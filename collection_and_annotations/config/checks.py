@@ -3,46 +3,20 @@
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from omegaconf import DictConfig, OmegaConf
 
+from collection_and_annotations.config.keys import declared
+from collection_and_annotations.config.schema import RunConfig
 from collection_and_annotations.errors import NotSupportedYet
-from collection_and_annotations.providers.external import completion_url_problem
 
 SUPPORTED_ARCHITECTS = ("local",)
-SUPPORTED_PROVIDERS = ("mock", "local", "prolific", "mturk", "mturk_sandbox", "external")
-TEN_YEARS = 10 * 365 * 24 * 3600
-
-
-@dataclass(frozen=True)
-class Range:
-    low: int
-    high: int | None = None
-    zero_means: str | None = None  # what 0 means when it is allowed, e.g. "no limit"
-
-    def describe(self) -> str:
-        low = f"{self.low} ({self.zero_means})" if self.zero_means else str(self.low)
-        return f"from {low} to {self.high}" if self.high is not None else f"{low} or more"
-
-
-RANGES: dict[str, Range] = {
-    "mephisto.architect.port": Range(1, 65535),
-    "mephisto.architect.server_processes": Range(1, 64),
-    "mephisto.task.allowed_concurrent": Range(0, zero_means="no limit"),
-    "mephisto.task.maximum_units_per_worker": Range(0, zero_means="no limit"),
-    "mephisto.task.max_num_concurrent_units": Range(0, zero_means="no limit"),
-    "mephisto.task.assignment_duration_in_seconds": Range(0, TEN_YEARS, "no limit"),
-    "mephisto.blueprint.annotation_duration_in_seconds": Range(0, TEN_YEARS),
-    "mephisto.blueprint.max_concurrent_responses": Range(1),
-    "monitoring_log_rate": Range(1),
-}
 
 
 def out_of_range(cfg: DictConfig) -> tuple[str, str] | None:
     """(key, reason) of the first value outside its range, or None."""
-    for key, allowed in RANGES.items():
+    for key, allowed in declared(RunConfig(), "range").items():
         value = OmegaConf.select(cfg, key)
         if value is None:
             continue
@@ -77,6 +51,8 @@ def bad_address(cfg: DictConfig) -> tuple[str, str] | None:
 def bad_completion_url(cfg: DictConfig) -> tuple[str, str] | None:
     """(key, reason) when the external provider's `completion_url` could not be filled in on
     submit (an unknown placeholder, a stray brace), or None."""
+    from collection_and_annotations.providers.external import completion_url_problem
+
     url = cfg.mephisto.provider.completion_url
     problem = completion_url_problem(str(url)) if url is not None else None
     key = "mephisto.provider.completion_url"
@@ -92,9 +68,11 @@ def check_services_supported(cfg: DictConfig) -> None:
             f"mephisto.architect._architect_type={architect!r} is not supported yet: this "
             "version serves the task itself; set mephisto.architect._architect_type=local (behind "
             "a proxy, add its host name to mephisto.architect.allowed_hosts)")
+    from collection_and_annotations.providers import PROVIDERS
+
     provider = cfg.mephisto.provider._provider_type
-    if provider not in SUPPORTED_PROVIDERS:
+    if provider not in PROVIDERS:
         raise NotSupportedYet(
             f"mephisto.provider._provider_type={provider!r} is not supported yet: use "
-            f"{', '.join(SUPPORTED_PROVIDERS)} (external: any platform that opens a link with "
+            f"{', '.join(PROVIDERS.names())} (external: any platform that opens a link with "
             "the worker's id in it, docs/providers.md)")

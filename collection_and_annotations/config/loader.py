@@ -39,6 +39,7 @@ _KEY_IN_MESSAGE = re.compile(r"full_key: ([\w.]+)")
 _CONVERSION = re.compile(r"Value '(.*)' (?:of type '\w+' could not be converted to (\w+)"
                          r"|is not a valid (bool))")
 _TYPE_NAMES = {"Integer": "a whole number", "Float": "a number", "Boolean": "true or false"}
+_MISSING_OPTION = re.compile(r"Could not find '(mephisto/\w+)/([^']*)'")
 
 
 def resolve_conf_path(conf: str) -> Path:
@@ -81,6 +82,8 @@ def _line_of_key(path: Path, dotted_key: str) -> int | None:
 def _explain(exc: Exception, path: Path, overrides: list[str]) -> UserError:
     """Turn a Hydra/OmegaConf error into one line naming the key, the file and its line."""
     message = str(exc.__cause__ or exc)
+    if missing := _MISSING_OPTION.search(message):
+        return _unknown_option(*missing.groups(), message, path)
     found = _KEY_IN_MESSAGE.search(message)
     key = found.group(1) if found else None
     if key is None and "Cannot merge" in message:  # a file's value of the wrong shape
@@ -116,6 +119,17 @@ def _explain(exc: Exception, path: Path, overrides: list[str]) -> UserError:
     else:
         reason = f"{message.splitlines()[0]} (key '{key}')"
     return _located(reason, key, path, overrides)
+
+
+def _unknown_option(group: str, name: str, message: str, path: Path) -> UserError:
+    """A defaults list naming a task kind, architect or provider that is not there."""
+    available = re.findall(r"^\t(\S+)$", message.split("Config search path")[0], re.M)
+    pattern = re.compile(rf"^\s*-?\s*/?{re.escape(group)}\s*:\s*{re.escape(name)}\s*$")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    line = next((n for n, text in enumerate(lines, start=1) if pattern.match(text)), None)
+    return UserError(f"unknown {group} '{name}' in the defaults list (available: "
+                     f"{', '.join(available)}); a plug-in's is there once its distribution is "
+                     "installed (docs/plugins.md)", path, line)
 
 
 def _unreadable_override(overrides: list[str]) -> str | None:
@@ -178,11 +192,12 @@ def _misshapen_key(values: Any, prefix: str = "") -> str | None:
 
 def _schema_shape(key: str) -> type | None:
     """dict or list when the schema types `key` as a mapping or a list."""
-    hint: Any = RunConfig
+    hint: Any = None
+    node: Any = RunConfig()  # its kinds' and providers' keys are in its instances' classes
     for part in key.split("."):
-        if not dataclasses.is_dataclass(hint):
+        if not dataclasses.is_dataclass(node):
             return None
-        hint = typing.get_type_hints(hint).get(part)
+        hint, node = typing.get_type_hints(type(node)).get(part), getattr(node, part, None)
         if typing.get_origin(hint) in (types.UnionType, typing.Union):  # X | None
             hint = next((a for a in typing.get_args(hint) if a is not type(None)), None)
     origin = typing.get_origin(hint) or hint

@@ -1,108 +1,79 @@
 """Typed schema of a run conf; keys and defaults follow the original project's confs.
 
 Hydra validates every conf against these dataclasses, so an unknown key fails with its name and
-a wrong type fails with the expected one.
+a wrong type fails with the expected one. The task, architect and database keys are declared
+here. Each task kind and provider declares its own keys: a dataclass subclassing
+`BlueprintConf` or `ProviderConf`, set as its class's `conf`. `mephisto.blueprint` and
+`mephisto.provider` hold the keys of every registered kind and provider, so a conf may switch
+either with `_blueprint_type` / `_provider_type` (even on the command line); each option of the
+`mephisto/blueprint` and `mephisto/provider` groups is named after one and has its defaults.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import typing
 from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 
 from collection_and_annotations import PACKAGE_DIR
+from collection_and_annotations.config.keys import TEN_YEARS, ranged, unused
 
 # Keys of the original blueprint and of Mephisto 1.x (TaskRunArgs, ArchitectArgs and its
 # local/heroku/ec2 kinds, ProviderArgs and its mturk/prolific/inhouse kinds) load, so their confs
-# run unchanged; those this version does not use default to None and warn when set
-# (config/accepted.py says why for each).
+# run unchanged; those this version does not use default to None and warn when set.
+NO_QUALIFICATIONS = "Mephisto qualifications are not built"
+BUILT_IN_PAGE = "the worker page is built in; task text comes from task_description and " \
+                "instructions_dir"
+LOCAL_LINKS = "workers come through local links"
+_SERVER = "this version serves the task itself (architect 'local')"
+_A_RUN_LASTS = "a run lasts until stopped or completed"
 
-# Mephisto 1.x's kinds: all compose; config/checks.py says which are served.
+# Mephisto 1.x's architects: all compose; config/checks.py says which are served.
 ARCHITECT_TYPES = ("local", "mock", "heroku", "ec2")
-PROVIDER_TYPES = ("mock", "local", "mturk", "mturk_sandbox", "prolific", "external", "inhouse")
+# Mephisto 1.x's providers not built here: they compose, so checks can refuse them by name.
+MEPHISTO_ONLY_PROVIDERS = ("inhouse",)
+# What a conf without a blueprint or provider in its defaults list runs, as Mephisto did.
+DEFAULT_BLUEPRINT, DEFAULT_PROVIDER = "behavior_analysis_blueprint", "mock"
 
 
 @dataclass
-class BlueprintConfig:
-    _blueprint_type: str = "behavior_analysis_blueprint"
-    # static annotation
-    do_external_annotations: bool = True
-    data_jsonl: str | None = None
-    units_path: str | None = None
-    annotations_config_path: str = "${task_dir}/task_config/annotation_buckets.json"
-    instructions_dir: str | None = None
-    annotation_duration_in_seconds: int = 3600
+class BlueprintConf:
+    """Keys every task kind has (the launcher reads them); a kind's conf subclasses it."""
+
+    _blueprint_type: str = DEFAULT_BLUEPRINT
     random_seed: int | None = None  # seeds each unit's presentation order (reproducible)
-    speaker_names: dict[str, str] = field(
-        default_factory=lambda: {"SPEAKER_X": "Bot", "SPEAKER_Y": "User"}
-    )
-    # a submit must answer at least one question of each dialogue (require rules aside)
-    allow_unanswered_dialogues: bool = False
-    # quality control
     block_qualification: str | None = None
     worker_blocklist_paths: str | None = None
-    use_screening_task: bool = False
-    passed_qualification_name: str | None = None
-    max_screening_units: int = 0
-    # training units a worker may start and see feedback on (an expired one counts)
-    screening_attempts: int = 1
-    screen_json: str | None = None
-    use_golds: bool = False
-    gold_qualification_base: str | None = None
-    gold_jsonl: str | None = None
-    min_golds: int = 0
-    max_incorrect_golds: int = 0
-    allowed_gold_mistakes: int = 0
-    max_gold_units: int | None = None  # gold units created per run; 0 or unset: a default
-    # after min_golds, one more gold unit per this many real units (the original: 4)
-    gold_every_n_units: int = 4
-    # a worker disqualified by failed golds: flag their real work since their last passed gold
-    # for review (exports carry `flagged_for_review`)
-    flag_for_review_on_gold_block: bool = True
-    # dialogue collection with bots
-    do_collect_dialogue: bool = False
-    model_opt_path: str | None = None
-    conversations_needed_string: str | None = None
-    num_bots: int = 1
-    num_turns: int = 6
-    max_resp_time: int = 3600
-    task_model_parallel: bool = True
-    check_acceptability: bool = False
-    include_persona: bool = False
-    conversation_start_mode: str = "hi"
-    do_interactive_online_annotations: Any = ""
-    do_interactive_offline_annotations: Any = field(default_factory=list)
-    max_concurrent_responses: int = 1  # bots generating at once (live chat)
-    offensive_words_path: str | None = None  # check_acceptability: a word list (one per line)
-    block_on_unacceptable: bool = False  # check_acceptability: block a worker who violates
     # LLM judges (docs/judges.md): nicknames of model_opt_path answering while served
     judges: list[str] = field(default_factory=list)
     judge_prompt_path: str | None = None  # the judges' prompt template (default: built in)
-    # accepted, not used (config/accepted.py)
-    context_seed: Any = None
-    units_per_assignment: Any = None
-    task_config_path: str | None = None
-    left_pane_text_path: str | None = None
-    chat_startup_instructions_path: str | None = None
-    final_rating_question: str | None = None
-    override_opt: dict[str, Any] | None = None
-    custom_source_dir: str | None = None
-    custom_source_bundle: str | None = None
-    world_file: str | None = None
-    preview_source: str | None = None
-    task_description_file: str | None = None
-    task_source_review: str | None = None
-    extra_source_dir: str | None = None
-    context_csv: str | None = None
-    context_jsonl: str | None = None
-    num_conversations: int | None = None
-    onboarding_qualification: str | None = None
-    onboard_task_data_path: str | None = None
-    max_onboard_time: int | None = None
-    tips_location: str | None = None
-    data_json: str | None = None
-    data_csv: str | None = None
+    # accepted, not used: Mephisto's onboarding and page options
+    onboarding_qualification: str | None = unused(NO_QUALIFICATIONS)
+    onboard_task_data_path: str | None = unused("onboarding is screening here: "
+                                                "use_screening_task and screen_json")
+    max_onboard_time: int | None = unused("onboarding is screening here")
+    task_config_path: str | None = unused("paths are written in full, e.g. with ${task_dir}")
+    left_pane_text_path: str | None = unused(BUILT_IN_PAGE)
+    custom_source_dir: str | None = unused(BUILT_IN_PAGE)
+    custom_source_bundle: str | None = unused(BUILT_IN_PAGE)
+    preview_source: str | None = unused(BUILT_IN_PAGE)
+    task_description_file: str | None = unused(BUILT_IN_PAGE)
+    task_source_review: str | None = unused(BUILT_IN_PAGE)
+    extra_source_dir: str | None = unused(BUILT_IN_PAGE)
+    tips_location: str | None = unused("worker tips are not built")
+
+
+@dataclass
+class ProviderConf:
+    """Keys every provider has; a provider's conf subclasses it."""
+
+    _provider_type: str = DEFAULT_PROVIDER
+    requester_name: str | None = unused(f"{LOCAL_LINKS}: no requester account is needed")
+    ui_base_url: str | None = unused(f"{LOCAL_LINKS}; links use mephisto.architect.hostname")
 
 
 @dataclass
@@ -113,17 +84,18 @@ class TaskConfig:
     task_reward: float = 0.0
     task_tags: str = ""
     # defaults as Mephisto's TaskRunArgs; 0 is no limit
-    allowed_concurrent: int = 0
-    assignment_duration_in_seconds: int = 1800
-    max_num_concurrent_units: int = 0
-    maximum_units_per_worker: int = 0
+    allowed_concurrent: int = ranged(0, 0, zero_means="no limit")
+    assignment_duration_in_seconds: int = ranged(1800, 0, TEN_YEARS, "no limit")
+    max_num_concurrent_units: int = ranged(0, 0, zero_means="no limit")
+    maximum_units_per_worker: int = ranged(0, 0, zero_means="no limit")
     # accepted, not used
-    task_lifetime_in_seconds: int | None = None
-    no_submission_patience: int | None = None
-    submission_timeout: int | None = None
-    post_install_script: str | None = None
-    force_rebuild: bool | None = None
-    resume_incomplete_run: bool | None = None
+    task_lifetime_in_seconds: int | None = unused(_A_RUN_LASTS)
+    no_submission_patience: int | None = unused(_A_RUN_LASTS)
+    submission_timeout: int | None = unused("a unit is done when its submission is stored")
+    post_install_script: str | None = unused(BUILT_IN_PAGE)
+    force_rebuild: bool | None = unused(BUILT_IN_PAGE)
+    resume_incomplete_run: bool | None = unused("a run with the same task_name always "
+                                                "continues")
     # a rejected unit's work goes back to the pool as a new unit (docs/providers.md)
     return_rejected_units: bool = False
 
@@ -132,8 +104,8 @@ class TaskConfig:
 class ArchitectConfig:
     _architect_type: str = "local"
     hostname: str = "localhost"
-    port: int = 3000
-    server_processes: int = 1
+    port: int = ranged(3000, 1, 65535)
+    server_processes: int = ranged(1, 1, 64)
     # more host names the server answers to (e.g. a proxy's); `*`: any
     allowed_hosts: list[str] | None = None
     # where workers and requesters reach the server, e.g. https://eval.example.org behind a
@@ -142,56 +114,90 @@ class ArchitectConfig:
     # addresses of reverse proxies whose X-Forwarded-For/-Proto headers are believed
     trusted_proxies: list[str] | None = None
     # accepted, not used: Mephisto's server kinds and its heroku/ec2 architects
-    server_type: str | None = None
-    server_source_path: str | None = None
-    should_run_server: bool | None = None
-    use_hobby: bool | None = None
-    heroku_team: str | None = None
-    heroku_app_name: str | None = None
-    heroku_config_args: dict[str, str] | None = None
-    instance_type: str | None = None
-    subdomain: str | None = None
-    profile_name: str | None = None
-    _deploy_type: str | None = None
-
-
-@dataclass
-class ProviderConfig:
-    _provider_type: str = "mock"
-    # external: the URL parameters naming the worker and the visit (docs/providers.md)
-    worker_id_param: str = "worker_id"
-    session_id_param: str = "assignment_id"
-    # external, prolific: the code a worker takes back; unset: external derives one per
-    # worker (HMAC), prolific one per task
-    completion_code: str | None = None
-    # external: where the worker goes on submit, `{code}` and `{worker_id}` filled in
-    completion_url: str | None = None
-    # mturk: days a HIT stays listed
-    mturk_hit_lifetime_days: int = 7
-    # accepted, not used: Mephisto's requester accounts, inhouse and prolific providers
-    requester_name: str | None = None
-    ui_base_url: str | None = None
-    prolific_external_study_url: str | None = None
-    prolific_id_option: str | None = None
-    prolific_estimated_completion_time_in_minutes: int = 10
-    prolific_eligibility_requirements: list[Any] | None = None
-    prolific_workspace_name: str | None = None
-    prolific_project_name: str | None = None
-    prolific_allow_list_group_name: str | None = None
-    prolific_block_list_group_name: str | None = None
+    server_type: str | None = unused(_SERVER)
+    server_source_path: str | None = unused(_SERVER)
+    should_run_server: bool | None = unused(_SERVER)
+    use_hobby: bool | None = unused(f"{_SERVER}; heroku is not supported")
+    heroku_team: str | None = unused(f"{_SERVER}; heroku is not supported")
+    heroku_app_name: str | None = unused(f"{_SERVER}; heroku is not supported")
+    heroku_config_args: dict[str, str] | None = unused(f"{_SERVER}; heroku is not supported")
+    instance_type: str | None = unused(f"{_SERVER}; ec2 is not supported")
+    subdomain: str | None = unused(f"{_SERVER}; ec2 is not supported")
+    profile_name: str | None = unused(f"{_SERVER}; ec2 is not supported")
+    _deploy_type: str | None = unused(f"{_SERVER}; ec2 is not supported")
 
 
 @dataclass
 class DatabaseConfig:
-    _database_type: str | None = None  # accepted, not used: see database_url
+    _database_type: str | None = unused("the database is set with database_url (SQLite under "
+                                        "data_dir by default)")
+
+
+def blueprint_option(name: str) -> BlueprintConf:
+    """The `mephisto/blueprint` option `name`: every kind's keys, with that kind's defaults."""
+    from collection_and_annotations.blueprints.registry import BLUEPRINTS
+
+    return _option(_blueprint_keys(), BLUEPRINTS.get(name).conf, _blueprint_type=name)
+
+
+def provider_option(name: str) -> ProviderConf:
+    """The `mephisto/provider` option `name`: every provider's keys, with its defaults."""
+    from collection_and_annotations.providers import PROVIDERS
+
+    conf = ProviderConf if name in MEPHISTO_ONLY_PROVIDERS else PROVIDERS.get(name).conf
+    return _option(_provider_keys(), conf, _provider_type=name)
+
+
+@functools.cache
+def _blueprint_keys() -> type[BlueprintConf]:
+    from collection_and_annotations.blueprints.registry import BLUEPRINTS
+
+    return _every_key(BlueprintConf, {name: BLUEPRINTS.get(name).conf
+                                      for name in BLUEPRINTS.names()})
+
+
+@functools.cache
+def _provider_keys() -> type[ProviderConf]:
+    from collection_and_annotations.providers import PROVIDERS
+
+    return _every_key(ProviderConf, {name: PROVIDERS.get(name).conf
+                                     for name in PROVIDERS.names()})
+
+
+def _every_key(base: type, confs: dict[str, type]) -> type:
+    """One dataclass holding the keys of all `confs` (subclasses of `base`); a key that two
+    of them declare must have one type in both."""
+    keys: dict[str, tuple[Any, dataclasses.Field, str]] = {}
+    for owner, conf in confs.items():
+        hints = typing.get_type_hints(conf)
+        for key in dataclasses.fields(conf):
+            hint, _, first = keys.setdefault(key.name, (hints[key.name], key, owner))
+            if hint != hints[key.name]:
+                from collection_and_annotations.plugins import PluginError
+
+                raise PluginError(f"'{key.name}' is {hint} for '{first}' but "
+                                  f"{hints[key.name]} for '{owner}': the same key must have "
+                                  "one type; rename one of them")
+    return dataclasses.make_dataclass(
+        f"Every{base.__name__}", bases=(base,),
+        fields=[(name, hint, field(default=key.default, default_factory=key.default_factory,
+                                   metadata=key.metadata))
+                for name, (hint, key, _) in keys.items()])
+
+
+def _option(every: type, conf: type, **values: Any) -> Any:
+    defaults = conf()
+    return every(**{**{key.name: getattr(defaults, key.name)
+                       for key in dataclasses.fields(conf)}, **values})
 
 
 @dataclass
 class MephistoConfig:
-    blueprint: BlueprintConfig = field(default_factory=BlueprintConfig)
+    blueprint: BlueprintConf = field(
+        default_factory=lambda: blueprint_option(DEFAULT_BLUEPRINT))
     task: TaskConfig = field(default_factory=TaskConfig)
     architect: ArchitectConfig = field(default_factory=ArchitectConfig)
-    provider: ProviderConfig = field(default_factory=ProviderConfig)
+    provider: ProviderConf = field(default_factory=lambda: provider_option(DEFAULT_PROVIDER))
     database: DatabaseConfig = field(default_factory=DatabaseConfig)
     log_level: str = "info"
 
@@ -218,26 +224,24 @@ class RunConfig:
     task_dir: str = str(PACKAGE_DIR)
     data_dir: str = "./data"
     database_url: str | None = None
-    monitoring_log_rate: int = 300
+    monitoring_log_rate: int = ranged(300, 1)
     # stop the server once every unit is completed (scripts); by default it stays up for the
     # dashboard until Ctrl-C
     exit_when_complete: bool = False
 
 
 def register_configs() -> None:
-    """Make the group options the original confs name in their defaults list resolvable."""
+    """Make the group options the original confs name in their defaults list resolvable: every
+    registered task kind and provider (plug-ins too), and Mephisto's other kinds."""
+    from collection_and_annotations.blueprints.registry import BLUEPRINTS
+    from collection_and_annotations.providers import PROVIDERS
+
     store = ConfigStore.instance()
     store.store(name="cep_run_config", node=RunConfig)
-    store.store(group="mephisto/blueprint", name="behavior_analysis_blueprint",
-                node=BlueprintConfig)
-    store.store(group="mephisto/blueprint", name="static_annotation", node=BlueprintConfig)
-    store.store(group="mephisto/blueprint", name="dialogue_collection",
-                node=BlueprintConfig(_blueprint_type="dialogue_collection",
-                                     do_collect_dialogue=True, do_external_annotations=False))
-    # Mephisto's other kinds compose too, so `check_services_supported` can refuse them by name.
+    for name in BLUEPRINTS.names():
+        store.store(group="mephisto/blueprint", name=name, node=blueprint_option(name))
     for name in ARCHITECT_TYPES:
         store.store(group="mephisto/architect", name=name,
                     node=ArchitectConfig(_architect_type=name))
-    for name in PROVIDER_TYPES:
-        store.store(group="mephisto/provider", name=name,
-                    node=ProviderConfig(_provider_type=name))
+    for name in (*PROVIDERS.names(), *MEPHISTO_ONLY_PROVIDERS):
+        store.store(group="mephisto/provider", name=name, node=provider_option(name))

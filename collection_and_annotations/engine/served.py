@@ -39,4 +39,4 @@ class ServedTask:
     def chats(self) -> bool:
         """Whether workers chat with bots in this task (its kind makes bots): the chat routes,
         the idle-chat sweep and the start-up repair of interrupted replies are for these."""
-        return getattr(self.blueprint, "make_bots", None) is not None
+        return self.blueprint.chats

@@ -46,9 +46,8 @@ def unit_view(
     """Everything the page shows for a unit, with this worker's latest draft (one query)."""
     with db.snapshot() as connection:
         unit = owned_unit(hot(connection).unit_view(connection, public_id, worker_id), worker_id)
-        unit_state = getattr(blueprint, "unit_state", None)
-        state = ({} if unit_state is None or unit.status != "assigned" else
-                 unit_state(connection, unit.id, unit.times_expired, unit.data, unit.layout))
+        state = ({} if unit.status != "assigned" else blueprint.unit_state(
+            connection, unit.id, unit.times_expired, unit.data, unit.layout))
     if unit.status == "assigned" and _submits_in_one_statement(db, blueprint, unit.pool):
         _VIEWED.keep(public_id, unit.for_submit())  # for the submit that follows
     seconds = None
@@ -136,14 +135,12 @@ def _store_submission(
             connection, unit_id=unit.id, worker_id=worker_id, task_run_id=unit.task_run_id,
             answers=stored_answers, timings=_timings(unit, now, timings),
             client_id=client_id, now=now)
-        after_submit = getattr(blueprint, "after_submit", None)
-        if after_submit is not None:
-            try:
-                outcome = after_submit(connection, replace(submitted, stored=stored_answers))
-            except SubmitRefused as exc:
-                raise WorkRefused(str(exc), exc.status, exc.problems) from None
-            if outcome:
-                extra.update(outcome)
+        try:
+            outcome = blueprint.after_submit(connection, replace(submitted, stored=stored_answers))
+        except SubmitRefused as exc:
+            raise WorkRefused(str(exc), exc.status, exc.problems) from None
+        if outcome:
+            extra.update(outcome)
         return "completed"
 
 
@@ -208,11 +205,8 @@ def _timings(unit: UnitWithData, now: datetime, client: dict[str, Any]) -> dict[
 
 def _stored(connection: Connection, blueprint: TaskBlueprint, unit: SubmittedUnit) -> Any:
     """What a valid submission stores (the same for a retry of it)."""
-    complete = getattr(blueprint, "complete_answers", None)
-    if complete is None:
-        return blueprint.stored_answers(unit.data, unit.layout, unit.answers)
     try:
-        return complete(connection, unit)
+        return blueprint.complete_answers(connection, unit)
     except SubmitRefused as exc:
         problems = exc.problems
         raise WorkRefused(_summary(problems) if problems else str(exc), exc.status,
@@ -234,12 +228,11 @@ def check_dialogue(
 ) -> dict[str, Any]:
     """Score one dialogue of a unit the task kind checks per dialogue (screening): this is
     the dialogue's submission, so the feedback it returns may name the expected answers."""
-    check = getattr(blueprint, "check_dialogue", None)
     with db.transaction() as connection:
         unit = owned_unit(hot(connection).lock_unit_with_data(connection, public_id), worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; nothing to check", 409)
-        result = None if check is None else check(connection, SubmittedUnit(
+        result = blueprint.check_dialogue(connection, SubmittedUnit(
             unit.id, unit.pool, unit.task_run_id, worker_id, unit.data, unit.layout, answers,
             unit.times_expired), dialogue_key)
         if result is None:  # the same answer for real and gold units: nothing to check

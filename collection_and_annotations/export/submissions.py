@@ -59,8 +59,6 @@ def whole_submissions(
     submissions (pool `judge`, with `judge`: its nickname) are left out unless asked for."""
     task = find_task(db, task_name)
     reader: ExportReader = blueprint_class(task.blueprint)
-    # a kind whose submissions store their own dialogues (live chat) reads them from there
-    stored_dialogues = getattr(reader, "exported_answers", None)
     query = (
         select(Submission, Unit.public_id, Unit.layout, Worker.pseudonym, Assignment.data,
                Unit.pool, UnitScore.mistakes, UnitScore.passed, ReviewDecision,
@@ -100,11 +98,8 @@ def whole_submissions(
             return
         for (submission, unit_id, layout, pseudonym, data, pool, mistakes, passed, decision,
              worker_key, run_id) in rows:
-            if stored_dialogues is not None:
-                dialogues, answers = stored_dialogues(submission.answers)
-            else:
-                dialogues = _with_source_fields(reader.export_dialogues(data, layout), data)
-                answers = submission.answers
+            shown = _with_source_fields(reader.export_dialogues(data, layout), data)
+            dialogues, answers = reader.exported_answers(submission.answers, shown)
             record = {
                 "task": task_name,
                 "task_kind": task.blueprint,

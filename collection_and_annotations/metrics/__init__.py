@@ -8,7 +8,7 @@ the server; `default_registry` lists the metrics. Agreement coefficients live in
 from collection_and_annotations.metrics.base import Direction, Kind, MetricError, MetricSpec
 from collection_and_annotations.metrics.compute import compute_metrics, macro_average
 from collection_and_annotations.metrics.inputs import InputError, read_jsonl
-from collection_and_annotations.metrics.registry import Registry, default_registry
+from collection_and_annotations.metrics.registry import default_registry
 
 __all__ = [
     "Direction",
@@ -16,7 +16,6 @@ __all__ = [
     "Kind",
     "MetricError",
     "MetricSpec",
-    "Registry",
     "compute_metrics",
     "default_registry",
     "macro_average",

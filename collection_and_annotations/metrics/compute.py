@@ -20,7 +20,8 @@ from collection_and_annotations.metrics.inputs import (
     segments_from_records,
     tag_values,
 )
-from collection_and_annotations.metrics.registry import Registry, default_registry
+from collection_and_annotations.metrics.registry import default_registry
+from collection_and_annotations.plugins import Registry
 
 _PROGRESS_SEGMENTS = 10_000
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collection_and_annotations.plugins import Registry
 
-PROVIDERS = Registry("collection_and_annotations.providers", "provider",
-                     "mephisto.provider._provider_type",
+PROVIDERS = Registry("provider", "providers", package="collection_and_annotations.providers",
+                     conf_key="mephisto.provider._provider_type",
                      aliases={"mock": "local", "mturk_sandbox": "mturk"})
 register_provider = PROVIDERS.register
 provider_class = PROVIDERS.get

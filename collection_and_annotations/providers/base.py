@@ -9,9 +9,11 @@ sends them, and `engine/provider_sync.py` retries what failed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from omegaconf import DictConfig
+
+from collection_and_annotations.config.schema import ProviderConf
 
 if TYPE_CHECKING:
     from collection_and_annotations.storage.database import Database
@@ -80,8 +82,13 @@ class Provider(Protocol):
     completion_varies: bool
     # whether bonuses are paid through the platform (else they are only recorded)
     pays: bool
+    # its conf keys (`mephisto.provider.*`): a dataclass subclassing ProviderConf
+    conf: ClassVar[type[ProviderConf]] = ProviderConf
 
-    # optional: `check(cfg)`, a classmethod run before anything is written (credentials)
+    @classmethod
+    def check(cls, cfg: DictConfig) -> None:
+        """Before anything is written or sent: what the provider needs is there (e.g. its
+        credentials); raise UserError when not."""
 
     @classmethod
     def create(cls, cfg: DictConfig, secret: str, public_url: str) -> Provider:
@@ -129,7 +136,7 @@ class Provider(Protocol):
         the worker gave up on the platform; None when the platform vouched at claim."""
 
 
-class NoPlatform:
+class NoPlatform(Provider):
     """Review actions for providers with no platform to tell (local and external links):
     decisions and bonuses are recorded here only, and paid by the requester by hand."""
 

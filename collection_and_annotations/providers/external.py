@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from dataclasses import dataclass
 from string import Formatter
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from omegaconf import DictConfig
 
+from collection_and_annotations.config.schema import ProviderConf
 from collection_and_annotations.providers import register_provider
 from collection_and_annotations.providers.base import (
     Completion,
@@ -58,8 +60,20 @@ def completion_url_problem(url: str) -> str | None:
     return None
 
 
+@dataclass
+class ExternalConf(ProviderConf):
+    # the URL parameters naming the worker and the visit (docs/providers.md)
+    worker_id_param: str = "worker_id"
+    session_id_param: str = "assignment_id"
+    # the code a worker takes back; unset: one derived per worker (HMAC)
+    completion_code: str | None = None
+    # where the worker goes on submit, `{code}` and `{worker_id}` filled in
+    completion_url: str | None = None
+
+
 @register_provider("external")
 class ExternalProvider(NoPlatform):
+    conf = ExternalConf
     completion_varies = True
 
     def __init__(self, secret: str, public_url: str, worker_param: str, session_param: str,

@@ -11,17 +11,20 @@ taken from the sandbox flag, never from the URL, so a forged `turkSubmitTo` lead
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from typing import Any
 from xml.sax.saxutils import escape
 
 from omegaconf import DictConfig
 
+from collection_and_annotations.config.schema import ProviderConf
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.providers import register_provider
 from collection_and_annotations.providers.base import (
     Completion,
     Identity,
     IdentityRefused,
+    Provider,
     ProviderError,
     Visit,
 )
@@ -67,8 +70,14 @@ def call(method: Any, **kwargs: Any) -> Any:
         raise ProviderError(f"cannot reach MTurk ({exc})") from None
 
 
+@dataclass
+class MTurkConf(ProviderConf):
+    mturk_hit_lifetime_days: int = 7  # days a HIT stays listed
+
+
 @register_provider("mturk")
-class MTurkProvider:
+class MTurkProvider(Provider):
+    conf = MTurkConf
     completion_varies = True
     pays = True
 

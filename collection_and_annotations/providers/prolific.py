@@ -13,13 +13,22 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from omegaconf import DictConfig
 
+from collection_and_annotations.config.keys import unused
+from collection_and_annotations.config.schema import LOCAL_LINKS, ProviderConf
 from collection_and_annotations.providers import register_provider
-from collection_and_annotations.providers.base import Completion, Identity, IdentityRefused, Visit
+from collection_and_annotations.providers.base import (
+    Completion,
+    Identity,
+    IdentityRefused,
+    Provider,
+    Visit,
+)
 from collection_and_annotations.providers.local import MAX_ID_LENGTH, LocalProvider
 from collection_and_annotations.providers.prolific_api import ProlificApi
 from collection_and_annotations.storage.database import Database
@@ -29,6 +38,7 @@ COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc="
 URL_PARAMETERS = ("PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}"
                   "&SESSION_ID={{%SESSION_ID%}}")
 MIN_REJECT_MESSAGE = 100
+_UNUSED = f"{LOCAL_LINKS}; the prolific provider does not use it (docs/providers.md)"
 REJECTION_CATEGORIES = ("TOO_QUICKLY", "TOO_SLOWLY", "FAILED_INSTRUCTIONS", "INCOMP_LONGITUDINAL",
                         "FAILED_CHECK", "LOW_EFFORT", "MALINGERING", "NO_CODE", "BAD_CODE",
                         "NO_DATA", "UNSUPP_DEVICE", "OTHER")
@@ -38,8 +48,24 @@ def study_setting(task_name: str) -> str:
     return f"prolific_study:{task_name}"[:64]
 
 
+@dataclass
+class ProlificConf(ProviderConf):
+    # the code a worker takes back; unset: one per task
+    completion_code: str | None = None
+    prolific_estimated_completion_time_in_minutes: int = 10
+    # accepted, not used: Mephisto's prolific provider's
+    prolific_external_study_url: str | None = unused(_UNUSED)
+    prolific_id_option: str | None = unused(_UNUSED)
+    prolific_eligibility_requirements: list[Any] | None = unused(_UNUSED)
+    prolific_workspace_name: str | None = unused(_UNUSED)
+    prolific_project_name: str | None = unused(_UNUSED)
+    prolific_allow_list_group_name: str | None = unused(_UNUSED)
+    prolific_block_list_group_name: str | None = unused(_UNUSED)
+
+
 @register_provider("prolific")
-class ProlificProvider:
+class ProlificProvider(Provider):
+    conf = ProlificConf
     completion_varies = False
     pays = True
 

@@ -127,13 +127,6 @@ def _attempts(connection: Connection, worker_id: int, task_id: int) -> int:
         "worker_id": worker_id, "task_id": task_id}).scalar_one()
 
 
-def first_route(settings: QualitySettings) -> list[str] | None:
-    """`route` for a worker seen for the first time (no qualification, no unit yet), when it
-    reads no database: None with screening (whether the run has a screening unit left is
-    read)."""
-    return None if settings.screening else _real_work(settings, {})
-
-
 def _real_work(settings: QualitySettings, done: Mapping[str, int]) -> list[str]:
     """Real work, with a gold unit first when the schedule says one is due (`done`: the
     worker's units in the task, per pool)."""

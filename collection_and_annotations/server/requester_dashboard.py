@@ -54,7 +54,7 @@ def _queue_refused(exc: QueueRefused) -> tuple[Response, int]:
 
 
 def _chat_pools(served: ServedTask) -> dict[str, str]:
-    return dict(getattr(served.blueprint, "pools", {})) if served.chats else {}
+    return served.blueprint.pool_labels()
 
 
 def _buckets(served: ServedTask) -> list[str]:
@@ -228,12 +228,11 @@ def report() -> Response:
     """The analysis report of the task so far (docs/analysis.md), as `analyze --task` writes
     it: a self-contained HTML file, computed on request."""
     served = _served()
-    quality = getattr(served.blueprint, "quality", None)
     # In its own process: seconds to a minute of statistics must not hold this server's
     # interpreter while workers wait.
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
         html = pool.submit(_report_html, served.db.url, served.task_name,
-                           getattr(quality, "max_incorrect_golds", 0)).result()
+                           served.blueprint.max_incorrect_golds()).result()
     return Response(html, mimetype="text/html", headers={
         "Content-Disposition": f'attachment; filename="{served.task_name}-report.html"'})
 

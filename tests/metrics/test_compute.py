@@ -13,7 +13,6 @@ from collection_and_annotations.metrics import (
     Kind,
     MetricError,
     MetricSpec,
-    Registry,
     compute_metrics,
     default_registry,
 )
@@ -190,8 +189,9 @@ def test_simultaneous_latency_validates_its_fields() -> None:
 
 
 def test_undefined_values_become_null() -> None:
-    registry = Registry(default_registry())
-    registry.register(MetricSpec("always_nan", Kind.RESPONSES, "nan", Direction.HIGHER, NanMetric))
+    registry = default_registry()
+    registry.add("always_nan", MetricSpec("always_nan", Kind.RESPONSES, "nan", Direction.HIGHER,
+                                          NanMetric))
     result = compute_metrics(PREDICTIONS, ["always_nan"], by=[], registry=registry)
     assert result["metrics"]["always_nan"]["value"] is None and result["perf"] is None
 
@@ -212,7 +212,11 @@ def test_registry_refuses_duplicates_and_bad_names() -> None:
     registry = default_registry()
     spec = registry.get("bleu")
     with pytest.raises(MetricError, match="already registered"):
-        registry.register(spec)
+        registry.add(spec.name, spec)
     with pytest.raises(MetricError, match="invalid metric name"):
-        Registry([MetricSpec("a.b", Kind.RESPONSES, "", Direction.HIGHER, spec.factory)])
+        registry.add("a.b", MetricSpec("a.b", Kind.RESPONSES, "", Direction.HIGHER, spec.factory))
     assert "bleu" in registry and [s.name for s in registry][0] == "bleu"
+    registry.add("always_nan", MetricSpec("always_nan", Kind.RESPONSES, "nan", Direction.HIGHER,
+                                          NanMetric))
+    assert "a.b" not in registry and "always_nan" in registry
+    assert "always_nan" not in default_registry()  # added for one use only

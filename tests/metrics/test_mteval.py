@@ -78,7 +78,8 @@ def test_client_over_the_server_equals_sacrebleu_overall_and_per_tag(
     serve_command: list[str],
 ) -> None:
     registry = default_registry()
-    registry.register(external_spec("served_bleu", serve_command, Direction.HIGHER, timeout=30))
+    registry.add("served_bleu",
+                 external_spec("served_bleu", serve_command, Direction.HIGHER, timeout=30))
     records = [
         {"hypothesis": h, "references": r, "tags": {"bot": bot}}
         for h, r, bot in zip(HYPOTHESES, REFERENCES, ["a", "b", "a"], strict=True)

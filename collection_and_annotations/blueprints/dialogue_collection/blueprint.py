@@ -18,6 +18,7 @@ from collection_and_annotations.blueprints.base import (
     NoWork,
     SubmitRefused,
     SubmittedUnit,
+    TaskBlueprint,
     WorkerContext,
 )
 from collection_and_annotations.blueprints.dialogue_collection.acceptability import (
@@ -31,6 +32,7 @@ from collection_and_annotations.blueprints.dialogue_collection.annotations impor
 from collection_and_annotations.blueprints.dialogue_collection.annotations import (
     stored_answers as stored_offline,
 )
+from collection_and_annotations.blueprints.dialogue_collection.conf import DialogueCollectionConf
 from collection_and_annotations.blueprints.dialogue_collection.quotas import (
     balanced_pools,
     pool_of,
@@ -65,8 +67,9 @@ from collection_and_annotations.storage.models import Submission
 
 
 @register_blueprint("dialogue_collection")
-class DialogueCollectionBlueprint:
-    name = "dialogue_collection"
+class DialogueCollectionBlueprint(TaskBlueprint):
+    conf = DialogueCollectionConf
+    chats = True
 
     def __init__(self, blueprint_cfg: DictConfig, task_name: str):
         if not blueprint_cfg.model_opt_path:
@@ -176,14 +179,6 @@ class DialogueCollectionBlueprint:
                          "max_resp_time": self.rules.max_resp_time,
                          "conversation_start_mode": self.rules.start_mode}}
 
-    def stored_answers(self, data: dict[str, Any], layout: dict[str, Any] | None,
-                       answers: Any) -> Any:
-        raise NotImplementedError("chat submissions are completed by complete_answers")
-
-    def check_submission(self, data: dict[str, Any], layout: dict[str, Any] | None,
-                         answers: Any) -> list[dict[str, Any]]:
-        return []  # checked against the conversations, in complete_answers
-
     def complete_answers(self, connection: Connection, unit: SubmittedUnit) -> dict[str, Any]:
         """Check the offline answers against the conversations the worker had and store them
         with those conversations (ids, bots, online labels), shaped like a static submission:
@@ -230,14 +225,13 @@ class DialogueCollectionBlueprint:
         if self.block_on_unacceptable:
             grant(connection, unit.worker_id, self.block)
 
-    @staticmethod
-    def export_dialogues(data: dict[str, Any], layout: dict[str, Any] | None
-                         ) -> list[dict[str, Any]]:
-        return []  # a chat submission stores its own (`exported_answers`)
+    def pool_labels(self) -> dict[str, str]:
+        return dict(self.pools)
 
     @staticmethod
-    def exported_answers(stored: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
-        """The dialogues and answers of a stored chat submission, as exports read them."""
+    def exported_answers(stored: dict[str, Any], dialogues: list[dict[str, Any]]
+                         ) -> tuple[list[dict[str, Any]], Any]:
+        """A chat submission stores its own dialogues (the conversations) with the answers."""
         return stored["dialogues"], stored["answers"]
 
     export_rows = staticmethod(export_rows)

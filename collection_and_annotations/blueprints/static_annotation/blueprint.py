@@ -11,10 +11,10 @@ from omegaconf import DictConfig
 from sqlalchemy import Connection
 
 from collection_and_annotations.blueprints.base import (
-    QUALITY_POOLS,
     SCREENING_POOL,
     AssignmentPlan,
     SubmittedUnit,
+    TaskBlueprint,
     WorkerContext,
 )
 from collection_and_annotations.blueprints.registry import register_blueprint
@@ -25,6 +25,7 @@ from collection_and_annotations.blueprints.static_annotation.answers import (
 )
 from collection_and_annotations.blueprints.static_annotation.buckets import Bucket, load_buckets
 from collection_and_annotations.blueprints.static_annotation.comparisons import with_choices
+from collection_and_annotations.blueprints.static_annotation.conf import StaticAnnotationConf
 from collection_and_annotations.blueprints.static_annotation.export_rows import (
     export_dialogues,
     export_rows,
@@ -54,8 +55,8 @@ def _public_turns(turns: list[list[Any]]) -> list[dict[str, Any]]:
 
 
 @register_blueprint("static_annotation")
-class StaticAnnotationBlueprint:
-    name = "static_annotation"
+class StaticAnnotationBlueprint(TaskBlueprint):
+    conf = StaticAnnotationConf
     export_dialogues = staticmethod(export_dialogues)
     export_rows = staticmethod(export_rows)
 
@@ -111,9 +112,6 @@ class StaticAnnotationBlueprint:
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         return quality.route(connection, self.quality, worker)
 
-    def new_worker_pools(self) -> list[str] | None:
-        return quality.first_route(self.quality)
-
     def unit_kind(self, pool: str) -> str:
         """Gold units are served as real work: nothing tells them apart."""
         return "screening" if pool == SCREENING_POOL else "annotation"
@@ -125,9 +123,8 @@ class StaticAnnotationBlueprint:
     def after_submit(self, connection: Connection, unit: SubmittedUnit) -> dict[str, Any] | None:
         return quality.after_submit(connection, self.quality, self.buckets, unit)
 
-    def after_submit_writes(self, pool: str) -> bool:
-        """Only screening and gold units are scored at submit."""
-        return pool in QUALITY_POOLS
+    def max_incorrect_golds(self) -> int:
+        return self.quality.max_incorrect_golds
 
     def _views(self, data: dict[str, Any]) -> list[DialogueView]:
         return [
