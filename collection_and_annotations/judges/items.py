@@ -129,6 +129,10 @@ class _JudgedChats:
     def check_submission(self, *_args: Any) -> list[dict[str, Any]]:
         return []  # checked against the conversations, in complete_answers
 
+    def after_submit(self, *_args: Any) -> None:
+        """A judge's answers score nobody and tell nobody anything."""
+        return None
+
 
 class ChatItems:
     """Dialogue collection: one item per submitted chat unit of a person, asked the offline
