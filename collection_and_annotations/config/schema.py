@@ -131,6 +131,9 @@ class ArchitectConfig:
     hostname: str = "localhost"
     port: int = 3000
     server_processes: int = 1
+    # true: serve the run another launcher of this conf serves already (PostgreSQL only;
+    # docs/several-machines.md); false: a second launcher of the task is refused
+    join: bool = False
     # more host names the server answers to (e.g. a proxy's); `*`: any
     allowed_hosts: list[str] | None = None
     # where workers and requesters reach the server, e.g. https://eval.example.org behind a
