@@ -5,7 +5,6 @@ waits on a row lock."""
 
 from __future__ import annotations
 
-import gzip
 import socket
 import threading
 import time

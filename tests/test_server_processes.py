@@ -86,7 +86,7 @@ def test_a_server_process_that_dies_is_replaced(tmp_path, postgres_url):
     try:
         _, servers = _servers(run)
         os.kill(servers[0], signal.SIGKILL)
-        run.wait_for(rf"server process (\d+) started in place of one that ended", timeout=10)
+        run.wait_for(r"server process (\d+) started in place of one that ended", timeout=10)
         assert servers[1] in _servers(run, without=servers[0])[1]
         for n in range(40):  # every request lands on a live process
             reply = httpx.post(f"http://127.0.0.1:{port}/api/claim",

@@ -87,7 +87,8 @@ def test_entry_link_claim_and_completion_redirect(task_for, fake_prolific):
     task = _task(task_for, fake_prolific)
     entered = task.client.get("/api/enter?PROLIFIC_PID=p1&STUDY_ID=study1&SESSION_ID=s1")
     assert entered.status_code == 302 and "worker_id=p1" in entered.headers["location"]
-    assert "assignment_id=s1" in entered.headers["location"] and "sig=" in entered.headers["location"]
+    location = entered.headers["location"]
+    assert "assignment_id=s1" in location and "sig=" in location
     other = task.client.get("/api/enter?PROLIFIC_PID=p1&STUDY_ID=elsewhere&SESSION_ID=s1")
     assert other.status_code == 403
     _, submitted = _visit(task, fake_prolific, "p1", "s1")

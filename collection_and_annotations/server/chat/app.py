@@ -123,6 +123,7 @@ class Chat:
 
     async def start(self, request: Request) -> Response:
         worker_id, unit = self._worker(request), request.path_params["unit"]
+        await self._body(request)  # checked as every request's, though nothing of it is used
         runner = await self._runner()
         job, state = await self.in_thread(chat.start, self.db, unit, worker_id, self.rules,
                                           runner.live_text)
@@ -170,6 +171,7 @@ class Chat:
 
     async def retry(self, request: Request) -> Response:
         worker_id, unit = self._worker(request), request.path_params["unit"]
+        await self._body(request)
         runner = await self._runner()
         runner.run(await self.in_thread(chat.retry, self.db, unit, worker_id))
         return _json({}, 202)
