@@ -13,10 +13,14 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat_conf
-from helpers import dialogue, live_server, write_task
+from helpers import app_client, dialogue, live_server, write_task
 from sqlalchemy import create_engine, text
+from starlette.requests import Request
+from starlette.routing import Route
 
+from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.server import guard
+from collection_and_annotations.server.app import create_app
 from collection_and_annotations.server.auth import requester_token
 
 
@@ -177,3 +181,19 @@ def test_the_event_loop_answers_while_a_step_waits_on_a_row_lock(tmp_path, open_
             assert submitted.result().status_code in (200, 503)
         engine.dispose()
         assert slowest < 0.1
+
+
+def test_a_step_that_waited_too_long_for_a_lock_says_when_to_come_back(served):
+    """The engine refuses a step that waited past its lock timeout with 503 and how long to
+    wait: the answer carries it as Retry-After."""
+    app = create_app(served)
+
+    async def busy(_request: Request) -> None:
+        refused = WorkRefused("the unit is busy; try again in a moment", 503)
+        refused.retry_after = 2  # type: ignore[attr-defined]
+        raise refused
+
+    app.router.routes.insert(0, Route("/api/busy", busy))
+    reply = app_client(app).get("/api/busy")
+    assert reply.status_code == 503 and reply.headers["Retry-After"] == "2"
+    assert reply.json() == {"error": "the unit is busy; try again in a moment"}

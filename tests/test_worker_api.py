@@ -1,4 +1,4 @@
-"""Worker and requester API over the Flask app, against a real database."""
+"""Worker and requester API over the app, against a real database."""
 
 from __future__ import annotations
 
