@@ -256,11 +256,12 @@ async def annotator(port: int, n: int, record: Recorder, think: float,
         await connection.close()
 
 
-async def run_clients(port: int, clients: int, think: float, screening: bool = False
+async def run_clients(ports: list[int], clients: int, think: float, screening: bool = False
                       ) -> tuple[Recorder, float]:
+    """The annotators, spread over the launchers' `ports` in turn."""
     record = Recorder()
     start = time.perf_counter()
-    await asyncio.gather(*(annotator(port, n, record, think, screening)
+    await asyncio.gather(*(annotator(ports[n % len(ports)], n, record, think, screening)
                            for n in range(clients)))
     return record, time.perf_counter() - start
 
@@ -271,37 +272,32 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def measure(checkout: Path, clients: int, db: str, processes: int,
-            think: float, synchronous_commit: str = "on", screening: bool = False
-            ) -> dict[str, object]:
-    """One load run against `welcome.py` of `checkout`; the figures as a dict."""
+            think: float, synchronous_commit: str = "on", screening: bool = False,
+            launchers: int = 1) -> dict[str, object]:
+    """One load run against `welcome.py` of `checkout` (`launchers` of them serving one run,
+    mephisto.architect.join: PostgreSQL only); the figures as a dict."""
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         conf = write_task(folder, clients, screening)
-        port, pg_name = free_port(), None
+        ports, pg_name = [free_port() for _ in range(launchers)], None
         url = f"sqlite:///{folder / 'data' / 'cep.sqlite3'}"
         if db == "postgres":
             url, pg_name = postgres_database(synchronous_commit)
-        server = subprocess.Popen(
-            [str(python_for(checkout)), str(checkout / "welcome.py"), f"conf={conf}",
-             f"mephisto.architect.port={port}", f"data_dir={folder / 'data'}",
-             f"database_url={url}", f"mephisto.architect.server_processes={processes}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        )
+        servers: list[subprocess.Popen] = []
         try:
-            base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    httpx.get(f"{base}/api/health", timeout=1).raise_for_status()
-                    break
-                except httpx.HTTPError as exc:
-                    if server.poll() is not None or time.monotonic() > deadline:
-                        raise SystemExit("server did not start:\n" + server.stderr.read()) from exc
-                    time.sleep(0.2)
-            cpu_before, busy_before = tree_cpu_seconds(server.pid), busy_cpu_seconds()
+            for port in ports:  # one after the other: the first starts the run
+                servers.append(subprocess.Popen(
+                    [str(python_for(checkout)), str(checkout / "welcome.py"), f"conf={conf}",
+                     f"mephisto.architect.port={port}", f"data_dir={folder / 'data'}",
+                     f"database_url={url}", f"mephisto.architect.server_processes={processes}",
+                     *(["mephisto.architect.join=true"] if launchers > 1 else [])],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+                wait_until_serving(servers[-1], f"http://127.0.0.1:{port}")
+            cpu_before = sum(tree_cpu_seconds(server.pid) for server in servers)
+            busy_before = busy_cpu_seconds()
             postgres_before, client_before = postgres_cpu_seconds(), cpu_seconds(os.getpid())
-            record, wall = asyncio.run(run_clients(port, clients, think, screening))
-            cpu = tree_cpu_seconds(server.pid) - cpu_before
+            record, wall = asyncio.run(run_clients(ports, clients, think, screening))
+            cpu = sum(tree_cpu_seconds(server.pid) for server in servers) - cpu_before
             postgres_cpu = postgres_cpu_seconds() - postgres_before
             client_cpu = cpu_seconds(os.getpid()) - client_before
             busy = busy_cpu_seconds() - busy_before
@@ -312,12 +308,14 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
                 total = connection.scalar(select(func.count()).select_from(Submission))
             engine.dispose()
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            for server in servers:
+                server.terminate()
+            for server in servers:
+                try:
+                    server.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait()
             if pg_name:
                 drop_postgres(pg_name)
     every = [x for values in record.latencies.values() for x in values]
@@ -336,6 +334,18 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
 
 
 REAL_WORK = ("claim", "unit", "draft", "submit")  # the requests both modes make
+
+
+def wait_until_serving(server: subprocess.Popen, base: str) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(f"{base}/api/health", timeout=1).raise_for_status()
+            return
+        except httpx.HTTPError as exc:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("server did not start:\n" + server.stderr.read()) from exc
+            time.sleep(0.2)
 
 
 
@@ -368,6 +378,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", "-c", type=int, default=100)
     parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument("--launchers", type=int, default=1,
+                        help="launchers serving one run (mephisto.architect.join; needs --db "
+                             "postgres), each with --processes; annotators spread over them")
     parser.add_argument("--processes", type=int, default=1,
                         help="server processes (mephisto.architect.server_processes; "
                              "more than 1 needs --db postgres)")
@@ -388,6 +401,8 @@ def main() -> int:
                              "(2 processes) alternately, --repeat rounds, and report "
                              "PostgreSQL's submissions/s against SQLite's in each round")
     args = parser.parse_args()
+    if args.launchers > 1 and args.db != "postgres":
+        parser.error("several launchers serve one run through PostgreSQL: add --db postgres")
     if sum((args.screening, bool(args.before), args.parity)) > 1:
         parser.error("--screening, --before and --parity are separate comparisons; pick one")
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -409,7 +424,7 @@ def main() -> int:
         results = []
         for name, directory, screening in modes:
             figures = measure(directory, args.clients, args.db, args.processes, args.think,
-                              args.synchronous_commit, screening)
+                              args.synchronous_commit, screening, args.launchers)
             print(f"{name} (run {run + 1}):")
             report(figures, args.clients)
             failed |= bool(figures["record"].errors or figures["missing"])

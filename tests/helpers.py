@@ -11,15 +11,22 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import uvicorn
+from starlette.testclient import TestClient
+
 from collection_and_annotations import PACKAGE_DIR
-from collection_and_annotations.server.greenlet_pool import GreenletPool
-from collection_and_annotations.server.http import HttpService, listening_socket
+from collection_and_annotations.server.http import (
+    HostNames,
+    HttpService,
+    listening_socket,
+    uvicorn_options,
+)
 
 REPO = PACKAGE_DIR.parent
 BUCKETS = PACKAGE_DIR / "task_config" / "annotation_buckets.json"
@@ -33,10 +40,25 @@ def run_coroutine(coroutine: Coroutine[Any, Any, Any], timeout: float = 30) -> A
 
 
 @contextmanager
-def serving(server: Any) -> Iterator[int]:
-    """An in-process server of `server/http.py` (`uvicorn_server`) answering on a free
-    loopback port in a thread of its own until the block ends; yields the port."""
+def live_server(served: Any, hosts: HostNames | None = None) -> Iterator[str]:
+    """A served task behind the whole HTTP stack the launcher runs (`server/http.py`,
+    `HttpService`: the worker API, the requester API and, for chat tasks, the chat routes) on
+    a free loopback port until the block ends; yields its base URL."""
+    port = free_port()
+    service = HttpService(served, "127.0.0.1", port, hosts=hosts)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        service.stop()
+
+
+@contextmanager
+def serving(app: Any, trusted_proxies: list[str] | None = None) -> Iterator[str]:
+    """`app` served by uvicorn as the launcher sets it up, on a free loopback port in a thread
+    of its own until the block ends; yields its base URL."""
     sock = listening_socket("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(app, **uvicorn_options(
+        trusted_proxies=trusted_proxies)))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
@@ -45,23 +67,10 @@ def serving(server: Any) -> Iterator[int]:
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError("the in-process server did not start")
             time.sleep(0.02)
-        yield sock.getsockname()[1]
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
         thread.join(10)
-
-
-@contextmanager
-def live_server(served: Any) -> Iterator[str]:
-    """A served task behind the whole HTTP stack the launcher runs (`server/http.py`,
-    `HttpService`: the worker API, the requester API and, for chat tasks, the chat routes) on
-    a free loopback port until the block ends; yields its base URL."""
-    port = free_port()
-    service = HttpService(served, "127.0.0.1", port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        service.stop()
 
 
 def free_port() -> int:
@@ -144,27 +153,7 @@ class Running:
                                          + "".join(self.lines)) from None
 
 
-def run_in_greenlets(slots: int, *calls: Callable[[], Any]) -> tuple[list[Any], int]:
-    """Each call at once in a greenlet pool of `slots` (server/greenlet_pool.py): their
-    results (or exceptions), in order, and how many times the event loop ran a 10 ms ticker
-    meanwhile."""
-    async def main() -> tuple[list[Any], int]:
-        pool = GreenletPool(slots, "test")
-        ticks = 0
-
-        async def tick() -> None:
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.01)
-                ticks += 1
-
-        ticker = asyncio.create_task(tick())
-        try:
-            results = await asyncio.gather(*(pool.run(call) for call in calls),
-                                           return_exceptions=True)
-        finally:
-            ticker.cancel()
-            await pool.aclose()
-        return results, ticks
-
-    return run_coroutine(main())
+def app_client(app: Any) -> TestClient:
+    """Starlette's test client for `app`, as a browser on this machine calls it (the Host
+    check allows localhost)."""
+    return TestClient(app, base_url="http://localhost", follow_redirects=False)

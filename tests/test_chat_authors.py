@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat_conf
-from helpers import REPO, write_task
+from helpers import REPO, app_client, write_task
 
 from collection_and_annotations.server.app import create_app
 
@@ -52,8 +52,8 @@ def test_the_author_of_a_chat_is_never_served_it_to_annotate(tmp_path, database_
         exported.with_name("chats_units.json").read_text()), task_name="rate",
         raw_lines=lines, task={"allowed_concurrent": 0})
     served = open_conf(str(conf), database_url)
-    client = create_app(served).test_client()
+    client = app_client(create_app(served))
     refused = client.post("/api/claim", json={"worker_id": "author", "assignment_id": "r1"})
-    assert refused.status_code == 409 and "no more work" in refused.get_json()["error"]
+    assert refused.status_code == 409 and "no more work" in refused.json()["error"]
     other = client.post("/api/claim", json={"worker_id": "someone", "assignment_id": "r1"})
     assert other.status_code == 200

@@ -23,17 +23,15 @@ def _state(respond_by: str | None = None) -> dict[str, Any]:
 async def _stream(state: dict[str, Any], events: list[bytes], end_after: float | None = None,
                   read: Any = None) -> list[bytes]:
     mailbox = Mailbox()
-    writes: list[bytes] = []
-
-    async def send(message: dict[str, Any]) -> None:
-        writes.append(message["body"])
-
     for event in events:
         mailbox.put(event)
     if end_after is not None:
         asyncio.get_running_loop().call_later(end_after, mailbox.put, END)
-    await asyncio.wait_for(EventStream(mailbox, send, read, 600).run(state), 10)
-    return writes
+
+    async def chunks() -> list[bytes]:
+        return [chunk async for chunk in EventStream(mailbox, read, 600).events(state)]
+
+    return await asyncio.wait_for(chunks(), 10)
 
 
 

@@ -3,7 +3,7 @@ takes them (a new worker's first claim, a known worker's, the locked one), throu
 
 from __future__ import annotations
 
-from helpers import write_task
+from helpers import app_client, write_task
 
 from collection_and_annotations.server.app import create_app
 
@@ -24,15 +24,15 @@ def _served_order(open_conf, folder, database_url: str, *overrides: str) -> list
     conf = write_task(folder, _lines(), {f"g{i}": 1 for i in range(UNITS)},
                       task={"allowed_concurrent": 0})
     served = open_conf(str(conf), database_url, *overrides)
-    client = create_app(served).test_client()
+    client = app_client(create_app(served))
     order = []
     for n in range(UNITS):
         worker, visit = (f"new{n}", "a1") if n < UNITS // 2 else ("known", f"visit{n}")
         claimed = client.post("/api/claim", json={"worker_id": worker, "assignment_id": visit})
-        assert claimed.status_code == 200, claimed.get_json()
-        body = claimed.get_json()
+        assert claimed.status_code == 200, claimed.json()
+        body = claimed.json()
         unit = client.get(f"/api/units/{body['unit_id']}",
-                          headers={"Authorization": f"Bearer {body['token']}"}).get_json()
+                          headers={"Authorization": f"Bearer {body['token']}"}).json()
         order.append(int(unit["dialogues"][0]["turns"][0]["text"].removeprefix("line ")))
     served.db.dispose()
     return order

@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from helpers import dialogue, write_task
+from helpers import app_client, dialogue, write_task
 from sqlalchemy import text
 from test_export import _submit_one
 
@@ -52,12 +52,12 @@ def test_cli_and_api_exports_survive_bad_rows(tmp_path, database_url, open_conf)
         assert result.returncode == 0, result.stderr
         outputs[fmt] = (tmp_path / fmt).read_text(encoding="utf-8")
 
-    client = create_app(served).test_client()
+    client = app_client(create_app(served))
     auth = {"Authorization": f"Bearer {requester_token(served.secret)}"}
     for fmt in ("csv", "jsonl", "items-jsonl", "json"):
         reply = client.get(f"/api/requester/submissions?format={fmt}", headers=auth)
-        assert reply.status_code == 200, reply.get_data(as_text=True)
-        outputs[f"api-{fmt}"] = reply.get_data().decode("utf-8")
+        assert reply.status_code == 200, reply.text
+        outputs[f"api-{fmt}"] = reply.content.decode("utf-8")
 
     for name in ("jsonl", "submissions", "api-jsonl", "api-items-jsonl"):
         records = [_strict(line) for line in outputs[name].splitlines()]

@@ -1,18 +1,15 @@
 """The worker API's hot path on both databases: its driver SQL stores exactly what the ORM
-stores, a request thread keeps its connections, and a worker's steps have threads of their own."""
+stores, and a request thread keeps its connections."""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import threading
 import time
 from datetime import timedelta
 
-import httpx
 import pytest
-from flask import Flask
-from helpers import dialogue, run_coroutine, serving, write_task
+from helpers import dialogue, write_task
 from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
@@ -20,9 +17,6 @@ from collection_and_annotations.engine.allocation import ClaimRefused, claim_uni
 from collection_and_annotations.engine.driver_sql import driver_cursor
 from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
-from collection_and_annotations.server.http import uvicorn_server
-from collection_and_annotations.server.thread_pool import ThreadPool
-from collection_and_annotations.server.wsgi_pool import WsgiPool
 from collection_and_annotations.storage.database import Database, reused_connections
 from collection_and_annotations.storage.models import Draft, Submission, Unit, iso_utc, utcnow
 
@@ -201,93 +195,6 @@ def test_held_connections_close_when_the_block_ends(database_url):
     thread.start()
     thread.join(30)
     assert len(held) == 2 and all(c.closed for c in held)
-    db.dispose()
-
-
-def test_pool_threads_reuse_connections(database_url):
-    """The thread pool the server runs requests on holds its connections between calls."""
-    db = Database(database_url)
-    db.migrate()
-
-    def connection_used() -> object:
-        with db.snapshot() as connection:
-            return connection
-
-    async def twice() -> list[object]:
-        pool = ThreadPool(1, "test")
-        try:
-            return [await pool.run(connection_used), await pool.run(connection_used)]
-        finally:
-            pool.shutdown()
-
-    first, second = run_coroutine(twice())
-    assert first is second
-    db.dispose()
-
-
-def test_worker_steps_are_not_held_up_by_other_requests():
-    """A lane's requests run on their own threads: a slow request elsewhere (a requester's
-    large export) does not delay a worker's step, even with one thread for everything else."""
-    release = threading.Event()
-
-    def app(environ, start_response):
-        if environ["PATH_INFO"] == "/slow":
-            release.wait(10)
-        start_response("200 OK", [("Content-Type", "text/plain")])
-        return [environ["PATH_INFO"].encode()]
-
-    def scope(path: str) -> dict:
-        return {"type": "http", "method": "GET", "path": path, "query_string": b"",
-                "headers": [], "http_version": "1.1"}
-
-    async def requests() -> tuple[float, list[str]]:
-        pool = WsgiPool(app, 1, (("/api/units/",), ThreadPool(1, "lane")))
-        answered: list[str] = []
-
-        async def call(path: str) -> None:
-            async def send(message: dict) -> None:
-                if message["type"] == "http.response.body":
-                    answered.append(message["body"].decode())
-
-            await pool(scope(path), b"", send)
-
-        slow = asyncio.ensure_future(call("/slow"))
-        await asyncio.sleep(0.1)
-        started = time.monotonic()
-        await asyncio.wait_for(call("/api/units/u1"), 5)
-        waited = time.monotonic() - started
-        release.set()
-        await slow
-        await pool.aclose()
-        return waited, answered
-
-    waited, answered = run_coroutine(requests())
-    assert waited < 2 and answered == ["/api/units/u1", "/slow"]
-
-
-def test_stopping_the_server_closes_its_threads_connections(database_url):
-    """The request threads end with the server and close what they held (a test suite or a
-    `serve` that restarts must not leak a connection per thread)."""
-    db = Database(database_url)
-    db.migrate()
-    used: list[object] = []
-    app = Flask(__name__)
-    app.config["MAX_CONTENT_LENGTH"] = 1000
-
-    @app.get("/api/units/read")
-    def read():  # type: ignore[no-untyped-def]
-        with db.snapshot() as connection:
-            used.append(connection)
-            return {"one": connection.execute(text("SELECT 1")).scalar()}
-
-    with serving(uvicorn_server(app, worker_steps=ThreadPool(2, "steps"))) as port:
-        for _ in range(4):
-            assert httpx.get(f"http://127.0.0.1:{port}/api/units/read").json() == {"one": 1}
-        assert used and not any(c.closed for c in used)
-    deadline = time.monotonic() + 5
-    while not all(c.closed for c in used) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert all(c.closed for c in used)
     db.dispose()
 
 

@@ -1,41 +1,35 @@
-"""The serving stack in process, over a real socket: request deadline (408), body and head
-limits (413, 400), compressed JSON, and idle connections that cost no thread."""
+"""The serving stack over a real socket: a body's deadline (408) and size (413, the chat's
+smaller), a NUL in the address (400), compressed JSON, a chat stream that keeps streaming
+while many slow requests are in flight, and an event loop that answers while a worker's step
+waits on a row lock."""
 
 from __future__ import annotations
 
-import gzip
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from flask import Flask, jsonify, request
-from helpers import serving
+from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat_conf
+from helpers import app_client, dialogue, live_server, write_task
+from sqlalchemy import create_engine, text
+from starlette.requests import Request
+from starlette.routing import Route
 
-from collection_and_annotations.server import deadline_protocol
-from collection_and_annotations.server.http import (
-    THREADS_PER_PROCESS,
-    uvicorn_server,
-)
+from collection_and_annotations.engine.work import WorkRefused
+from collection_and_annotations.server import guard
+from collection_and_annotations.server.app import create_app
+from collection_and_annotations.server.auth import requester_token
 
 
 @pytest.fixture
-def served_port(monkeypatch):
-    monkeypatch.setattr(deadline_protocol, "REQUEST_DEADLINE", 1.0)
-    app = Flask(__name__)
-    app.config["MAX_CONTENT_LENGTH"] = 1000
-
-    @app.post("/echo")
-    def echo():  # type: ignore[no-untyped-def]
-        return jsonify({"length": len(request.get_data()), "thread": threading.get_ident()})
-
-    @app.get("/big")
-    def big():  # type: ignore[no-untyped-def]
-        return jsonify({"items": [f"item {i}" for i in range(500)]})
-
-    with serving(uvicorn_server(app)) as port:
-        yield port
+def served(tmp_path, open_conf):
+    lines = [{"data": [dialogue(f"d{i}", f"g{i}", ["overall_quality"], turns=40)]}
+             for i in range(30)]
+    conf = write_task(tmp_path, lines, {f"g{i}": 1 for i in range(30)})
+    return open_conf(str(conf), f"sqlite:///{tmp_path / 'cep.sqlite3'}")
 
 
 def _raw(port: int, data: bytes, wait: float = 3.0) -> bytes:
@@ -51,82 +45,155 @@ def _raw(port: int, data: bytes, wait: float = 3.0) -> bytes:
         return received
 
 
-def test_a_request_that_does_not_arrive_in_time_gets_408(served_port):
-    start = time.monotonic()
-    reply = _raw(served_port, b"GET /big HTTP/1.1\r\nHost: x\r\n")
-    assert reply.startswith(b"HTTP/1.1 408") and time.monotonic() - start < 2.5
-    reply = _raw(served_port, b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12")
-    assert reply.startswith(b"HTTP/1.1 408")
+def test_a_body_that_does_not_arrive_in_time_gets_408(served, monkeypatch):
+    monkeypatch.setattr(guard, "BODY_SECONDS", 1.0)
+    with live_server(served) as base:
+        port = int(base.rsplit(":", 1)[1])
+        start = time.monotonic()
+        reply = _raw(port, b"POST /api/claim HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                           b"Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{")
+        assert reply.startswith(b"HTTP/1.1 408") and time.monotonic() - start < 2.5
+        assert b'"error": "the request did not arrive in time"' in reply
 
 
-def test_an_idle_new_connection_is_closed_silently(served_port):
-    start = time.monotonic()
-    assert _raw(served_port, b"") == b"" and time.monotonic() - start < 2.5
+def test_bodies_are_bounded_and_addresses_hold_no_nul(served):
+    with live_server(served) as base:
+        port = int(base.rsplit(":", 1)[1])
+        head = b"POST /api/claim HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        assert _raw(port, head + b"Content-Length: 2000001\r\n\r\n").startswith(
+            b"HTTP/1.1 413")
+        # chunks one byte past the limit (all that was sent is read when the server answers)
+        chunks = [b" " * 500_000] * 4 + [b" "]
+        chunked = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks)
+        assert _raw(port, head + b"Transfer-Encoding: chunked\r\n\r\n" + chunked).startswith(
+            b"HTTP/1.1 413")
+        chat = httpx.post(f"{base}/api/chat/u1/messages", content=b" " * 64_001)
+        assert chat.status_code == 413 and "64000 bytes" in chat.json()["error"]
+        # just under the limit, the body reaches the route (which reads it as JSON)
+        claim = httpx.post(f"{base}/api/claim", content=b" " * 1_999_990 + b"{}",
+                           headers={"Content-Type": "application/json"}, timeout=20)
+        assert claim.status_code == 400 and "worker_id" in claim.json()["error"]
+        nul = httpx.get(f"{base}/api/units/a%00b")
+        assert nul.status_code == 400 and "NUL" in nul.json()["error"]
 
 
-def test_bodies_and_heads_are_bounded(served_port):
-    reply = _raw(served_port, b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n")
-    assert reply.startswith(b"HTTP/1.1 413")
-    chunked = b"".join(b"%x\r\n%s\r\n" % (300, b"a" * 300) for _ in range(4)) + b"0\r\n\r\n"
-    reply = _raw(served_port, b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked"
-                              b"\r\n\r\n" + chunked)
-    assert reply.startswith(b"HTTP/1.1 413")
-    huge = b"X-Big: " + b"a" * 70_000 + b"\r\n"
-    assert _raw(served_port, b"GET /big HTTP/1.1\r\nHost: x\r\n" + huge).startswith(
-        b"HTTP/1.1 400")
-    reply = httpx.post(f"http://127.0.0.1:{served_port}/echo", content=b"a" * 1000)
-    assert reply.status_code == 200 and reply.json()["length"] == 1000
+def test_large_json_is_gzipped_when_accepted(served):
+    with live_server(served) as base:
+        url = f"{base}/api/requester/submissions"
+        token = {"Authorization": f"Bearer {requester_token(served.secret)}"}
+        for n in range(20):  # a page of answers well over a kilobyte
+            claim = httpx.post(f"{base}/api/claim",
+                               json={"worker_id": f"w{n}", "assignment_id": "a"}).json()
+            headers = {"Authorization": f"Bearer {claim['token']}"}
+            unit = httpx.get(f"{base}/api/units/{claim['unit_id']}", headers=headers).json()
+            answers = {unit["dialogues"][0]["key"]: {
+                "overall_quality": {"dialogue": {"Overall": 3}}}}
+            assert httpx.post(f"{base}/api/units/{claim['unit_id']}/submit", headers=headers,
+                              json={"answers": answers}).status_code == 200
+        zipped = httpx.get(url, headers={**token, "Accept-Encoding": "gzip"})
+        assert zipped.headers["content-encoding"] == "gzip"
+        assert "Accept-Encoding" in zipped.headers["vary"]
+        assert int(zipped.headers["content-length"]) < len(zipped.content)
+        assert len(zipped.json()["submissions"]) == 20  # httpx decompressed it
+        plain = httpx.get(url, headers={**token, "Accept-Encoding": "identity"})
+        assert "content-encoding" not in plain.headers and plain.json() == zipped.json()
+        small = httpx.get(f"{base}/api/health", headers={"Accept-Encoding": "gzip"})
+        assert "content-encoding" not in small.headers
 
 
-def test_large_json_is_gzipped_when_accepted(served_port):
-    url = f"http://127.0.0.1:{served_port}/big"
-    zipped = httpx.get(url, headers={"Accept-Encoding": "gzip"})
-    assert zipped.headers["content-encoding"] == "gzip"
-    assert "Accept-Encoding" in zipped.headers["vary"]
-    assert int(zipped.headers["content-length"]) < len(zipped.content)
-    assert len(zipped.json()["items"]) == 500  # httpx decompressed it
-    plain = httpx.get(url, headers={"Accept-Encoding": "identity"})
-    assert "content-encoding" not in plain.headers and plain.json() == zipped.json()
-    refused = httpx.get(url, headers={"Accept-Encoding": "gzip;q=0"})
-    assert "content-encoding" not in refused.headers
-    small = httpx.post(f"http://127.0.0.1:{served_port}/echo", content=b"{}",
-                       headers={"Accept-Encoding": "gzip"})
-    assert "content-encoding" not in small.headers
-    assert gzip.decompress(_raw(served_port, b"GET /big HTTP/1.1\r\nHost: x\r\n"
-                                b"Accept-Encoding: gzip\r\nConnection: close\r\n\r\n")
-                           .split(b"\r\n\r\n", 1)[1]) == plain.content
+def test_a_chat_streams_while_many_slow_requests_are_in_flight(tmp_path):
+    """Hundreds of half-sent bodies, and requests that keep the thread pool busy, leave a
+    chat's stream and its turns on time: a bot's reply streams as it is written."""
+    bots = {"alpha": ScriptedBot("alpha")}
+    server = ChatServer(tmp_path, write_chat_conf(tmp_path, "alpha:1", ["alpha"]), bots)
+    held: list[socket.socket] = []
+    try:
+        unit, token = server.claim("w1")
+        for _ in range(200):  # headers whole, the body never comes
+            sock = socket.create_connection(("127.0.0.1", server.port))
+            sock.sendall(b"POST /api/claim HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+            held.append(sock)
+        stop = threading.Event()
+
+        def busy() -> None:  # requester reads, one after another, on the thread pool
+            with httpx.Client(base_url=server.base, timeout=20) as client:
+                while not stop.is_set():
+                    client.get("/api/requester/progress", headers=auth(requester_token(
+                        server.served.secret)))
+
+        with ThreadPoolExecutor(8) as pool, event_stream(server.base, unit, token) as stream:
+            for _ in range(8):
+                pool.submit(busy)
+            try:
+                stream.next("state")
+                server.client.post(f"/api/chat/{unit}/start", json={}, headers=auth(token))
+                assert _bot_says(stream) == "alpha heard: Hi! "
+                started = time.monotonic()
+                server.client.post(f"/api/chat/{unit}/messages", headers=auth(token),
+                                   json={"text": "hello", "client_message_id": "m1"})
+                assert _bot_says(stream) == "alpha heard: hello "
+                assert time.monotonic() - started < 2
+            finally:
+                stop.set()
+    finally:
+        for sock in held:
+            sock.close()
+        server.stop()
 
 
-def test_native_routes_stream_while_every_wsgi_thread_is_busy():
-    """The seam for streaming chat: a native ASGI route runs in the event loop, so it answers
-    (and streams) even when all WSGI threads are taken."""
-    release = threading.Event()
-    app = Flask(__name__)
-    app.config["MAX_CONTENT_LENGTH"] = 1000
+def _bot_says(stream) -> str:  # noqa: ANN001
+    """The text of the bot's next message on the chat's stream."""
+    while True:
+        _, message = stream.next("message", timeout=10)
+        if message["role"] == "bot":
+            return message["text"]
 
-    @app.get("/block")
-    def block():  # type: ignore[no-untyped-def]
-        release.wait(10)
-        return "done"
 
-    async def events(scope, receive, send):  # type: ignore[no-untyped-def]
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream")]})
-        for token in ("Hel", "lo"):
-            await send({"type": "http.response.body", "body": f"data: {token}\n\n".encode(),
-                        "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
+@pytest.mark.postgres
+def test_the_event_loop_answers_while_a_step_waits_on_a_row_lock(tmp_path, open_conf,
+                                                                  postgres_url):
+    """One server process on PostgreSQL: while a worker's submit waits for a unit row that
+    another connection holds locked for 3 s, /api/health answers at once."""
+    served = open_conf(str(write_task(tmp_path, [{"data": [dialogue("d0", "g0",
+                                                                    ["overall_quality"])]}],
+                                      {"g0": 1})), postgres_url)
+    with live_server(served) as base, httpx.Client(base_url=base, timeout=20) as client:
+        claim = client.post("/api/claim", json={"worker_id": "w1", "assignment_id": "a"}).json()
+        headers = {"Authorization": f"Bearer {claim['token']}"}
+        unit = client.get(f"/api/units/{claim['unit_id']}", headers=headers).json()
+        answers = {unit["dialogues"][0]["key"]: {"overall_quality": {"dialogue": {"Overall": 3}}}}
+        engine = create_engine(served.db.url)
+        with engine.connect() as holder, ThreadPoolExecutor(1) as pool:
+            holder.execute(text("SELECT 1 FROM units WHERE public_id = :u FOR UPDATE"),
+                           {"u": claim["unit_id"]})
+            submitted = pool.submit(httpx.post, f"{base}/api/units/{claim['unit_id']}/submit",
+                                    headers=headers, json={"answers": answers}, timeout=20)
+            time.sleep(0.5)  # the submit waits on the lock now
+            slowest = 0.0
+            for _ in range(10):
+                started = time.monotonic()
+                assert client.get("/api/health").status_code == 200
+                slowest = max(slowest, time.monotonic() - started)
+                time.sleep(0.2)
+            assert not submitted.done()  # it still waited meanwhile
+            holder.rollback()
+            assert submitted.result().status_code in (200, 503)
+        engine.dispose()
+        assert slowest < 0.1
 
-    with serving(uvicorn_server(app, native={"/api/chat/": events})) as port:
-        try:
-            blockers = [threading.Thread(target=httpx.get,
-                                         args=(f"http://127.0.0.1:{port}/block",),
-                                         kwargs={"timeout": 15})
-                        for _ in range(THREADS_PER_PROCESS)]
-            for blocker in blockers:
-                blocker.start()
-            time.sleep(0.3)
-            with httpx.stream("GET", f"http://127.0.0.1:{port}/api/chat/1", timeout=2) as reply:
-                assert list(reply.iter_lines()) == ["data: Hel", "", "data: lo", ""]
-        finally:
-            release.set()
+
+def test_a_step_that_waited_too_long_for_a_lock_says_when_to_come_back(served):
+    """The engine refuses a step that waited past its lock timeout with 503 and how long to
+    wait: the answer carries it as Retry-After."""
+    app = create_app(served)
+
+    async def busy(_request: Request) -> None:
+        refused = WorkRefused("the unit is busy; try again in a moment", 503)
+        refused.retry_after = 2  # type: ignore[attr-defined]
+        raise refused
+
+    app.router.routes.insert(0, Route("/api/busy", busy))
+    reply = app_client(app).get("/api/busy")
+    assert reply.status_code == 503 and reply.headers["Retry-After"] == "2"
+    assert reply.json() == {"error": "the unit is busy; try again in a moment"}

@@ -5,19 +5,19 @@ from __future__ import annotations
 import contextlib
 import re
 import socket
-import threading
 
 import httpx
 import pytest
-from flask import request
-from helpers import Running, dialogue, free_port, live_server, serving, write_task
-from werkzeug.serving import make_server
+from helpers import Running, app_client, dialogue, free_port, live_server, serving, write_task
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from collection_and_annotations.providers.local import LocalProvider
-from collection_and_annotations.server import deadline_protocol
+from collection_and_annotations.server import guard
 from collection_and_annotations.server.app import STATIC_DIR, create_app
 from collection_and_annotations.server.auth import requester_token
-from collection_and_annotations.server.http import uvicorn_server
+from collection_and_annotations.server.http import HostNames
 from collection_and_annotations.server.security import SECURITY_HEADERS, HostCheck
 
 
@@ -29,19 +29,10 @@ def served(tmp_path, open_conf):
 
 @pytest.fixture
 def serve_http(served):
-    """Serve `create_app(served, **kwargs)` on a free loopback port; returns its base URL."""
-    servers = []
-
-    def _serve(**kwargs) -> str:
-        port = free_port()
-        server = make_server("127.0.0.1", port, create_app(served, **kwargs), threaded=True)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{port}"
-
-    yield _serve
-    for server in servers:
-        server.shutdown()
+    """Serve the task with `allowed_hosts` on a free loopback port; returns its base URL."""
+    with contextlib.ExitStack() as servers:
+        yield lambda allowed_hosts=None: servers.enter_context(
+            live_server(served, HostNames(allowed=allowed_hosts)))
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]", "localhost:3000",
@@ -92,7 +83,7 @@ def test_security_headers_on_every_response(serve_http):
     for reply in (page, httpx.get(f"{base}{script}"), httpx.get(f"{base}{style}"),
                   httpx.get(f"{base}/api/health"), httpx.get(f"{base}/nope"),
                   httpx.get(f"{base}/", headers={"Host": "evil.example"}),
-                  httpx.get(f"{base}/api/requester/progress")):
+                  httpx.get(f"{base}/api/requester/progress"), httpx.get(f"{base}/dashboard")):
         headers = reply.headers
         csp = headers["Content-Security-Policy"]
         assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp
@@ -123,7 +114,7 @@ def test_requester_token_only_in_a_header(serve_http, served):
 
 def test_public_url_comes_from_the_provider(served):
     served.provider = LocalProvider(served.secret, "http://cep.example.org:3000", True)
-    client = create_app(served).test_client()
+    client = app_client(create_app(served))
     assert client.get("/api/health", headers={"Host": "cep.example.org:3000"}).status_code == 200
     assert client.get("/api/health", headers={"Host": "evil.example"}).status_code == 421
 
@@ -173,12 +164,12 @@ def test_public_url_behind_a_proxy(tmp_path):
 def test_forwarded_headers_only_from_trusted_proxies(served, trusted, seen):
     app = create_app(served)
 
-    @app.get("/api/peer")
-    def peer():  # type: ignore[no-untyped-def]
-        return {"addr": request.remote_addr, "scheme": request.scheme}
+    async def peer(request: Request) -> JSONResponse:
+        return JSONResponse({"addr": request.client.host, "scheme": request.url.scheme})
 
-    with serving(uvicorn_server(app, trusted_proxies=trusted)) as port:
-        answer = httpx.get(f"http://127.0.0.1:{port}/api/peer", headers={
+    app.router.routes.insert(0, Route("/api/peer", peer))
+    with serving(app, trusted_proxies=trusted) as base:
+        answer = httpx.get(f"{base}/api/peer", headers={
             "X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https"}).json()
     assert (answer["addr"], answer["scheme"]) == seen
 
@@ -196,23 +187,25 @@ def _raw_answer(port: int, data: bytes) -> tuple[str, dict[str, str]]:
                                                            for line in head[1:])}
 
 
-def test_the_http_fronts_own_answers_carry_the_security_headers(served, monkeypatch):
-    """408, 413 and 400 are answered before the app sees the request, and as its answers
-    are: JSON errors with the security headers."""
-    monkeypatch.setattr(deadline_protocol, "REQUEST_DEADLINE", 1.0)
+def test_the_servers_own_answers_carry_the_security_headers(served, monkeypatch):
+    """408, 413 and 400 come before a route sees the request (the body's deadline and size,
+    the address), or from uvicorn itself (a request it cannot parse): each carries the
+    security headers of every other answer, and ours are JSON errors."""
+    monkeypatch.setattr(guard, "BODY_SECONDS", 1.0)
     with live_server(served) as base:
         port = int(base.rsplit(":", 1)[1])
         head = b"POST /api/claim HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-        for data, status in (
-                (head + b"Content-Length: 10\r\n\r\n{", "408"),
-                (head + b"Content-Length: 3000000\r\n\r\n{", "413"),
+        for data, status, json_error in (
+                (head + b"Content-Length: 10\r\n\r\n{", "408", True),
+                (head + b"Content-Length: 3000000\r\n\r\n{", "413", True),
                 (head + b"Transfer-Encoding: chunked\r\n\r\n"
                  + b"100000\r\n" + b" " * 0x100000 + b"\r\n" + b"100000\r\n"
-                 + b" " * 0x100000 + b"\r\n0\r\n\r\n", "413"),
-                (head + b"X-Big: " + b"a" * 70_000 + b"\r\n\r\n", "400"),
-                (b"NOT HTTP AT ALL\r\n\r\n", "400")):
+                 + b" " * 0x100000 + b"\r\n0\r\n\r\n", "413", True),
+                (b"GET /api/units/a%00b HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                 b"Connection: close\r\n\r\n", "400", True),
+                (b"NOT HTTP AT ALL\r\n\r\n", "400", False)):
             line, headers = _raw_answer(port, data)
             assert line.startswith(f"HTTP/1.1 {status}"), (status, line)
-            assert headers["content-type"] == "application/json"
+            assert (headers["content-type"] == "application/json") == json_error, line
             for name, value in SECURITY_HEADERS.items():
                 assert headers[name.lower()] == value, (status, name)

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
-from helpers import dialogue, write_task
+from helpers import app_client, dialogue, write_task
 from sqlalchemy.engine import make_url
 
 from collection_and_annotations.server.app import create_app
@@ -20,7 +20,7 @@ GROUPS = 40
 def _claims(served, url: str, process: int, statuses) -> None:
     """50 workers of this process, each on two visits at once, claim through the API."""
     served.db = Database(url)
-    client = create_app(served).test_client()
+    client = app_client(create_app(served))
 
     def claim(n: int) -> int:
         return client.post("/api/claim", json={"worker_id": f"w{process}_{n // 2}",

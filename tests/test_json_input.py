@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import dialogue, write_task
+from helpers import app_client, dialogue, write_task
 
 from collection_and_annotations.server.app import create_app
 from collection_and_annotations.server.json_input import MAX_DEPTH
@@ -34,10 +34,10 @@ BAD_BODIES = [
 def _open_unit(tmp_path, open_conf, database_url):
     """A test client and a claimed unit: (client, unit id, headers)."""
     conf = write_task(tmp_path, [{"data": [dialogue("d1", "g1", ["relevance"])]}], {"g1": 1})
-    client = create_app(open_conf(str(conf), database_url)).test_client()
+    client = app_client(create_app(open_conf(str(conf), database_url)))
     claimed = client.post("/api/claim", json={"worker_id": "w1", "assignment_id": "a1"})
-    token = claimed.get_json()["token"]
-    return client, claimed.get_json()["unit_id"], {"Authorization": f"Bearer {token}", **JSON}
+    token = claimed.json()["token"]
+    return client, claimed.json()["unit_id"], {"Authorization": f"Bearer {token}", **JSON}
 
 
 @pytest.fixture
@@ -47,9 +47,9 @@ def unit(tmp_path, open_conf):
 
 def _send_everywhere(client, unit_id, headers, body):
     """The body to claim, draft and submit: every endpoint that reads one."""
-    yield client.post("/api/claim", data=body, headers=JSON)
-    yield client.put(f"/api/units/{unit_id}/draft", data=body, headers=headers)
-    yield client.post(f"/api/units/{unit_id}/submit", data=body, headers=headers)
+    yield client.post("/api/claim", content=body, headers=JSON)
+    yield client.put(f"/api/units/{unit_id}/draft", content=body, headers=headers)
+    yield client.post(f"/api/units/{unit_id}/submit", content=body, headers=headers)
 
 
 @pytest.mark.parametrize(("body", "status", "words"), BAD_BODIES,
@@ -57,11 +57,11 @@ def _send_everywhere(client, unit_id, headers, body):
 def test_bad_bodies_are_refused_with_the_place(unit, body, status, words):
     client, unit_id, headers = unit
     for reply in _send_everywhere(client, unit_id, headers, body):
-        assert reply.status_code == status, (reply.request.path, reply.get_data(as_text=True))
-        assert words in reply.get_json()["error"]
+        assert reply.status_code == status, (reply.request.path, reply.text)
+        assert words in reply.json()["error"]
     # nothing was stored: the unit still has no draft and is still open
     view = client.get(f"/api/units/{unit_id}", headers=headers)
-    assert view.status_code == 200 and view.get_json()["status"] == "assigned"
+    assert view.status_code == 200 and view.json()["status"] == "assigned"
 
 
 def test_every_bad_body_on_every_database(tmp_path, open_conf, database_url):
@@ -69,34 +69,34 @@ def test_every_bad_body_on_every_database(tmp_path, open_conf, database_url):
     client, unit_id, headers = _open_unit(tmp_path, open_conf, database_url)
     for body, status, _ in BAD_BODIES:
         for reply in _send_everywhere(client, unit_id, headers, body):
-            assert reply.status_code == status, reply.get_data(as_text=True)
+            assert reply.status_code == status, reply.text
 
 
 def test_a_draft_with_nan_is_not_stored_or_echoed(unit):
     client, unit_id, headers = unit
     client.put(f"/api/units/{unit_id}/draft", headers=headers,
-               data=b'{"answers": {"d1": {"x": NaN}}, "position": 1}')
-    raw = client.get(f"/api/units/{unit_id}", headers=headers).get_data(as_text=True)
+               content=b'{"answers": {"d1": {"x": NaN}}, "position": 1}')
+    raw = client.get(f"/api/units/{unit_id}", headers=headers).text
     json.loads(raw, parse_constant=lambda name: pytest.fail(f"{name} echoed back: {raw}"))
 
 
 def test_a_sound_draft_still_saves(unit):
     client, unit_id, headers = unit
     body = json.dumps({"answers": {"d1": {"t": ["é", 1.5, None]}}, "position": 2})
-    reply = client.put(f"/api/units/{unit_id}/draft", data=body, headers=headers)
-    assert reply.status_code == 200, reply.get_json()
+    reply = client.put(f"/api/units/{unit_id}/draft", content=body, headers=headers)
+    assert reply.status_code == 200, reply.json()
 
 
 def test_not_json_content_type(unit):
     client, unit_id, headers = unit
-    reply = client.put(f"/api/units/{unit_id}/draft", data=b"{}",
+    reply = client.put(f"/api/units/{unit_id}/draft", content=b"{}",
                        headers={"Authorization": headers["Authorization"]})
-    assert reply.status_code == 400 and "Content-Type: application/json" in reply.get_json()[
+    assert reply.status_code == 400 and "Content-Type: application/json" in reply.json()[
         "error"]
 
 
 def test_oversized_body_is_413(unit):
     client, unit_id, headers = unit
     body = b'{"answers": {"x": "' + b"a" * 2_100_000 + b'"}}'
-    reply = client.put(f"/api/units/{unit_id}/draft", data=body, headers=headers)
-    assert reply.status_code == 413 and "error" in reply.get_json()
+    reply = client.put(f"/api/units/{unit_id}/draft", content=body, headers=headers)
+    assert reply.status_code == 413 and "error" in reply.json()

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
+from helpers import app_client
 from quality_helpers import pool_of
 from sqlalchemy import func, select, update
 
@@ -32,7 +33,7 @@ def start(cep_fixtures, open_conf, database_url):
 
     def _start(*overrides: str):
         served = open_conf(str(conf), database_url, f"task_dir={cep_fixtures}", *overrides)
-        return served, create_app(served).test_client()
+        return served, app_client(create_app(served))
     return _start
 
 
@@ -63,19 +64,19 @@ def _wrong_answers(served, source, count):
 class Worker:
     def __init__(self, client, name, assignment="a1"):
         self.client, self.name, self.assignment = client, name, assignment
-        self.secret = client.application.config["SERVED_TASK"].secret
+        self.secret = client.app.state.served.secret
         self.bodies: list[str] = []  # every response body this worker received
         self.headers = None
 
     def record(self, reply):
-        self.bodies.append(reply.get_data(as_text=True))
+        self.bodies.append(reply.text)
         return reply
 
     def claim(self):
         reply = self.record(self.client.post("/api/claim", json={
             "worker_id": self.name, "assignment_id": self.assignment,
             "sig": link_signature(self.secret, self.name, self.assignment)}))
-        body = reply.get_json()
+        body = reply.json()
         if reply.status_code == 200:
             self.headers = {"Authorization": f"Bearer {body['token']}"}
         return reply
@@ -94,9 +95,9 @@ class Worker:
 
 
 def _do_screening(served, worker, mistakes_on_graded=0):
-    claimed = worker.claim().get_json()
+    claimed = worker.claim().json()
     unit_id = claimed["unit_id"]
-    unit = worker.unit(unit_id).get_json()
+    unit = worker.unit(unit_id).json()
     assert unit["kind"] == "screening"
     training = served.blueprint.quality.training
     assert unit["screening"]["dialogues"] == len(training) == 3
@@ -105,7 +106,7 @@ def _do_screening(served, worker, mistakes_on_graded=0):
         source = training[position].source
         wrong = mistakes_on_graded if position == 2 else 1
         given = _wrong_answers(served, source, wrong)
-        first = worker.check(unit_id, shown["key"], given).get_json()
+        first = worker.check(unit_id, shown["key"], given).json()
         assert first["first_check"] and first["mistakes"] == wrong
         assert len(first["wrong"]) == wrong
         if wrong:
@@ -114,7 +115,7 @@ def _do_screening(served, worker, mistakes_on_graded=0):
             refused = worker.submit(unit_id, {**answers, shown["key"]: given})
             assert refused.status_code in (422,)
         fixed = _expected_answers(served, source)
-        again = worker.check(unit_id, shown["key"], fixed).get_json()
+        again = worker.check(unit_id, shown["key"], fixed).json()
         assert again["corrected"] and again["counted_mistakes"] == wrong
         answers[shown["key"]] = fixed
     return unit_id, worker.submit(unit_id, answers)
@@ -124,10 +125,10 @@ def test_screening_pass_then_real_work_in_the_same_visit(start):
     served, client = start()
     worker = Worker(client, "good")
     unit_id, reply = _do_screening(served, worker, mistakes_on_graded=2)  # pass_criteria 2
-    assert reply.status_code == 200 and reply.get_json()["screening"]["passed"] is True
-    again = worker.claim().get_json()  # same link: real work follows
+    assert reply.status_code == 200 and reply.json()["screening"]["passed"] is True
+    again = worker.claim().json()  # same link: real work follows
     assert again["unit_id"] != unit_id
-    assert worker.unit(again["unit_id"]).get_json()["kind"] == "annotation"
+    assert worker.unit(again["unit_id"]).json()["kind"] == "annotation"
     with served.db.transaction() as connection:
         assert [g.qualification for g in qualifications.grants(
             connection, provider_worker_id="good")] == ["consistency_screen"]
@@ -141,20 +142,20 @@ def test_screening_fail_blocks_for_good_across_runs(start):
     served, client = start()
     worker = Worker(client, "bad")
     _, reply = _do_screening(served, worker, mistakes_on_graded=3)
-    assert reply.get_json()["screening"]["passed"] is False
+    assert reply.json()["screening"]["passed"] is False
     refused = worker.claim()
-    assert refused.status_code == 403 and "not eligible" in refused.get_json()["error"]
+    assert refused.status_code == 403 and "not eligible" in refused.json()["error"]
     end_run(served.db, served.run_id, "stopped")
     _, client2 = start()  # a new run of the task: still no second attempt
     refused = Worker(client2, "bad", "a2").claim()
-    assert refused.status_code == 403 and "not eligible" in refused.get_json()["error"]
+    assert refused.status_code == 403 and "not eligible" in refused.json()["error"]
 
 
 def test_check_refuses_other_units_and_unknown_dialogues(start):
     served, client = start("mephisto.blueprint.use_screening_task=false")
     worker = Worker(client, "w")
-    unit_id = worker.claim().get_json()["unit_id"]
-    key = worker.unit(unit_id).get_json()["dialogues"][0]["key"]
+    unit_id = worker.claim().json()["unit_id"]
+    key = worker.unit(unit_id).json()["dialogues"][0]["key"]
     assert worker.check(unit_id, key, {}).status_code == 404
 
 
@@ -162,7 +163,7 @@ def test_screening_cap_gives_a_clear_page(start):
     served, client = start("mephisto.blueprint.max_screening_units=1")
     assert Worker(client, "first").claim().status_code == 200
     full = Worker(client, "second").claim()
-    assert full.status_code == 503 and "training task is full" in full.get_json()["error"]
+    assert full.status_code == 503 and "training task is full" in full.json()["error"]
 
 
 def _pass_screening(served, client, name):
@@ -203,8 +204,8 @@ def test_golds_on_schedule_and_disqualification(start):
         if reply.status_code != 200:
             pools.append(reply.status_code)
             break
-        unit_id = reply.get_json()["unit_id"]
-        unit_json = worker.unit(unit_id).get_json()
+        unit_id = reply.json()["unit_id"]
+        unit_json = worker.unit(unit_id).json()
         assert unit_json["kind"] == "annotation"  # gold or not, the same kind
         pools.append(pool_of(served, unit_id))
         assert _finish(served, worker, unit_json, wrong_golds=2).status_code == 200
@@ -226,8 +227,8 @@ def _expire(served, unit_id):
 
 def _check_first_dialogue(worker, unit_id):
     """Check the first training dialogue (all turns unanswered): its feedback is shown."""
-    key = worker.unit(unit_id).get_json()["dialogues"][0]["key"]
-    assert worker.check(unit_id, key, {}).get_json()["first_check"] is True
+    key = worker.unit(unit_id).json()["dialogues"][0]["key"]
+    assert worker.check(unit_id, key, {}).json()["first_check"] is True
 
 
 def test_a_training_unit_served_again_is_graded_on_its_new_worker_alone(start):
@@ -235,14 +236,14 @@ def test_a_training_unit_served_again_is_graded_on_its_new_worker_alone(start):
     its next worker, who makes none, passes (their first check is their own)."""
     served, client = start("mephisto.blueprint.max_screening_units=1")
     first = Worker(client, "first")
-    unit_id = first.claim().get_json()["unit_id"]
-    graded = first.unit(unit_id).get_json()["dialogues"][2]["key"]
+    unit_id = first.claim().json()["unit_id"]
+    graded = first.unit(unit_id).json()["dialogues"][2]["key"]
     wrong = _wrong_answers(served, served.blueprint.quality.training[2].source, 3)
-    assert first.check(unit_id, graded, wrong).get_json()["mistakes"] == 3
+    assert first.check(unit_id, graded, wrong).json()["mistakes"] == 3
     _expire(served, unit_id)
     again, reply = _do_screening(served, Worker(client, "second"), mistakes_on_graded=0)
     assert again == unit_id  # the only training unit, served again
-    assert reply.get_json()["screening"]["passed"] is True
+    assert reply.json()["screening"]["passed"] is True
     with served.db.read() as session:  # each try kept as its worker's
         tries = session.execute(select(UnitScore.attempt, UnitScore.passed)
                                 .order_by(UnitScore.attempt)).all()
@@ -256,16 +257,16 @@ def test_a_second_visit_during_training_goes_back_to_the_training_unit(start, ov
     claim to the locked transaction (on PostgreSQL the others are optimistic first)."""
     served, client = start(*overrides)
     worker = Worker(client, "twice")
-    unit_id = worker.claim().get_json()["unit_id"]
+    unit_id = worker.claim().json()["unit_id"]
     _check_first_dialogue(worker, unit_id)
     worker.assignment = "a2"
     again = worker.claim()
-    assert again.status_code == 200 and again.get_json()["unit_id"] == unit_id
+    assert again.status_code == 200 and again.json()["unit_id"] == unit_id
     # Visits that claim at once all get one training unit.
-    app = client.application
+    app = client.app
 
     def visit(n):
-        return Worker(app.test_client(), "racer", f"visit{n}").claim().get_json()["unit_id"]
+        return Worker(app_client(app), "racer", f"visit{n}").claim().json()["unit_id"]
 
     with ThreadPoolExecutor(6) as pool:
         assert len(set(pool.map(visit, range(6)))) == 1
@@ -279,15 +280,15 @@ def test_no_second_training_attempt_after_feedback(start):
     expires; one that expired before any check is not."""
     served, client = start()
     worker = Worker(client, "quitter")
-    unit_id = worker.claim().get_json()["unit_id"]
+    unit_id = worker.claim().json()["unit_id"]
     _check_first_dialogue(worker, unit_id)
     _expire(served, unit_id)
     worker.assignment = "a2"
     refused = worker.claim()
     assert refused.status_code == 403
-    assert "already had your attempt at the training" in refused.get_json()["error"]
+    assert "already had your attempt at the training" in refused.json()["error"]
     idle = Worker(client, "idle")
-    _expire(served, idle.claim().get_json()["unit_id"])
+    _expire(served, idle.claim().json()["unit_id"])
     idle.assignment = "a2"
     assert idle.claim().status_code == 200
 
@@ -296,12 +297,12 @@ def test_screening_attempts_allows_more_tries(start):
     served, client = start("mephisto.blueprint.screening_attempts=2")
     worker = Worker(client, "persistent")
     first, reply = _do_screening(served, worker, mistakes_on_graded=3)  # pass_criteria 2
-    outcome = reply.get_json()["screening"]
+    outcome = reply.json()["screening"]
     assert outcome["passed"] is False and "try again 1 more time" in outcome["message"]
     worker.assignment = "a2"
     second, reply = _do_screening(served, worker, mistakes_on_graded=3)
     assert second != first
-    assert reply.get_json()["screening"]["message"] == NOT_ELIGIBLE
+    assert reply.json()["screening"]["message"] == NOT_ELIGIBLE
     worker.assignment = "a3"
     assert worker.claim().status_code == 403
 
@@ -310,13 +311,13 @@ def test_a_second_visit_with_a_gold_unit_open_goes_back_to_it(start):
     served, client = start("mephisto.blueprint.use_screening_task=false",
                            "mephisto.blueprint.use_golds=true", "mephisto.blueprint.min_golds=1")
     worker = Worker(client, "golden")
-    gold = worker.claim().get_json()["unit_id"]
+    gold = worker.claim().json()["unit_id"]
     assert pool_of(served, gold) == "gold"
     worker.assignment = "a2"
-    assert worker.claim().get_json()["unit_id"] == gold
-    _finish(served, worker, worker.unit(gold).get_json())
+    assert worker.claim().json()["unit_id"] == gold
+    _finish(served, worker, worker.unit(gold).json())
     worker.assignment = "a3"
-    assert pool_of(served, worker.claim().get_json()["unit_id"]) == "main"
+    assert pool_of(served, worker.claim().json()["unit_id"]) == "main"
 
 
 def test_gold_files_parse(cep_fixtures):
@@ -338,8 +339,8 @@ def test_nothing_leaks_before_its_submit(start):
     served, client = start("mephisto.blueprint.use_golds=true", "mephisto.blueprint.min_golds=1")
     training = served.blueprint.quality.training
     worker = Worker(client, "leaky")
-    unit_id = worker.claim().get_json()["unit_id"]
-    unit = worker.unit(unit_id).get_json()
+    unit_id = worker.claim().json()["unit_id"]
+    unit = worker.unit(unit_id).json()
     answers = {}
     for position, shown in enumerate(unit["dialogues"]):
         before = "".join(worker.bodies)
@@ -348,15 +349,15 @@ def test_nothing_leaks_before_its_submit(start):
             assert secret not in before, (position, secret[:40])
         assert "gold" not in before.lower() and "onboarding" not in before.lower()
         given = _wrong_answers(served, training[position].source, 1)
-        feedback = worker.check(unit_id, shown["key"], given).get_json()
+        feedback = worker.check(unit_id, shown["key"], given).json()
         assert feedback["wrong"][0]["explanation"] in worker.bodies[-1]  # revealed now
         answers[shown["key"]] = _expected_answers(served, training[position].source)
         worker.check(unit_id, shown["key"], answers[shown["key"]])
-    assert worker.submit(unit_id, answers).get_json()["screening"]["passed"] is True
+    assert worker.submit(unit_id, answers).json()["screening"]["passed"] is True
     worker.bodies.clear()
     worker.assignment = "after-training"
-    gold_id = worker.claim().get_json()["unit_id"]
-    gold_unit = worker.unit(gold_id).get_json()
+    gold_id = worker.claim().json()["unit_id"]
+    gold_unit = worker.unit(gold_id).json()
     _finish(served, worker, gold_unit, wrong_golds=1)
     text = "".join(worker.bodies)
     for gold in served.blueprint.quality.gold_dialogues:

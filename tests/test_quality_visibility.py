@@ -30,12 +30,12 @@ def _work(served, worker, visits):
         if reply.status_code != 200:
             pools.append(reply.status_code)
             continue
-        unit_id = reply.get_json()["unit_id"]
+        unit_id = reply.json()["unit_id"]
         pool = pool_of(served, unit_id)
         pools.append(pool)
         if pool == "main":
             real.append(unit_id)
-        assert _finish(served, worker, worker.unit(unit_id).get_json(),
+        assert _finish(served, worker, worker.unit(unit_id).json(),
                        wrong_golds=wrong).status_code == 200
     return pools, real
 
@@ -43,7 +43,7 @@ def _work(served, worker, visits):
 def _api(client, served, path):
     reply = client.get(path, headers={
         "Authorization": f"Bearer {requester_token(served.secret)}"})
-    assert reply.status_code == 200, reply.get_data(as_text=True)
+    assert reply.status_code == 200, reply.text
     return reply
 
 
@@ -64,7 +64,7 @@ def test_outcomes_in_progress_exports_and_review_flags(start):  # noqa: F811
     assert line.endswith("screening 1 passed, 1 failed; golds 1/2 passed (50%)")
     assert _progress_line(Progress(0, 0, 3), Outcomes()).endswith("3 waiting")
 
-    body = _api(client, served, "/api/requester/progress").get_json()
+    body = _api(client, served, "/api/requester/progress").json()
     assert body["quality"]["screening"] == {"passed": 1, "failed": 1}
     assert body["quality"]["gold"] == {"passed": 1, "failed": 1, "pass_rate": 0.5}
     workers = body["quality"]["workers"]
@@ -81,15 +81,15 @@ def test_outcomes_in_progress_exports_and_review_flags(start):  # noqa: F811
     assert scored == [("gold", False, 2), ("gold", True, 0), ("screening", False, 3),
                       ("screening", True, 0)]
 
-    kept = _api(client, served, "/api/requester/submissions?exclude=quality").get_json()
+    kept = _api(client, served, "/api/requester/submissions?exclude=quality").json()
     assert {s["unit_id"] for s in kept["submissions"]} == {real_a, real_b}
     rows = list(csv.DictReader(io.StringIO(_api(
-        client, served, "/api/requester/submissions?format=csv").get_data(as_text=True))))
+        client, served, "/api/requester/submissions?format=csv").text)))
     assert {r["pool"] for r in rows} == {"main", "gold", "screening"}
     assert {r["flagged_for_review"] for r in rows if r["unit_id"] == real_b} == {"True"}
     rows = list(csv.DictReader(io.StringIO(_api(
         client, served, "/api/requester/submissions?format=csv&exclude=quality"
-    ).get_data(as_text=True))))
+    ).text)))
     assert {r["unit_id"] for r in rows} == {real_a, real_b}
     bad = client.get("/api/requester/submissions?exclude=golds", headers={
         "Authorization": f"Bearer {requester_token(served.secret)}"})

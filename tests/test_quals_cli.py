@@ -4,6 +4,7 @@ the command is honoured at the next claim."""
 from __future__ import annotations
 
 from click.testing import CliRunner
+from helpers import app_client
 
 from collection_and_annotations.cli import main
 from collection_and_annotations.quality import qualifications
@@ -38,13 +39,13 @@ def test_block_by_task_is_honoured_at_claim(cep_fixtures, open_conf, database_ur
 
     conf = cep_fixtures / "hydra_configs" / "conf" / "consistency.yaml"
     served = open_conf(str(conf), database_url, f"task_dir={cep_fixtures}")
-    client = create_app(served).test_client()
+    client = app_client(create_app(served))
     result = _quals(database_url, "block", "blocked_one", "--task", "consistency")
     assert result.exit_code == 0 and "consistency_block" in result.output
     reply = client.post("/api/claim", json={
         "worker_id": "blocked_one", "assignment_id": "a",
         "sig": link_signature(served.secret, "blocked_one", "a")})
-    assert reply.status_code == 403 and "not eligible" in reply.get_json()["error"]
+    assert reply.status_code == 403 and "not eligible" in reply.json()["error"]
     with served.db.transaction() as connection:  # shared by name, across tasks
         assert [g.qualification for g in qualifications.grants(
             connection, provider_worker_id="blocked_one")] == ["consistency_block"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from helpers import dialogue, write_task
+from helpers import app_client, dialogue, write_task
 from sqlalchemy import select, update
 
 from collection_and_annotations.blueprints.static_annotation.client_timings import step_seconds
@@ -34,14 +34,14 @@ def _pair(dialogue_id: str, group: str) -> dict:
 
 def _open(tmp_path, open_conf, database_url, lines, units, *overrides):
     served = open_conf(str(write_task(tmp_path, lines, units)), database_url, *overrides)
-    return served, create_app(served).test_client()
+    return served, app_client(create_app(served))
 
 
 def _unit(client, worker, assignment="a1"):
     claimed = client.post("/api/claim", json={"worker_id": worker,
-                                              "assignment_id": assignment}).get_json()
+                                              "assignment_id": assignment}).json()
     headers = {"Authorization": f"Bearer {claimed['token']}"}
-    unit = client.get(f"/api/units/{claimed['unit_id']}", headers=headers).get_json()
+    unit = client.get(f"/api/units/{claimed['unit_id']}", headers=headers).json()
     return claimed["unit_id"], headers, unit
 
 
@@ -104,7 +104,7 @@ def test_comparison_sides_are_randomised_and_the_choice_names_the_dialogue(
         answers = {shown["key"]: {"preference": {"dialogue": PREFERENCE[0]}}}
         reply = client.post(f"/api/units/{unit_id}/submit", headers=headers,
                             json={"answers": answers, "timings": {}})
-        assert reply.status_code == 200, reply.get_json()
+        assert reply.status_code == 200, reply.json()
         # an identical retry is recognised; a different choice is not
         again = client.post(f"/api/units/{unit_id}/submit", headers=headers,
                             json={"answers": answers})
@@ -160,7 +160,7 @@ def test_export_rows_carry_positions_and_step_time(tmp_path, open_conf, database
                      "overall_quality": {"dialogue": {"Overall": 4}}}}
     reply = client.post(f"/api/units/{unit_id}/submit", headers=headers,
                         json={"answers": answers, "timings": timings})
-    assert reply.status_code == 200, reply.get_json()
+    assert reply.status_code == 200, reply.json()
     ((record, buckets),) = whole_submissions(served.db, "t")
     assert record["timings"]["client"] == timings  # stored as given
     rows = {r["bucket"]: r for r in answered_items(record, buckets)}
@@ -203,6 +203,6 @@ def test_refusals_number_dialogues_as_the_unit_shows_them(tmp_path, database_url
     reply = client.post(f"/api/units/{unit_id}/submit", json={"answers": answers},
                         headers=headers)
     assert reply.status_code == 422
-    (problem,) = reply.get_json()["problems"]
+    (problem,) = reply.json()["problems"]
     assert problem["dialogue"] == second and problem["where"].startswith("dialogue 2")
-    assert reply.get_json()["error"].startswith("dialogue 2, 'overall_quality': missing")
+    assert reply.json()["error"].startswith("dialogue 2, 'overall_quality': missing")

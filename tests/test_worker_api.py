@@ -1,4 +1,4 @@
-"""Worker and requester API over the Flask app, against a real database."""
+"""Worker and requester API over the app, against a real database."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from helpers import dialogue, write_task
+from helpers import app_client, dialogue, write_task
 from sqlalchemy import func, select
 
 from collection_and_annotations.server.app import create_app
@@ -21,7 +21,7 @@ PROBLEMS_Q = "Which problems does the reply have?"
 def client_for(tmp_path, open_conf, database_url):
     def _make(lines, units, **conf):
         served = open_conf(str(write_task(tmp_path, lines, units, **conf)), database_url)
-        return served, create_app(served).test_client()
+        return served, app_client(create_app(served))
     return _make
 
 
@@ -32,9 +32,9 @@ def _claim(client, worker="w1", assignment="a1", **extra):
 
 
 def _open_unit(client, worker="w1", assignment="a1"):
-    claimed = _claim(client, worker, assignment).get_json()
+    claimed = _claim(client, worker, assignment).json()
     headers = {"Authorization": f"Bearer {claimed['token']}"}
-    unit = client.get(f"/api/units/{claimed['unit_id']}", headers=headers).get_json()
+    unit = client.get(f"/api/units/{claimed['unit_id']}", headers=headers).json()
     return claimed["unit_id"], headers, unit
 
 
@@ -72,7 +72,7 @@ def test_draft_submit_and_retry(client_for, database_url):
     first = client.post(f"/api/units/{unit_id}/submit", headers=headers, json=body)
     retry = client.post(f"/api/units/{unit_id}/submit", headers=headers, json=body)
     assert first.status_code == retry.status_code == 200
-    assert first.get_json()["status"] == "completed"
+    assert first.json()["status"] == "completed"
     with served.db.session() as session:
         assert session.scalar(select(func.count()).select_from(Submission)) == 1
         stored = session.scalars(select(Submission)).one()
@@ -81,7 +81,7 @@ def test_draft_submit_and_retry(client_for, database_url):
     changed[key]["relevance"]["1"][PROBLEMS_Q] = {"It is hard to understand.": {}}
     assert client.post(f"/api/units/{unit_id}/submit", headers=headers,
                        json={"answers": changed}).status_code == 409
-    assert _claim(client).get_json()["status"] == "completed"
+    assert _claim(client).json()["status"] == "completed"
 
 
 @pytest.mark.parametrize("mutate, message", [
@@ -109,8 +109,8 @@ def test_invalid_submissions_are_rejected_with_the_item(client_for, mutate, mess
     mutate(answers, key)
     reply = client.post(f"/api/units/{unit_id}/submit", headers=headers,
                         json={"answers": answers})
-    assert reply.status_code == 422, reply.get_json()
-    body = reply.get_json()
+    assert reply.status_code == 422, reply.json()
+    body = reply.json()
     assert message in body["error"] + json.dumps(body["problems"])
     assert body["problems"][0]["dialogue"] == key
     with served.db.session() as session:
@@ -127,17 +127,17 @@ def test_multiselect_speaker_filter_and_nested_tree(client_for):
     answers = {key: {"issues": {"1": ["asks_question", "off_topic"]}, "relevance": relevance}}
     reply = client.post(f"/api/units/{unit_id}/submit", headers=headers, json={"answers": answers})
     assert reply.status_code == 422
-    assert "Where does it drift?" not in reply.get_json()["error"]  # counted as incomplete
+    assert "Where does it drift?" not in reply.json()["error"]  # counted as incomplete
     relevance["3"][RELEVANCE_Q] = {"Partly, it responds but drifts away.": {
         "Where does it drift?": {"To something unrelated.": {}}}}
     reply = client.post(f"/api/units/{unit_id}/submit", headers=headers, json={"answers": answers})
-    assert reply.status_code == 200, reply.get_json()
+    assert reply.status_code == 200, reply.json()
 
 
 def test_signed_links_when_listening_beyond_loopback(tmp_path, open_conf, database_url):
     conf = write_task(tmp_path, [{"data": [dialogue("d1", "g1", ["relevance"])]}], {"g1": 1})
     served = open_conf(str(conf), database_url, "mephisto.architect.hostname=0.0.0.0")
-    client = create_app(served).test_client()
+    client = app_client(create_app(served))
     assert served.provider.require_signature
     assert _claim(client).status_code == 403
     assert _claim(client, sig="0" * 32).status_code == 403
@@ -167,13 +167,12 @@ def test_requester_api_needs_token_and_exports(client_for):
                 json={"answers": {key: {"overall_quality": {"dialogue": {"Overall": 5}}}}})
     assert client.get("/api/requester/progress").status_code == 401
     auth = {"Authorization": f"Bearer {requester_token(served.secret)}"}
-    progress = client.get("/api/requester/progress", headers=auth).get_json()
+    progress = client.get("/api/requester/progress", headers=auth).json()
     assert progress["runs"][-1]["units"] == {"completed": 1}
-    csv_text = client.get("/api/requester/submissions?format=csv", headers=auth).get_data(
-        as_text=True)
+    csv_text = client.get("/api/requester/submissions?format=csv", headers=auth).text
     header, row = csv_text.strip().splitlines()
     assert "dialogue_id" in header and ",d1,g1," in row and ",5," in row
-    whole = client.get("/api/requester/submissions", headers=auth).get_json()
+    whole = client.get("/api/requester/submissions", headers=auth).json()
     assert whole["submissions"][0]["dialogues"][0]["dialogue_id"] == "d1"
 
 
@@ -182,7 +181,7 @@ def _submit_relevance(client, worker, assignment):
     key = unit["dialogues"][0]["key"]
     submitted = client.post(f"/api/units/{unit_id}/submit", headers=headers,
                             json={"answers": {key: {"relevance": _relevance_answer([1, 3])}}})
-    assert submitted.status_code == 200, submitted.get_json()
+    assert submitted.status_code == 200, submitted.json()
     return unit_id, headers
 
 
@@ -200,7 +199,7 @@ def test_completion_offers_the_next_unit_only_when_the_worker_may_take_one(
         with served.db.read() as session:
             before = session.execute(select(Unit.status, func.count()).group_by(Unit.status)
                                      ).all()
-        answer = client.get("/api/next", headers=headers).get_json()
+        answer = client.get("/api/next", headers=headers).json()
         with served.db.read() as session:  # asking claims nothing
             assert session.execute(select(Unit.status, func.count()).group_by(Unit.status)
                                    ).all() == before

@@ -7,12 +7,12 @@ the reply) and never keeps the server from stopping."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
-
-from collection_and_annotations.server.thread_pool import ThreadPool
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -22,13 +22,13 @@ class BlockingCalls:
     """A bot's own threads: at most `limit` responses at once (`max_concurrent_responses`).
 
     `slot()` is held for a whole response (a streamed one yields the thread between pieces,
-    but keeps its slot); the pool of the same size bounds threads still running after their
-    chat gave up on them."""
+    but keeps its slot); `threads`, of the same size, bounds the calls running at once, those
+    whose chat gave up on them included (a thread is counted until its call returns)."""
 
     def __init__(self, limit: int, name: str):
-        self.limit = max(1, limit)
+        self.limit, self.name = max(1, limit), f"bot-{name}"
         self._slots = asyncio.Semaphore(self.limit)
-        self._pool = ThreadPool(self.limit, f"bot-{name}")
+        self._threads = asyncio.Semaphore(self.limit)
         self._unawaited: set[asyncio.Task[None]] = set()
 
     @asynccontextmanager
@@ -37,17 +37,35 @@ class BlockingCalls:
             yield
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:
-        return await self._pool.run(function, *args)
+        """`function(*args)` in a daemon thread of its own, once fewer than `limit` run."""
+        await self._threads.acquire()
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[T] = loop.create_future()
+
+        def settle(result: Any, failed: bool) -> None:
+            self._threads.release()
+            if not done.cancelled():
+                (done.set_exception if failed else done.set_result)(result)
+
+        def work() -> None:
+            try:
+                result, failed = function(*args), False
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting caller
+                result, failed = exc, True
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
+                loop.call_soon_threadsafe(settle, result, failed)
+
+        threading.Thread(target=work, name=self.name, daemon=True).start()
+        return await done
 
     def call_later(self, function: Callable[[], Any]) -> None:
         """`function()` in the bot's threads once one is free, not waited for (it may queue
         behind a call that hangs); its result is dropped, a failure logged."""
-        task = asyncio.ensure_future(self._pool.run(_logged, function))
+        task = asyncio.ensure_future(self.call(_logged, function))
         self._unawaited.add(task)
         task.add_done_callback(self._unawaited.discard)
 
     def shutdown(self) -> None:
-        self._pool.shutdown()
         for task in self._unawaited:
             task.cancel()
 

@@ -21,6 +21,7 @@ from collection_and_annotations.config import load_run_config
 from collection_and_annotations.config.checks import check_services_supported
 from collection_and_annotations.engine.allocation import Limits, expire_overdue
 from collection_and_annotations.engine.chat import expire_idle_chats, mark_interrupted_replies
+from collection_and_annotations.engine.join import Presence, check_joinable, running_run
 from collection_and_annotations.engine.launcher import Launcher
 from collection_and_annotations.engine.provider_sync import ProviderSync
 from collection_and_annotations.engine.runs import (
@@ -118,10 +119,15 @@ def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     check_frontend_built()
     if architect.server_processes < 1:
         raise UserError("mephisto.architect.server_processes must be 1 or more")
-    if architect.server_processes > 1 and (cfg.database_url or "sqlite").startswith("sqlite"):
+    sqlite = (cfg.database_url or "sqlite").startswith("sqlite")
+    if architect.server_processes > 1 and sqlite:
         raise UserError("several server processes (mephisto.architect.server_processes="
                         f"{architect.server_processes}) need PostgreSQL: set database_url, or "
                         "serve SQLite with one process")
+    if architect.join and sqlite:
+        raise UserError("mephisto.architect.join=true lets launchers on several machines serve "
+                        "one run through one PostgreSQL database; SQLite is a file of one "
+                        "machine: set database_url to PostgreSQL, or leave join out")
     db = Database(cfg.database_url or default_url(cfg.data_dir))  # creates data_dir: last
     db.check_reachable()
     return db, blueprint
@@ -158,7 +164,16 @@ def open_task(
                   **blueprint.describe()}
     public_url = base_url(cfg.mephisto.architect)
     provider = provider_cls.create(cfg, secret, public_url)
-    started = start_run(db, task_cfg.task_name, blueprint, run_config, blueprint.plan(),
+    plans = blueprint.plan()
+    joined = running_run(db, task_cfg.task_name) if cfg.mephisto.architect.join else None
+    if joined is not None:
+        check_joinable(db, joined, run_config["conf"]["mephisto"]["task"],
+                       {plan.key for plan in plans})
+        print(f"joining run {joined.id} of task '{task_cfg.task_name}', served by "
+              f"{joined.server} (mephisto.architect.join)")
+        return served_task(cfg, db, blueprint, (joined.task_id, joined.id), provider, secret,
+                           blocked)
+    started = start_run(db, task_cfg.task_name, blueprint, run_config, plans,
                         Launcher.this().describe(public_url), cfg.mephisto.blueprint.random_seed)
     for server in started.taken_over:
         print(f"the last server of this task ({server}) is no longer running; its run is "
@@ -210,7 +225,10 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     served = _load(cfg, conf_path)
     architect = cfg.mephisto.architect
     http = HttpService(served, architect.hostname, architect.port, architect.server_processes,
-                       HostNames.of(architect))
+                       HostNames.of(architect),
+                       relay_chat=architect.server_processes > 1 or architect.join)
+    # Launchers that join one run share it until the last of them stops (engine/join.py).
+    presence = Presence(served.db, served.run_id) if architect.join else None
     # `kill` (SIGTERM) stops as cleanly as Ctrl-C: server processes ended, run closed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     finished = _announce(served)
@@ -234,7 +252,8 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
         if sync is not None:
             sync.stop()
         http.stop()
-        end_run(served.db, served.run_id, "completed" if monitor.complete else "stopped")
+        if presence is None or presence.leave():
+            end_run(served.db, served.run_id, "completed" if monitor.complete else "stopped")
         served.db.dispose()
     return 0
 

@@ -106,6 +106,9 @@ class ArchitectConfig:
     hostname: str = "localhost"
     port: int = ranged(3000, 1, 65535)
     server_processes: int = ranged(1, 1, 64)
+    # true: serve the run another launcher of this conf serves already (PostgreSQL only;
+    # docs/several-machines.md); false: a second launcher of the task is refused
+    join: bool = False
     # more host names the server answers to (e.g. a proxy's); `*`: any
     allowed_hosts: list[str] | None = None
     # where workers and requesters reach the server, e.g. https://eval.example.org behind a

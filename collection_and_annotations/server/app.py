@@ -1,27 +1,41 @@
-"""Flask application factory: the worker page, the worker API and the requester API."""
+"""The application factory: one ASGI app (Starlette) for the worker page, the worker API, the
+chat, and the requester API and dashboard."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
-from flask import Flask, jsonify
-from werkzeug.exceptions import HTTPException
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.server import (
-    requester_dashboard,  # noqa: F401 (its routes)
-    requester_judges,  # noqa: F401 (its routes)
-    requester_quals,  # noqa: F401 (its routes)
-    requester_review,  # noqa: F401 (its routes)
+    requester_api,
+    requester_dashboard,
+    requester_judges,
+    requester_quals,
+    requester_review,
+    worker_api,
 )
-from collection_and_annotations.server.requester_api import requester_api
-from collection_and_annotations.server.security import HostCheck, harden
-from collection_and_annotations.server.static_files import IMMUTABLE, REVALIDATE, StaticFiles
-from collection_and_annotations.server.worker_api import worker_api
+from collection_and_annotations.server.guard import Guard
+from collection_and_annotations.server.requester_session import FailureLimit
+from collection_and_annotations.server.security import HostCheck
+from collection_and_annotations.server.web import EXCEPTION_HANDLERS, JSON, error, served
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
+# Hashed assets never change under their name; the pages name the current hashes.
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
+GZIP_MIN_BYTES = 1024  # below this a response fits in a packet or two anyway
 
 
 def check_frontend_built(static_dir: Path = STATIC_DIR) -> None:
@@ -31,44 +45,80 @@ def check_frontend_built(static_dir: Path = STATIC_DIR) -> None:
 
 
 def create_app(
-    served: ServedTask, static_dir: Path = STATIC_DIR, allowed_hosts: Iterable[str] | None = None
-) -> Flask:
+    served_task: ServedTask, static_dir: Path = STATIC_DIR,
+    allowed_hosts: Iterable[str] | None = None, relay_chat: bool = False,
+) -> Starlette:
     """The app for one run; `allowed_hosts` (conf: mephisto.architect.allowed_hosts) adds host
-    names to loopback and the public URL's host, e.g. a proxy's; `*` turns the check off."""
-    app = Flask(__name__, static_folder=None)
-    harden(app, HostCheck(served.provider.public_url, allowed_hosts),
-           getattr(served.provider, "platform_origins", ()))
-    app.config["SERVED_TASK"] = served
-    app.config["MAX_CONTENT_LENGTH"] = 2_000_000
-    app.json.sort_keys = False
-    app.register_blueprint(worker_api)
-    app.register_blueprint(requester_api)
+    names to loopback and the public URL's host, e.g. a proxy's; `*` turns the check off.
+    `relay_chat`: other processes or launchers serve the run too, so chat events go through
+    PostgreSQL to their streams (server/chat/bus.py)."""
+    routes: list[BaseRoute] = [
+        Route("/api/health", health, methods=["GET"]),
+        *worker_api.ROUTES, *requester_api.ROUTES, *requester_dashboard.ROUTES,
+        *requester_review.ROUTES, *requester_quals.ROUTES, *requester_judges.ROUTES,
+    ]
+    chat = None
+    if served_task.chats:
+        from collection_and_annotations.server.chat.app import Chat
 
-    @app.errorhandler(HTTPException)
-    def _http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
-        return jsonify({"error": exc.description}), exc.code
+        chat = Chat(served_task.db, served_task.secret, served_task.blueprint.rules,
+                    served_task.blueprint.make_bots, relay=relay_chat)
+        routes += chat.routes()
+    files = StaticFiles(directory=static_dir, check_dir=False)
+    routes += [
+        Route("/", page("index.html", files), methods=["GET"]),
+        Route("/dashboard", page("dashboard.html", files), methods=["GET"]),
+        Mount("/assets", cached(StaticFiles(directory=static_dir / "assets", check_dir=False),
+                                IMMUTABLE)),
+    ]
 
-    @app.get("/api/health")
-    def health():  # type: ignore[no-untyped-def]
-        return jsonify({"ok": True, "task": served.task_name, "run_id": served.run_id})
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        if chat is not None:
+            await chat.aclose()
 
-    static = StaticFiles(static_dir)
-
-    @app.get("/")
-    def index():  # type: ignore[no-untyped-def]
-        return static.response("index.html", REVALIDATE)
-
-    @app.get("/dashboard")
-    def dashboard():  # type: ignore[no-untyped-def]
-        """The requester's page (docs/dashboard.md); a build older than it has none."""
-        if not (static_dir / "dashboard.html").is_file():
-            return jsonify({"error": "the requester dashboard is not built (no "
-                                     "server/static/dashboard.html); rebuild the frontend: "
-                                     "cd frontend && npm run build"}), 404
-        return static.response("dashboard.html", REVALIDATE)
-
-    @app.get("/assets/<path:name>")
-    def assets(name: str):  # type: ignore[no-untyped-def]
-        return static.response(f"assets/{name}", IMMUTABLE)
-
+    hosts = HostCheck(served_task.provider.public_url, allowed_hosts)
+    app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan,
+                    middleware=[Middleware(Guard, hosts=hosts),
+                                Middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES,
+                                           compresslevel=6)])
+    app.state.served = served_task
+    app.state.login_failures = FailureLimit()
+    app.state.chat = chat
     return app
+
+
+async def health(request: Request) -> Response:
+    task = served(request)
+    return JSON({"ok": True, "task": task.task_name, "run_id": task.run_id})
+
+
+def page(name: str, files: StaticFiles):  # type: ignore[no-untyped-def]
+    """A page of the built frontend, revalidated on each visit (its ETag makes that a 304);
+    a build older than the page has none."""
+
+    async def endpoint(request: Request) -> Response:
+        if not (Path(str(files.directory)) / name).is_file():
+            return error(f"the page {name} is not built (no server/static/{name}); rebuild the "
+                         "frontend: cd frontend && npm run build", 404)
+        response = await files.get_response(name, request.scope)
+        response.headers["Cache-Control"] = REVALIDATE
+        return response
+
+    return endpoint
+
+
+def cached(app: ASGIApp, cache_control: str) -> ASGIApp:
+    """`app`'s successful answers with a Cache-Control header."""
+
+    async def with_header(scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_cached(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] in (200, 304):
+                message["headers"] = [*message.get("headers", []),
+                                      (b"cache-control", cache_control.encode())]
+            await send(message)
+
+        await app(scope, receive, send_cached)
+
+    return with_header

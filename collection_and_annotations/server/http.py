@@ -1,63 +1,45 @@
-"""Serve the app over HTTP: one process, or several sharing one port (PostgreSQL only).
+"""Serve the app over HTTP: uvicorn in one process, or gunicorn's arbiter over several uvicorn
+worker processes sharing one port (PostgreSQL only).
 
-An asyncio server (uvicorn with httptools, on uvloop) holds the connections and reads each
-request whole before a thread of the Flask app sees it (asgi_front.py, deadline_protocol.py):
-slow and idle clients cost a socket and a coroutine, never a thread.
-
-Several processes use the cores that one Python process cannot: the launcher binds the port
-once, then forks a supervisor that forks the server processes; they accept on the inherited
-socket, each with its own database connections, and the supervisor replaces any that dies
-(supervisor.py). The launcher keeps the monitor and stops them when it stops.
+One process serves in a thread of the launcher. Several: the launcher binds the port, then
+forks gunicorn's arbiter, which forks the server processes from the app it was handed
+(preloaded: the task is read once) and replaces any that dies. Neither the arbiter nor a
+server process outlives its parent (`die_with_parent`), even after a kill -9. The launcher
+keeps the monitor and stops them when it stops.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import resource
 import signal
 import socket
+import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
-from flask import Flask
+from gunicorn.app.base import BaseApplication
+from starlette.applications import Starlette
+from uvicorn_worker import UvicornWorker
 
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.server.app import create_app
-from collection_and_annotations.server.asgi_front import ASGIApp, Front
-from collection_and_annotations.server.deadline_protocol import DeadlineProtocol
-from collection_and_annotations.server.greenlet_pool import GreenletPool
-from collection_and_annotations.server.security import HostCheck
-from collection_and_annotations.server.supervisor import Supervisor, die_with_parent
-from collection_and_annotations.server.thread_pool import ThreadPool
-from collection_and_annotations.server.wsgi_pool import CallPool, WsgiPool
+from collection_and_annotations.server.security import security_headers
 
-# Requests hold the GIL most of the time and SQLite takes one writer: a few threads per process
-# queue better than many (measured with bench/worker_api_load.py).
-THREADS_PER_PROCESS = 4
-# A worker's steps (claim, read, draft, submit, check) run in a pool of their own, so a slow
-# requester request never holds them up (`worker_step_pool`). Measured with
-# bench/worker_api_load.py:
-# - SQLite: one thread. SQLite takes one writer at a time and answers in microseconds; more
-#   threads traded the GIL at every call into it (one served a burst a quarter faster than 4).
-# - PostgreSQL, one server process: greenlets of the event loop (greenlet_pool.py), which
-#   overlap their round trips without queueing to win the GIL back after each (6-9% more
-#   submissions/s than 4 threads, faster in 11 of 12 alternating runs). 16 or 32 slots were
-#   no faster and cost PostgreSQL more CPU per request; each slot holds one connection.
-# - PostgreSQL, several processes: 4 threads each. There the cores are busy anyway, and the
-#   threads' system calls overlap where a greenlet pool's run one after the other (threads
-#   were 6-10% faster).
-WORKER_STEPS = ("/api/claim", "/api/units/")
-WORKER_STEP_SLOTS = 8
 # Open connections per process past which requests get 503: well under the file limit.
 MAX_CONNECTIONS = 4096
 KEEP_ALIVE_SECONDS = 60
 BACKLOG = 2048
 STOP_SECONDS = 15
+# Requests still running when the server stops get this long (an open chat stream ends then).
+GRACE_SECONDS = 3
+PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -72,20 +54,6 @@ class HostNames:
     def of(cls, architect: Any) -> HostNames:
         """From the conf's `mephisto.architect`."""
         return cls(architect.allowed_hosts, architect.trusted_proxies)
-
-
-class _Server(uvicorn.Server):
-    """uvicorn without its signal handlers: the launcher and the supervisor decide when to
-    stop, through `stop`."""
-
-    @contextlib.contextmanager
-    def capture_signals(self):  # type: ignore[no-untyped-def]
-        yield
-
-    def stop(self) -> None:
-        """From any thread or a signal handler."""
-        self.should_exit = True
-        self.config.app.stop_native()
 
 
 def raise_file_limit() -> int:
@@ -106,94 +74,88 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def uvicorn_server(flask_app: Flask, max_connections: int = MAX_CONNECTIONS,
-                   native: Mapping[str, ASGIApp] | None = None,
-                   trusted_proxies: Iterable[str] | None = None,
-                   worker_steps: CallPool | None = None) -> _Server:
-    """A server for `flask_app` behind the ASGI front (with `native` ASGI apps by path
-    prefix), not yet listening. `X-Forwarded-For`/`-Proto` are believed only from
-    `trusted_proxies` (addresses or networks); without any, from nobody: uvicorn would
-    otherwise believe every local process. `worker_steps`: the pool of the worker's steps
-    (default: threads of their own)."""
+def uvicorn_options(platform_origins: Sequence[str] = (),
+                    trusted_proxies: Iterable[str] | None = None,
+                    max_connections: int = MAX_CONNECTIONS) -> dict[str, Any]:
+    """uvicorn's settings for each server process. The security headers go on every answer,
+    uvicorn's own too (400 for a request it cannot parse, 503 past `max_connections`).
+    `X-Forwarded-For`/`-Proto` are believed only from `trusted_proxies` (addresses or
+    networks); without any, from nobody: uvicorn would otherwise believe loopback."""
     proxies = list(trusted_proxies or [])
-    wsgi = WsgiPool(flask_app, THREADS_PER_PROCESS, (WORKER_STEPS, worker_steps or ThreadPool(
-        THREADS_PER_PROCESS, "worker-steps")))
-    front = Front(wsgi, flask_app.config["MAX_CONTENT_LENGTH"], native)
-    return _Server(uvicorn.Config(
-        front, http=DeadlineProtocol, lifespan="on", interface="asgi3", access_log=False,
-        log_config=None, log_level="warning", server_header=False, backlog=BACKLOG,
-        timeout_keep_alive=KEEP_ALIVE_SECONDS, limit_concurrency=max_connections,
-        timeout_graceful_shutdown=5, proxy_headers=bool(proxies), forwarded_allow_ips=proxies,
-    ))
+    return {
+        "http": "httptools", "loop": "uvloop", "lifespan": "on", "interface": "asgi3",
+        "access_log": False, "log_config": None, "log_level": "warning",
+        "server_header": False, "backlog": BACKLOG, "timeout_keep_alive": KEEP_ALIVE_SECONDS,
+        "limit_concurrency": max_connections, "timeout_graceful_shutdown": GRACE_SECONDS,
+        "proxy_headers": bool(proxies), "forwarded_allow_ips": proxies,
+        "headers": list(security_headers(platform_origins).items()),
+    }
 
 
-def worker_step_pool(served: ServedTask, processes: int) -> CallPool:
-    """The pool of the worker's steps in each of `processes` server processes, as suits the
-    database (see WORKER_STEPS)."""
-    if served.db.engine.dialect.name != "postgresql":
-        return ThreadPool(1, "worker-steps")
-    if processes == 1:
-        return GreenletPool(WORKER_STEP_SLOTS, "worker-steps")
-    return ThreadPool(THREADS_PER_PROCESS, "worker-steps")
+def die_with_parent(parent: int) -> None:
+    """Have the kernel send SIGTERM when the parent dies; exit now if it already has."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(0)
 
 
-def native_routes(served: ServedTask, allowed_hosts: Iterable[str] | None,
-                  processes: int) -> dict[str, ASGIApp]:
-    """Routes that run in the event loop: live chat, for a task kind that chats with bots
-    (several processes relay its events through PostgreSQL)."""
-    if not served.chats:
-        return {}
-    from collection_and_annotations.server.chat.app import PREFIX, ChatApp
+class _Arbiter(BaseApplication):
+    """gunicorn's arbiter over `processes` uvicorn workers of the preloaded `app`."""
 
-    return {PREFIX: ChatApp(served.db, served.secret, served.blueprint.rules,
-                            HostCheck(served.provider.public_url, allowed_hosts),
-                            served.blueprint.make_bots,
-                            relay=processes > 1)}
+    def __init__(self, app: Starlette, sock: socket.socket, processes: int,
+                 options: dict[str, Any]):
+        self.app = app
+        worker = type("ServerProcess", (UvicornWorker,), {"CONFIG_KWARGS": options})
+        self.settings = {
+            "bind": [f"fd://{sock.fileno()}"], "workers": processes, "worker_class": worker,
+            "preload_app": True, "graceful_timeout": GRACE_SECONDS + 2,
+            "loglevel": "warning", "accesslog": None, "errorlog": "-",
+            "control_socket_disable": True, "post_fork": _server_process_forked,
+        }
+        super().__init__()
+
+    def load_config(self) -> None:
+        for name, value in self.settings.items():
+            self.cfg.set(name, value)
+
+    def load(self) -> Starlette:
+        return self.app
 
 
-def _serve_child(served: ServedTask, sock: socket.socket, max_connections: int,
-                 hosts: HostNames, supervisor: int, processes: int) -> None:
-    """Body of a forked server process: serve until SIGTERM or the supervisor's death."""
-    die_with_parent(supervisor)
-    served.db.engine.dispose(close=False)  # the launcher's connections are not ours to use
-    server = uvicorn_server(create_app(served, allowed_hosts=hosts.allowed), max_connections,
-                            native_routes(served, hosts.allowed, processes), hosts.proxies,
-                            worker_step_pool(served, processes))
-    signal.signal(signal.SIGTERM, lambda *_: server.stop())
-
-    def watch_parent() -> None:  # where PR_SET_PDEATHSIG is missing
-        while os.getppid() == supervisor:
-            time.sleep(1.0)
-        server.stop()
-
-    threading.Thread(target=watch_parent, daemon=True).start()
-    server.run(sockets=[sock])
+def _server_process_forked(arbiter: Any, worker: Any) -> None:
+    """gunicorn's post_fork hook, in the new server process."""
+    die_with_parent(worker.ppid)
+    if worker.age > arbiter.num_workers:
+        print(f"server process {worker.pid} started in place of one that ended",
+              file=sys.stderr, flush=True)
 
 
 class HttpService:
     """The serving processes of one run."""
 
     def __init__(self, served: ServedTask, host: str, port: int, processes: int = 1,
-                 hosts: HostNames | None = None):
+                 hosts: HostNames | None = None, relay_chat: bool = False):
         hosts = hosts or HostNames()
-        max_connections = min(MAX_CONNECTIONS, raise_file_limit() - 64)
+        options = uvicorn_options(getattr(served.provider, "platform_origins", ()),
+                                  hosts.proxies, min(MAX_CONNECTIONS, raise_file_limit() - 64))
+        app = create_app(served, allowed_hosts=hosts.allowed, relay_chat=relay_chat)
         sock = listening_socket(host, port)
-        self.supervisor: int | None = None
-        self.server: _Server | None = None
+        self.arbiter: int | None = None
+        self.server: uvicorn.Server | None = None
+        self.app = app
         if processes > 1:
             served.db.engine.dispose()  # no open connection may cross a fork
             launcher = os.getpid()
+            sock.set_inheritable(True)
             pid = os.fork()
             if pid == 0:
-                Supervisor(lambda parent: _serve_child(served, sock, max_connections,
-                                                       hosts, parent, processes),
-                           processes, launcher).run()
-            self.supervisor = pid
+                _run_arbiter(_Arbiter(app, sock, processes, options), launcher)
+            self.arbiter = pid
             sock.close()
         else:
-            self.server = uvicorn_server(create_app(served, allowed_hosts=hosts.allowed),
-                                         max_connections, native_routes(served, hosts.allowed, 1),
-                                         hosts.proxies, worker_step_pool(served, 1))
+            self.server = uvicorn.Server(uvicorn.Config(app, **options))
             self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
                                            name="http", daemon=True)
             self.thread.start()
@@ -205,15 +167,33 @@ class HttpService:
 
     def stop(self) -> None:
         if self.server is not None:
-            self.server.stop()
+            chat = self.app.state.chat
+            if chat is not None:
+                chat.stop_streams()
+            self.server.should_exit = True
             self.thread.join(STOP_SECONDS)
-        if self.supervisor is not None:
+        if self.arbiter is not None:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.supervisor, signal.SIGTERM)
+                os.kill(self.arbiter, signal.SIGTERM)
             deadline = time.monotonic() + STOP_SECONDS
-            while not os.waitpid(self.supervisor, os.WNOHANG)[0]:
+            while not os.waitpid(self.arbiter, os.WNOHANG)[0]:
                 if time.monotonic() > deadline:  # its children die with it (PR_SET_PDEATHSIG)
-                    os.kill(self.supervisor, signal.SIGKILL)
-                    os.waitpid(self.supervisor, 0)
+                    os.kill(self.arbiter, signal.SIGKILL)
+                    os.waitpid(self.arbiter, 0)
                     break
                 time.sleep(0.05)
+
+
+def _run_arbiter(arbiter: _Arbiter, launcher: int) -> None:
+    """Body of the forked arbiter process: serve until SIGTERM or the launcher's death. Its
+    own process group: a Ctrl-C in the terminal reaches the launcher, which stops it."""
+    code = 1
+    try:
+        die_with_parent(launcher)
+        os.setpgid(0, 0)
+        arbiter.run()
+        code = 0
+    except SystemExit as end:
+        code = end.code if isinstance(end.code, int) else 1
+    finally:
+        os._exit(code)

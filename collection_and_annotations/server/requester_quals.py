@@ -1,7 +1,7 @@
 """Requester API for qualifications and blocks: the `quals` CLI over HTTP (same operations,
 quality/qualifications.py), so a requester manages workers while the task runs.
 
-Routes join the `requester_api` blueprint and so its checks: a bearer token (never sent by a
+Routes are `requester` routes and so pass its checks: a bearer token (never sent by a
 browser on its own, so no CSRF token), or the dashboard's session cookie, which a browser does
 send on its own, so with it these POSTs need the session's `X-CSRF-Token` header too.
 """
@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, abort, jsonify, request
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
+from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.quality import qualifications
-from collection_and_annotations.server.requester_api import _served, json_body, requester_api
+from collection_and_annotations.server.requester_api import PREFIX, requester
+from collection_and_annotations.server.web import JSON, abort, json_body, served
 from collection_and_annotations.storage.models import iso_utc
 
 # The longest worker id, provider and qualification name stored (storage/models.py).
@@ -21,14 +25,14 @@ MAX_NAME, MAX_PROVIDER = 200, 32
 MAX_VALUE = 2**31 - 1  # a qualification's value is a 32-bit integer
 
 
-def _fields() -> tuple[str, str, dict[str, Any]]:
+def _fields(request: Request) -> tuple[str, str, dict[str, Any]]:
     """(provider, worker, body) of a change request, or 400/422."""
-    body = json_body()
+    body = json_body(request)
     worker, provider = body.get("worker"), body.get("provider", "local")
     if not isinstance(worker, str) or not worker or not isinstance(provider, str):
-        abort(400, "give worker (the provider's worker id) and optionally provider (local)")
+        raise abort(400, "give worker (the provider's worker id) and optionally provider (local)")
     if len(worker) > MAX_NAME or len(provider) > MAX_PROVIDER:
-        abort(422, f"worker must be at most {MAX_NAME} characters, provider at most "
+        raise abort(422, f"worker must be at most {MAX_NAME} characters, provider at most "
                    f"{MAX_PROVIDER}")
     return provider, worker, body
 
@@ -37,9 +41,9 @@ def qualification_name(body: dict[str, Any], default: str | None = None) -> str:
     """The body's `name` of a qualification (or `default`), or 400/422."""
     name = body.get("name", default)
     if not isinstance(name, str) or not name:
-        abort(400, "give name (the qualification)")
+        raise abort(400, "give name (the qualification)")
     if len(name) > MAX_NAME:
-        abort(422, f"a qualification's name is at most {MAX_NAME} characters")
+        raise abort(422, f"a qualification's name is at most {MAX_NAME} characters")
     return name
 
 
@@ -47,63 +51,75 @@ def qualification_value(body: dict[str, Any]) -> int:
     """The body's `value` of a grant (1 if left out), or 400/422."""
     value = body.get("value", 1)
     if not isinstance(value, int) or isinstance(value, bool):
-        abort(400, "value must be an integer")
+        raise abort(400, "value must be an integer")
     if not -MAX_VALUE <= value <= MAX_VALUE:
-        abort(422, f"value must be between -{MAX_VALUE} and {MAX_VALUE}")
+        raise abort(422, f"value must be between -{MAX_VALUE} and {MAX_VALUE}")
     return value
 
 
-def _apply(provider: str, worker: str, name: str, value: int | None) -> Response:
-    with _served().db.transaction() as connection:
+def _apply(task: ServedTask, provider: str, worker: str, name: str,
+           value: int | None) -> Response:
+    with task.db.transaction() as connection:
         try:
             done = qualifications.change(connection, provider, worker, name, value)
         except qualifications.NotChanged as exc:
-            abort(404, str(exc))
-    return jsonify({"ok": True, "qualification": name, "worker": worker, "provider": provider,
+            raise abort(404, str(exc)) from None
+    return JSON({"ok": True, "qualification": name, "worker": worker, "provider": provider,
                     "value": value, "message": done})
 
 
-@requester_api.get("/qualifications")
-def list_qualifications() -> Response:
+@requester
+def list_qualifications(request: Request) -> Response:
     """Granted qualifications (`?name=`, `?worker=` narrow it), as `quals list`."""
-    with _served().db.snapshot() as connection:
-        rows = qualifications.grants(connection, request.args.get("name") or None,
-                                     request.args.get("worker") or None)
-    return jsonify({"grants": [
+    with served(request).db.snapshot() as connection:
+        rows = qualifications.grants(connection, request.query_params.get("name") or None,
+                                     request.query_params.get("worker") or None)
+    return JSON({"grants": [
         {"qualification": r.qualification, "provider": r.provider,
          "worker": r.provider_worker_id, "value": r.value, "granted_at": iso_utc(r.granted_at)}
         for r in rows]})
 
 
-@requester_api.post("/qualifications/grant")
-def grant() -> Response:
-    provider, worker, body = _fields()
-    return _apply(provider, worker, qualification_name(body), qualification_value(body))
+@requester
+def grant(request: Request) -> Response:
+    provider, worker, body = _fields(request)
+    return _apply(served(request), provider, worker, qualification_name(body),
+                  qualification_value(body))
 
 
-@requester_api.post("/qualifications/revoke")
-def revoke() -> Response:
-    provider, worker, body = _fields()
-    return _apply(provider, worker, qualification_name(body), None)
+@requester
+def revoke(request: Request) -> Response:
+    provider, worker, body = _fields(request)
+    return _apply(served(request), provider, worker, qualification_name(body), None)
 
 
-def _block_name(body: dict[str, Any]) -> str:
+def _block_name(task: ServedTask, body: dict[str, Any]) -> str:
     """`name` if given, else this task's block qualification (`block_qualification`)."""
     if "name" in body:
         return qualification_name(body)
-    served = _served()
-    with served.db.snapshot() as connection:
+    with task.db.snapshot() as connection:
         return qualification_name({}, qualifications.task_block_name(connection,
-                                                                      served.task_name))
+                                                                      task.task_name))
 
 
-@requester_api.post("/qualifications/block")
-def block() -> Response:
-    provider, worker, body = _fields()
-    return _apply(provider, worker, _block_name(body), 1)
+@requester
+def block(request: Request) -> Response:
+    provider, worker, body = _fields(request)
+    task = served(request)
+    return _apply(task, provider, worker, _block_name(task, body), 1)
 
 
-@requester_api.post("/qualifications/unblock")
-def unblock() -> Response:
-    provider, worker, body = _fields()
-    return _apply(provider, worker, _block_name(body), None)
+@requester
+def unblock(request: Request) -> Response:
+    provider, worker, body = _fields(request)
+    task = served(request)
+    return _apply(task, provider, worker, _block_name(task, body), None)
+
+
+ROUTES = [
+    Route(f"{PREFIX}/qualifications", list_qualifications, methods=["GET"]),
+    Route(f"{PREFIX}/qualifications/grant", grant, methods=["POST"]),
+    Route(f"{PREFIX}/qualifications/revoke", revoke, methods=["POST"]),
+    Route(f"{PREFIX}/qualifications/block", block, methods=["POST"]),
+    Route(f"{PREFIX}/qualifications/unblock", unblock, methods=["POST"]),
+]

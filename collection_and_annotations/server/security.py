@@ -12,8 +12,6 @@ import ipaddress
 from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, jsonify, request
-
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 MAX_REMEMBERED_HOSTS = 256  # Host verdicts kept per server (any name past these is checked anew)
 ANY_HOST = "*"
@@ -27,9 +25,9 @@ _POLICY = (
 
 
 def security_headers(platform_origins: Sequence[str] = ()) -> dict[str, str]:
-    """The headers of every response. `platform_origins`: a crowd platform's pages that show
-    ours in a frame and receive its completion form (MTurk's); without any, no framing and
-    forms only to this server."""
+    """The headers of every response (uvicorn adds them: server/http.py). `platform_origins`:
+    a crowd platform's pages that show ours in a frame and receive its completion form
+    (MTurk's); without any, no framing and forms only to this server."""
     framing = " ".join(platform_origins) or "'none'"
     headers = {
         "Content-Security-Policy": (f"{_POLICY}form-action 'self' {' '.join(platform_origins)}"
@@ -43,9 +41,6 @@ def security_headers(platform_origins: Sequence[str] = ()) -> dict[str, str]:
 
 
 SECURITY_HEADERS = security_headers()
-# as an ASGI response's headers, for responses made without the Flask app
-SECURITY_HEADER_LIST = [(name.lower().encode(), value.encode())
-                        for name, value in SECURITY_HEADERS.items()]
 
 
 def host_name(host: str) -> str:
@@ -95,22 +90,3 @@ class HostCheck:
         if len(self._verdicts) < MAX_REMEMBERED_HOSTS:
             self._verdicts[host] = verdict
         return verdict
-
-
-def harden(app: Flask, hosts: HostCheck, platform_origins: Sequence[str] = ()) -> None:
-    """Refuse unknown hosts (421) and put the security headers on every response."""
-    headers = security_headers(platform_origins)
-
-    @app.before_request
-    def _check_host():  # type: ignore[no-untyped-def]
-        refused = hosts.refusal(request.environ.get("HTTP_HOST", ""))
-        return None if refused is None else (jsonify({"error": refused}), 421)
-
-    @app.after_request
-    def _headers(response: Response) -> Response:
-        # One pass over the response's own headers rather than werkzeug's scan per name:
-        # this runs on every response.
-        present = {name.lower() for name, _ in response.headers}
-        response.headers.extend([(name, value) for name, value in headers.items()
-                                 if name.lower() not in present])
-        return response

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify, redirect, request
 from sqlalchemy import select
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
 
-from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit, may_claim
+from collection_and_annotations.engine.allocation import claim_unit, may_claim
 from collection_and_annotations.engine.runs import DONE_STATUSES
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.engine.work import (
@@ -17,37 +19,15 @@ from collection_and_annotations.engine.work import (
     submit,
     unit_view,
 )
-from collection_and_annotations.providers.base import Completion, IdentityRefused, Visit
+from collection_and_annotations.providers.base import Completion, Visit
 from collection_and_annotations.server.auth import bearer, worker_from_token, worker_token
-from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
+from collection_and_annotations.server.web import JSON, blocking, error, json_body, served
 from collection_and_annotations.storage.models import Unit, Worker
 
-worker_api = Blueprint("worker_api", __name__, url_prefix="/api")
 
-
-def _served() -> ServedTask:
-    return current_app.config["SERVED_TASK"]
-
-
-def _error(message: str, status: int, problems: list[dict[str, Any]] | None = None):
-    body: dict[str, Any] = {"error": message}
-    if problems is not None:
-        body["problems"] = problems
-    return jsonify(body), status
-
-
-def _body() -> dict[str, Any]:
-    if not request.is_json:
-        raise WorkRefused("send the request body as JSON (Content-Type: application/json)", 400)
-    try:
-        return parse_json_object(request.get_data(cache=False))
-    except InvalidJson as exc:
-        raise WorkRefused(str(exc), exc.status) from None
-
-
-def _worker_id() -> int:
+def _worker_id(request: Request) -> int:
     token = bearer(request.headers.get("Authorization"))
-    worker_id = worker_from_token(_served().secret, token) if token else None
+    worker_id = worker_from_token(served(request).secret, token) if token else None
     if worker_id is None:
         raise WorkRefused("missing or invalid worker token; open your task link again", 401)
     return worker_id
@@ -64,62 +44,50 @@ def _completion(served: ServedTask, unit_id: str) -> Completion:
     return served.provider.completion(Visit(unit_id, worker, visit or ""))
 
 
-@worker_api.errorhandler(WorkRefused)
-def _refused(exc: WorkRefused):
-    return _error(str(exc), exc.status, exc.problems)
-
-
-@worker_api.post("/claim")
-def claim():
-    served = _served()
-    if not served.taking_work:
-        return _error("this task is not taking work now (its server is open for review "
-                      "only); ask the requester when it starts again", 503)
-    try:
-        identity = served.provider.identify(_body())
-        result = claim_unit(served.db, served.task_id, served.run_id, served.provider.name,
-                            identity.worker_id, identity.session_id, served.limits,
-                            served.blocked_workers, served.blueprint.pools_for,
-                            first_pools=served.new_worker_pools)
-    except (IdentityRefused, ClaimRefused) as exc:
-        return _error(str(exc), exc.status)
-    return jsonify({
-        "token": worker_token(served.secret, result.worker_id),
+@blocking
+def claim(request: Request) -> Response:
+    task = served(request)
+    if not task.taking_work:
+        return error("this task is not taking work now (its server is open for review "
+                     "only); ask the requester when it starts again", 503)
+    identity = task.provider.identify(json_body(request))
+    result = claim_unit(task.db, task.task_id, task.run_id, task.provider.name,
+                        identity.worker_id, identity.session_id, task.limits,
+                        task.blocked_workers, task.blueprint.pools_for,
+                        first_pools=task.new_worker_pools)
+    return JSON({
+        "token": worker_token(task.secret, result.worker_id),
         "unit_id": result.unit_public_id,
         "status": result.status,
     })
 
 
-@worker_api.get("/next")
-def next_unit():
+@blocking
+def next_unit(request: Request) -> Response:
     """Whether this worker may take another unit now, and the link that starts it: for
     providers whose workers come back through links (local), after a submit."""
-    served = _served()
-    worker_id = _worker_id()
-    offer = getattr(served.provider, "next_link", None)
-    if offer is None or not served.taking_work:
-        return jsonify({"next_url": None, "reason": None})
-    with served.db.snapshot() as connection:
+    task = served(request)
+    worker_id = _worker_id(request)
+    offer = getattr(task.provider, "next_link", None)
+    if offer is None or not task.taking_work:
+        return JSON({"next_url": None, "reason": None})
+    with task.db.snapshot() as connection:
         worker = connection.scalar(select(Worker.provider_worker_id)
                                    .where(Worker.id == worker_id))
-    refused = may_claim(served.db, served.task_id, served.run_id, served.provider.name, worker,
-                        served.limits, served.blocked_workers, served.blueprint.pools_for)
+    refused = may_claim(task.db, task.task_id, task.run_id, task.provider.name, worker,
+                        task.limits, task.blocked_workers, task.blueprint.pools_for)
     if refused is not None:
-        return jsonify({"next_url": None, "reason": refused})
-    return jsonify({"next_url": offer(worker), "reason": None})
+        return JSON({"next_url": None, "reason": refused})
+    return JSON({"next_url": offer(worker), "reason": None})
 
 
-@worker_api.get("/enter")
-def enter():
+async def enter(request: Request) -> Response:
     """Where a crowd platform sends its workers (its URL parameters name them): on to the page
     with a link this server signed. An MTurk preview gets a page that says so."""
-    entry = getattr(_served().provider, "entry", None)
+    entry = getattr(served(request).provider, "entry", None)
     if entry is None:
-        return _error("this task is not served through a crowd platform", 404)
-    try:
-        return redirect(entry(request.args.to_dict()), 302)
-    except IdentityRefused as exc:
-        return _error(str(exc), exc.status)
+        return error("this task is not served through a crowd platform", 404)
+    return RedirectResponse(entry(dict(request.query_params)), 302)
 
 
 def unit_payload(served: ServedTask, unit_id: str, worker_id: int) -> dict[str, Any]:
@@ -130,50 +98,61 @@ def unit_payload(served: ServedTask, unit_id: str, worker_id: int) -> dict[str, 
     return view
 
 
-@worker_api.get("/units/<unit_id>")
-def get_unit(unit_id: str):
+@blocking
+def get_unit(request: Request) -> Response:
     """The unit; the completion (code, redirect) only for work done: never for a unit that
     is still open, nor one that expired, was retired by a data change or went back to the
     pool."""
-    served = _served()
-    view = unit_payload(served, unit_id, _worker_id())
+    task, unit_id = served(request), request.path_params["unit_id"]
+    view = unit_payload(task, unit_id, _worker_id(request))
     done = view["status"] in DONE_STATUSES
-    view.update(_completion(served, unit_id).as_json() if done else {"completion_code": None})
-    return jsonify(view)
+    view.update(_completion(task, unit_id).as_json() if done else {"completion_code": None})
+    return JSON(view)
 
 
-@worker_api.put("/units/<unit_id>/draft")
-def put_draft(unit_id: str):
-    worker_id = _worker_id()
-    body = _body()
-    saved_at = save_draft(_served().db, unit_id, worker_id, body.get("answers"),
-                          body.get("position"))
-    return jsonify({"saved_at": saved_at})
+@blocking
+def put_draft(request: Request) -> Response:
+    worker_id = _worker_id(request)
+    body = json_body(request)
+    saved_at = save_draft(served(request).db, request.path_params["unit_id"], worker_id,
+                          body.get("answers"), body.get("position"))
+    return JSON({"saved_at": saved_at})
 
 
-@worker_api.post("/units/<unit_id>/submit")
-def post_submit(unit_id: str):
-    served = _served()
-    worker_id = _worker_id()
-    body = _body()
+@blocking
+def post_submit(request: Request) -> Response:
+    task, unit_id = served(request), request.path_params["unit_id"]
+    worker_id = _worker_id(request)
+    body = json_body(request)
     if "answers" not in body:
         raise WorkRefused("the submission has no 'answers'", 400)
     client_id = body.get("client_id")
     outcome: dict[str, Any] = {}
-    status = submit(served.db, served.blueprint, unit_id, worker_id, body["answers"],
+    status = submit(task.db, task.blueprint, unit_id, worker_id, body["answers"],
                     body.get("timings", {}), str(client_id)[:64] if client_id else None,
                     outcome)
-    return jsonify({"status": status, **_completion(served, unit_id).as_json(), **outcome})
+    return JSON({"status": status, **_completion(task, unit_id).as_json(), **outcome})
 
 
-@worker_api.post("/units/<unit_id>/dialogues/<dialogue_key>/check")
-def post_check(unit_id: str, dialogue_key: str):
+@blocking
+def post_check(request: Request) -> Response:
     """Submit one training dialogue: the answer is its mistakes with the expected answers and
     explanations (only now, after the worker committed to their answers)."""
-    served = _served()
-    worker_id = _worker_id()
-    body = _body()
+    task = served(request)
+    worker_id = _worker_id(request)
+    body = json_body(request)
     if not isinstance(body.get("answers"), dict):
         raise WorkRefused("the check needs 'answers' as an object of buckets", 400)
-    return jsonify(check_dialogue(served.db, served.blueprint, unit_id, worker_id,
-                                  dialogue_key, body["answers"]))
+    return JSON(check_dialogue(task.db, task.blueprint, request.path_params["unit_id"],
+                               worker_id, request.path_params["dialogue_key"], body["answers"]))
+
+
+ROUTES = [
+    Route("/api/claim", claim, methods=["POST"]),
+    Route("/api/next", next_unit, methods=["GET"]),
+    Route("/api/enter", enter, methods=["GET"]),
+    Route("/api/units/{unit_id}", get_unit, methods=["GET"]),
+    Route("/api/units/{unit_id}/draft", put_draft, methods=["PUT"]),
+    Route("/api/units/{unit_id}/submit", post_submit, methods=["POST"]),
+    Route("/api/units/{unit_id}/dialogues/{dialogue_key}/check", post_check, methods=["POST"]),
+]

@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 
-from helpers import BUCKETS, dialogue, write_task
+from helpers import BUCKETS, app_client, dialogue, write_task
 from sqlalchemy import select
 
 from collection_and_annotations.providers.local import link_signature
@@ -26,7 +26,7 @@ class Study:
 
     def __init__(self, served):
         self.served = served
-        self.client = create_app(served).test_client()
+        self.client = app_client(create_app(served))
         self.auth = {"Authorization": f"Bearer {requester_token(served.secret)}"}
         self.visits = 0
 
@@ -37,30 +37,30 @@ class Study:
         claimed = self.client.post("/api/claim", json={
             "worker_id": worker, "assignment_id": visit,
             "sig": link_signature(self.served.secret, worker, visit)})
-        assert claimed.status_code == 200, claimed.get_json()
-        body = claimed.get_json()
+        assert claimed.status_code == 200, claimed.json()
+        body = claimed.json()
         headers = {"Authorization": f"Bearer {body['token']}"}
-        unit = self.client.get(f"/api/units/{body['unit_id']}", headers=headers).get_json()
+        unit = self.client.get(f"/api/units/{body['unit_id']}", headers=headers).json()
         answers = {d["key"]: {"issues": {"1": labels, "3": labels}} for d in unit["dialogues"]}
         reply = self.client.post(f"/api/units/{body['unit_id']}/submit", headers=headers,
                                  json={"answers": answers})
-        assert reply.status_code == 200, reply.get_json()
+        assert reply.status_code == 200, reply.json()
         return body["unit_id"]
 
     def review(self, unit_id: str, decision: str) -> None:
         reply = self.client.post(f"{API}/units/{unit_id}/review", headers=self.auth,
                                  json={"decision": decision, "reason": "did not read the task"})
-        assert reply.status_code == 200, reply.get_json()
+        assert reply.status_code == 200, reply.json()
 
     def pseudonyms(self, workers: list[str]) -> list[str]:
-        listed = self.client.get(f"{API}/workers/identities", headers=self.auth).get_json()
+        listed = self.client.get(f"{API}/workers/identities", headers=self.auth).json()
         names = {w["worker_id"]: w["pseudonym"] for w in listed["workers"]}
         return [names[w] for w in workers]
 
     def report(self) -> str:
         reply = self.client.get(f"{API}/report", headers=self.auth)
-        assert reply.status_code == 200, reply.get_data(as_text=True)[:2000]
-        return reply.get_data(as_text=True)
+        assert reply.status_code == 200, reply.text[:2000]
+        return reply.text
 
 
 def _study(tmp_path, open_conf, database_url, bots, **task) -> Study:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from helpers import dialogue, write_task
+from helpers import app_client, dialogue, write_task
 
 from collection_and_annotations.server.app import create_app
 from collection_and_annotations.server.auth import requester_token
@@ -32,15 +32,15 @@ class Task:
     def submit(self, claim: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Claim with this body, answer the unit, submit; (unit id, submit response)."""
         claimed = self.client.post("/api/claim", json=claim)
-        assert claimed.status_code == 200, claimed.get_json()
-        body = claimed.get_json()
+        assert claimed.status_code == 200, claimed.json()
+        body = claimed.json()
         headers = {"Authorization": f"Bearer {body['token']}"}
-        unit = self.client.get(f"/api/units/{body['unit_id']}", headers=headers).get_json()
+        unit = self.client.get(f"/api/units/{body['unit_id']}", headers=headers).json()
         key = unit["dialogues"][0]["key"]
         reply = self.client.post(f"/api/units/{body['unit_id']}/submit", headers=headers, json={
             "answers": {key: {"overall_quality": {"dialogue": {"Overall": 5}}}}})
-        assert reply.status_code == 200, reply.get_json()
-        return body["unit_id"], reply.get_json()
+        assert reply.status_code == 200, reply.json()
+        return body["unit_id"], reply.json()
 
     def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
         return self.client.post(f"/api/requester/{path}", json=body or {}, headers=self.auth)
@@ -54,6 +54,6 @@ def task_for(tmp_path, open_conf):
         conf = write_task(tmp_path, lines, {f"g{i}": 1 for i in range(groups)},
                           task={"task_description": "Rate dialogues", "task_reward": 1.5})
         served = open_conf(str(conf), f"sqlite:///{tmp_path / 'cep.sqlite3'}", *overrides)
-        return Task(served, create_app(served).test_client(),
+        return Task(served, app_client(create_app(served)),
                     {"Authorization": f"Bearer {requester_token(served.secret)}"})
     return _make

@@ -5,15 +5,24 @@ to a route fail: with an HTTP error ("http": 503, or a status code), or by answe
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import defaultdict
 from typing import Any
 
-from flask import Flask, abort, jsonify, request
-from werkzeug.serving import make_server
+import anyio
+import uvicorn
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from collection_and_annotations.server.http import listening_socket
 
 SLOW_SECONDS = 1.5
+Body = dict[str, Any]
 
 
 class FakeProlific:
@@ -24,91 +33,103 @@ class FakeProlific:
         self.paid: list[str] = []
         # route -> ["http" | "slow" | an HTTP status]
         self.fail: dict[str, list[str | int]] = defaultdict(list)
-        self.app = self._app()
-        self.server = make_server("127.0.0.1", 0, self.app, threaded=True)
-        self.url = f"http://127.0.0.1:{self.server.server_port}/api/v1/"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        sock = listening_socket("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/api/v1/"
+        self.server = uvicorn.Server(uvicorn.Config(self._app(), log_config=None,
+                                                    log_level="warning", lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]},
+                                       daemon=True)
         self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def stop(self) -> None:
-        self.server.shutdown()
+        self.server.should_exit = True
+        self.thread.join(10)
 
     def count(self, method: str, prefix: str) -> int:
         return sum(1 for m, p, _ in self.calls if m == method and p.startswith(prefix))
 
-    def _failing(self, route: str) -> None:
+    async def _failing(self, route: str) -> None:
         if self.fail[route]:
             failure = self.fail[route].pop(0)
             if failure == "slow":
-                time.sleep(SLOW_SECONDS)
+                await anyio.sleep(SLOW_SECONDS)
                 return
-            abort(503 if failure == "http" else failure)
+            raise HTTPException(503 if failure == "http" else int(failure))
 
-    def _app(self) -> Flask:
-        app = Flask("fake_prolific")
+    def _route(self, path: str, method: str, handler: Any) -> Route:
+        """`handler(body, **path parameters)` behind the token check, each call recorded."""
 
-        @app.before_request
-        def _record():  # type: ignore[no-untyped-def]
+        async def endpoint(request: Request) -> Response:
             if request.headers.get("Authorization") != "Token test-token":
-                return jsonify({"error": "bad token"}), 401
-            self.calls.append((request.method, request.path.removeprefix("/api/v1/"),
-                               request.get_json(silent=True)))
-            return None
+                return JSONResponse({"error": "bad token"}, 401)
+            raw = await request.body()
+            body = json.loads(raw) if raw else None
+            self.calls.append((request.method, request.url.path.removeprefix("/api/v1/"),
+                               body))
+            answer = await handler(body, **request.path_params)
+            if isinstance(answer, Response):
+                return answer
+            content, status = answer if isinstance(answer, tuple) else (answer, 200)
+            return JSONResponse(content, status)
 
-        @app.post("/api/v1/studies/")
-        def create_study():  # type: ignore[no-untyped-def]
-            study = {**request.get_json(), "id": f"study{len(self.studies) + 1}",
-                     "status": "UNPUBLISHED"}
+        return Route(f"/api/v1/{path}", endpoint, methods=[method])
+
+    def _app(self) -> Starlette:
+        async def create_study(body: Body) -> Any:
+            study = {**body, "id": f"study{len(self.studies) + 1}", "status": "UNPUBLISHED"}
             self.studies[study["id"]] = study
-            return jsonify(study), 201
+            return study, 201
 
-        @app.post("/api/v1/studies/<study_id>/transition/")
-        def study_transition(study_id):  # type: ignore[no-untyped-def]
+        async def study_transition(_body: Body, study_id: str) -> Any:
             self.studies[study_id]["status"] = "ACTIVE"
-            return jsonify(self.studies[study_id])
+            return self.studies[study_id]
 
-        @app.get("/api/v1/studies/<study_id>/")
-        def get_study(study_id):  # type: ignore[no-untyped-def]
-            return jsonify(self.studies[study_id])
+        async def get_study(_body: Body, study_id: str) -> Any:
+            return self.studies[study_id]
 
-        @app.patch("/api/v1/studies/<study_id>/")
-        def update_study(study_id):  # type: ignore[no-untyped-def]
-            self.studies[study_id].update(request.get_json())
-            return jsonify(self.studies[study_id])
+        async def update_study(body: Body, study_id: str) -> Any:
+            self.studies[study_id].update(body)
+            return self.studies[study_id]
 
-        @app.post("/api/v1/submissions/<submission_id>/request-return/")
-        def request_return(submission_id):  # type: ignore[no-untyped-def]
-            reasons = request.get_json().get("request_return_reasons")
+        async def request_return(body: Body, submission_id: str) -> Any:
+            reasons = body.get("request_return_reasons")
             if not isinstance(reasons, list) or not reasons:
-                return jsonify({"error": "request_return_reasons is required"}), 400
-            return jsonify({"id": submission_id, "status": "RETURNED",
-                            "return_requested": "2026-11-23T00:00:00Z"})
+                return {"error": "request_return_reasons is required"}, 400
+            return {"id": submission_id, "status": "RETURNED",
+                    "return_requested": "2026-11-23T00:00:00Z"}
 
-        @app.get("/api/v1/studies/<study_id>/submissions/")
-        def list_submissions(study_id):  # type: ignore[no-untyped-def]
-            return jsonify({"results": self.submissions[study_id], "_links": {"next": None}})
+        async def list_submissions(_body: Body, study_id: str) -> Any:
+            return {"results": self.submissions[study_id], "_links": {"next": None}}
 
-        @app.post("/api/v1/submissions/<submission_id>/transition/")
-        def transition(submission_id):  # type: ignore[no-untyped-def]
-            self._failing("transition")
-            body = request.get_json()
+        async def transition(body: Body, submission_id: str) -> Any:
+            await self._failing("transition")
             if body["action"] == "REJECT" and (len(body.get("message", "")) < 100
                                                or not body.get("rejection_category")):
-                return jsonify({"error": "message too short"}), 400
-            return jsonify({"id": submission_id, "status": "PROCESSING"})
+                return {"error": "message too short"}, 400
+            return {"id": submission_id, "status": "PROCESSING"}
 
-        @app.post("/api/v1/submissions/bonus-payments/")
-        def set_up_bonus():  # type: ignore[no-untyped-def]
-            self._failing("bonus-setup")
-            body = request.get_json()
+        async def set_up_bonus(body: Body) -> Any:
+            await self._failing("bonus-setup")
             number = self.count("POST", "submissions/bonus-payments/")
-            return jsonify({"id": f"bonus{number}", "study": body["study_id"], "amount": 50,
-                            "fees": 17, "total_amount": 67}), 201
+            return {"id": f"bonus{number}", "study": body["study_id"], "amount": 50,
+                    "fees": 17, "total_amount": 67}, 201
 
-        @app.post("/api/v1/bulk-bonus-payments/<bonus_id>/pay/")
-        def pay(bonus_id):  # type: ignore[no-untyped-def]
-            self._failing("pay")
+        async def pay(_body: Body, bonus_id: str) -> Any:
+            await self._failing("pay")
             self.paid.append(bonus_id)
-            return "", 202
+            return Response(status_code=202)
 
-        return app
+        return Starlette(routes=[
+            self._route("studies/", "POST", create_study),
+            self._route("studies/{study_id}/transition/", "POST", study_transition),
+            self._route("studies/{study_id}/", "GET", get_study),
+            self._route("studies/{study_id}/", "PATCH", update_study),
+            self._route("submissions/{submission_id}/request-return/", "POST", request_return),
+            self._route("studies/{study_id}/submissions/", "GET", list_submissions),
+            self._route("submissions/{submission_id}/transition/", "POST", transition),
+            self._route("submissions/bonus-payments/", "POST", set_up_bonus),
+            self._route("bulk-bonus-payments/{bonus_id}/pay/", "POST", pay),
+        ])

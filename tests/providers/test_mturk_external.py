@@ -7,8 +7,10 @@ import csv
 import io
 
 import boto3
+import httpx
 import pytest
 from botocore.stub import ANY, Stubber
+from helpers import live_server
 from sqlalchemy import func, select
 
 from collection_and_annotations.engine.runs import end_run
@@ -39,7 +41,7 @@ def test_mturk_hit_preview_approve_bonus(task_for, stubbed):
     assert "<ExternalURL>http://127.0.0.1:3999/api/enter</ExternalURL>" in question
     preview = task.client.post("/api/claim", json={"assignmentId": mturk.PREVIEW,
                                                    "workerId": "A1", "hitId": "HIT1"})
-    assert preview.status_code == 409 and "preview" in preview.get_json()["error"]
+    assert preview.status_code == 409 and "preview" in preview.json()["error"]
     with task.served.db.read() as session:
         assert session.scalar(select(func.count()).where(Unit.worker_id.is_not(None))) == 0
     entered = task.client.get(f"/api/enter?assignmentId={mturk.PREVIEW}&workerId=A1")
@@ -50,19 +52,20 @@ def test_mturk_hit_preview_approve_bonus(task_for, stubbed):
         "url": "https://workersandbox.mturk.com/mturk/externalSubmit",
         "fields": {"assignmentId": "ASG1"}}
     # MTurk shows the page in its frame and receives the form; nobody else may do either
-    page = task.client.get("/")
+    with live_server(task.served) as base:
+        page = httpx.get(f"{base}/")
     csp = page.headers["Content-Security-Policy"]
     assert "frame-ancestors https://workersandbox.mturk.com" in csp
     assert "form-action 'self' https://workersandbox.mturk.com;" in csp
     assert "X-Frame-Options" not in page.headers
     stubbed.add_response("approve_assignment", {}, {"AssignmentId": "ASG1"})
-    assert task.post(f"units/{unit_id}/review", {"decision": "approve"}).get_json()[
+    assert task.post(f"units/{unit_id}/review", {"decision": "approve"}).json()[
         "sync_state"] == "done"
     stubbed.add_response("send_bonus", {}, {"WorkerId": "A1", "AssignmentId": "ASG1",
                                             "BonusAmount": "0.50", "Reason": "thanks",
                                             "UniqueRequestToken": ANY})
     bonus = task.post(f"units/{unit_id}/bonus", {"amount": 0.5, "reason": "thanks"})
-    assert bonus.get_json()["state"] == "paid"
+    assert bonus.json()["state"] == "paid"
     stubbed.assert_no_pending_responses()
 
 
@@ -96,8 +99,8 @@ def test_mturk_reject_failure_is_recorded(task_for, stubbed):
     unit_id, _ = task.submit({"assignmentId": "ASG1", "workerId": "A1"})
     stubbed.add_client_error("reject_assignment", "ServiceFault", "try later")
     reply = task.post(f"units/{unit_id}/review", {"decision": "reject", "reason": "empty"})
-    assert reply.get_json()["sync_state"] == "failed"
-    assert "try later" in reply.get_json()["last_error"]
+    assert reply.json()["sync_state"] == "failed"
+    assert "try later" in reply.json()["last_error"]
 
 
 def test_external_link_and_hmac_code(task_for):
@@ -107,10 +110,10 @@ def test_external_link_and_hmac_code(task_for):
     provider = task.served.provider
     assert provider.url_template().endswith("/api/enter?PID=WORKER_ID&assignment_id=SESSION_ID")
     entered = task.client.get("/api/enter?PID=alice&assignment_id=v1")
-    assert entered.status_code == 302 and "sig=" in entered.location
+    assert entered.status_code == 302 and "sig=" in entered.headers["location"]
     forged = task.client.post("/api/claim", json={"worker_id": "alice", "assignment_id": "v1"})
     assert forged.status_code == 403  # unsigned: only the entry link vouches
-    query = entered.location.split("?", 1)[1]
+    query = entered.headers["location"].split("?", 1)[1]
     claim = dict(part.split("=", 1) for part in query.split("&"))
     _, submitted = task.submit(claim)
     code = visit_code(task.served.secret, "alice", "v1")
@@ -125,7 +128,7 @@ def test_rejected_unit_returns_to_the_pool(task_for):
     assert task.client.post("/api/claim", json={"worker_id": "w2", "assignment_id": "a"}
                             ).status_code != 200  # no work left
     reply = task.post(f"units/{unit_id}/review", {"decision": "reject", "reason": "spam"})
-    assert reply.get_json()["sync_state"] == "not_sent"  # local: recorded only
+    assert reply.json()["sync_state"] == "not_sent"  # local: recorded only
     again = task.post(f"units/{unit_id}/review", {"decision": "reject", "reason": "spam"})
     assert again.status_code == 200
     other = task.post(f"units/{unit_id}/review", {"decision": "approve", "reason": ""})
@@ -135,11 +138,11 @@ def test_rejected_unit_returns_to_the_pool(task_for):
     assert statuses == ["launched", "returned"]
     new_unit, _ = task.submit({"worker_id": "w2", "assignment_id": "a2"})
     assert new_unit != unit_id
-    export = task.client.get("/api/requester/submissions", headers=task.auth).get_json()
+    export = task.client.get("/api/requester/submissions", headers=task.auth).json()
     reviews = {s["unit_id"]: s["review"] for s in export["submissions"]}
     assert reviews[unit_id]["decision"] == "reject" and reviews[new_unit] is None
     rows = list(csv.DictReader(io.StringIO(task.client.get(
-        "/api/requester/submissions?format=csv", headers=task.auth).get_data(as_text=True))))
+        "/api/requester/submissions?format=csv", headers=task.auth).text)))
     assert {(r["unit_id"], r["review_decision"]) for r in rows} == {(unit_id, "reject"),
                                                                      (new_unit, "")}
 
@@ -147,11 +150,11 @@ def test_rejected_unit_returns_to_the_pool(task_for):
 def test_block_by_pseudonym_and_identities(task_for):
     task = task_for()
     task.submit({"worker_id": "w1", "assignment_id": "a1"})
-    listed = task.client.get("/api/requester/workers/identities", headers=task.auth).get_json()
+    listed = task.client.get("/api/requester/workers/identities", headers=task.auth).json()
     (worker,) = listed["workers"]
     assert worker["worker_id"] == "w1" and worker["units_submitted"] == 1
     blocked = task.post(f"workers/{worker['pseudonym']}/block")
-    assert blocked.status_code == 200 and blocked.get_json()["platform"] == "not_sent"
+    assert blocked.status_code == 200 and blocked.json()["platform"] == "not_sent"
     refused = task.client.post("/api/claim", json={"worker_id": "w1", "assignment_id": "a2"})
     assert refused.status_code == 403
     assert task.post(f"workers/{worker['pseudonym']}/unblock").status_code == 200
@@ -163,14 +166,14 @@ def test_mturk_block_and_unblock_reach_the_platform(task_for, stubbed):
     task = task_for("mephisto.provider._provider_type=mturk_sandbox")
     task.submit({"assignmentId": "ASG1", "workerId": "A1", "hitId": "HIT1"})
     (worker,) = task.client.get("/api/requester/workers/identities",
-                                headers=task.auth).get_json()["workers"]
+                                headers=task.auth).json()["workers"]
     stubbed.add_response("create_worker_block", {}, {"WorkerId": "A1", "Reason": "spam"})
     blocked = task.post(f"workers/{worker['pseudonym']}/block", {"reason": "spam"})
-    assert blocked.get_json()["platform"] == "done"
+    assert blocked.json()["platform"] == "done"
     stubbed.add_client_error("delete_worker_block", "ServiceUnavailable", http_status_code=503)
     unblocked = task.post(f"workers/{worker['pseudonym']}/unblock")
-    assert unblocked.status_code == 200 and unblocked.get_json()["blocked"] is False
-    assert unblocked.get_json()["platform"].startswith("failed: ")  # lifted here all the same
+    assert unblocked.status_code == 200 and unblocked.json()["blocked"] is False
+    assert unblocked.json()["platform"].startswith("failed: ")  # lifted here all the same
     assert task.client.post("/api/claim", json={"assignmentId": "ASG2", "workerId": "A1",
                                                 "hitId": "HIT1"}).status_code == 200
     stubbed.assert_no_pending_responses()

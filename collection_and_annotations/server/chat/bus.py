@@ -1,9 +1,9 @@
 """Chat events from where they happen (a request, a bot turn) to the streams that show them.
 
-Each server process keeps its watchers per unit. With several server processes a worker's
-stream may be held by another process than the one running the bot turn, so events are also
-relayed through PostgreSQL (LISTEN/NOTIFY, `PostgresRelay`): every process hears every event
-and hands it to its own watchers. Events are encoded once, as server-sent-event bytes.
+Each server process keeps its watchers per unit. With several server processes or launchers a
+worker's stream may be held by another process than the one running the bot turn, so events
+are also relayed through PostgreSQL (LISTEN/NOTIFY, `PostgresRelay`): every process hears every
+event and hands it to its own watchers. Events are encoded once, as server-sent-event bytes.
 """
 
 from __future__ import annotations
@@ -88,18 +88,29 @@ class ChatBus:
         self._watchers: dict[str, set[Mailbox]] = {}
         self.relay: PostgresRelay | None = None
 
-    @contextlib.contextmanager
-    def watch(self, unit: str) -> Iterator[Mailbox]:
+    def subscribe(self, unit: str) -> Mailbox:
+        """A new mailbox for the unit's events (its public id), until `unsubscribe`."""
         mailbox = Mailbox()
         self._watchers.setdefault(unit, set()).add(mailbox)
+        return mailbox
+
+    def unsubscribe(self, unit: str, mailbox: Mailbox) -> bool:
+        """False when the mailbox was not subscribed (any more)."""
+        watchers = self._watchers.get(unit)
+        if watchers is None or mailbox not in watchers:
+            return False
+        watchers.discard(mailbox)
+        if not watchers:
+            del self._watchers[unit]
+        return True
+
+    @contextlib.contextmanager
+    def watch(self, unit: str) -> Iterator[Mailbox]:
+        mailbox = self.subscribe(unit)
         try:
             yield mailbox
         finally:
-            watchers = self._watchers.get(unit)
-            if watchers is not None:
-                watchers.discard(mailbox)
-                if not watchers:
-                    del self._watchers[unit]
+            self.unsubscribe(unit, mailbox)
 
     def end_all(self, marker: bytes) -> None:
         """Put `marker` in every watcher's mailbox (the streams end on it)."""

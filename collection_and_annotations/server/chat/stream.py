@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from collection_and_annotations.engine.work import WorkRefused
-from collection_and_annotations.server.asgi_front import Send
 from collection_and_annotations.server.chat.bus import Mailbox, sse
 from collection_and_annotations.storage.models import utcnow
 
@@ -33,12 +32,13 @@ TIMED_OUT = ("The time for this chat ran out and it went back to the pool; your 
 
 
 class EventStream:
-    """Writes a unit's events after its initial `state`; `read` reads the state again (it
-    raises WorkRefused once the unit is no longer the worker's)."""
+    """A unit's events after its initial `state`, as the chunks of a streaming response;
+    `read` reads the state again (it raises WorkRefused once the unit is no longer the
+    worker's)."""
 
-    def __init__(self, mailbox: Mailbox, send: Send,
-                 read: Callable[[], Awaitable[dict[str, Any]]], max_resp_time: int):
-        self.mailbox, self.send, self.read = mailbox, send, read
+    def __init__(self, mailbox: Mailbox, read: Callable[[], Awaitable[dict[str, Any]]],
+                 max_resp_time: int):
+        self.mailbox, self.read = mailbox, read
         self.max_resp_time = max_resp_time
         self.loop = asyncio.get_running_loop()
         self.last_sent = self.last_event = self.loop.time()  # any write; not a ping
@@ -46,32 +46,35 @@ class EventStream:
         self.position: int | None = None  # the current conversation, for the timed-out error
         self.timer: asyncio.TimerHandle | None = None
 
-    async def run(self, state: dict[str, Any]) -> None:
+    async def events(self, state: dict[str, Any]) -> AsyncIterator[bytes]:
+        """The chunks to send: each holds every event that waited together."""
         try:
-            await self._write([self._state(state)])
+            out, going = [self._state(state)], True
             while True:
-                if not await self._handle(await self.mailbox.take()):
+                if out:
+                    yield b"".join(out)
+                    self._sent(out)
+                if not going:
                     return
+                out, going = await self._handle(await self.mailbox.take())
                 if self.timer is None:
                     self._arm()
         finally:
             if self.timer is not None:
                 self.timer.cancel()
 
-    async def _handle(self, batch: list[bytes]) -> bool:
-        """Write one batch of events; False when the stream ends."""
+    async def _handle(self, batch: list[bytes]) -> tuple[list[bytes], bool]:
+        """The events of one batch to send, and False when the stream ends after them."""
         out: list[bytes] = []
         for encoded in batch:
             if encoded is END:
-                await self._write(out)
-                return False
+                return out, False
             if encoded is _WAKE:
                 now = self.loop.time()
                 if self.due_at is not None and now >= self.due_at:
                     encoded = STALE  # the reply time ran out: see whether the unit went back
                 elif now - self.last_event >= IDLE_SECONDS - 0.01:
-                    await self._write(out)
-                    return False
+                    return out, False
                 elif not out and now - self.last_sent >= PING_SECONDS - 0.01:
                     out.append(PING)
                     continue
@@ -83,16 +86,14 @@ class EventStream:
                 except WorkRefused:
                     out.append(sse("error", {"position": self.position, "message": TIMED_OUT,
                                              "retry": False}))
-                    await self._write(out)
-                    return False
+                    return out, False
                 continue
             if encoded.startswith(b"event: state"):
                 self._follow(json.loads(encoded.split(b"data: ", 1)[1]))
             elif encoded.startswith(b"event: message") and _BOT in encoded:
                 self._set_due(utcnow() + timedelta(seconds=self.max_resp_time))
             out.append(encoded)
-        await self._write(out)
-        return True
+        return out, True
 
     def _state(self, state: dict[str, Any]) -> bytes:
         self._follow(state)
@@ -106,13 +107,10 @@ class EventStream:
         self._set_due(None if respond_by is None
                       else datetime.fromisoformat(respond_by.rstrip("Z")))
 
-    async def _write(self, events: list[bytes]) -> None:
-        if events:
-            await self.send({"type": "http.response.body", "body": b"".join(events),
-                             "more_body": True})
-            self.last_sent = self.loop.time()
-            if events != [PING]:
-                self.last_event = self.last_sent
+    def _sent(self, events: list[bytes]) -> None:
+        self.last_sent = self.loop.time()
+        if events != [PING]:
+            self.last_event = self.last_sent
 
     def _set_due(self, due: datetime | None) -> None:
         self.due_at = None if due is None else \

@@ -17,7 +17,6 @@ from typing import Any
 
 from collection_and_annotations.engine.chat import ChatRules
 from collection_and_annotations.engine.chat_batch import Outcome, Step, write_batch
-from collection_and_annotations.server.thread_pool import settle
 from collection_and_annotations.storage.database import Database
 
 MAX_BATCH = 500
@@ -80,5 +79,9 @@ class StepWriter:
 
 def _settle(settled: list[tuple[asyncio.Future[Any], Outcome]]) -> None:
     for done, outcome in settled:
-        failed = outcome.error is not None
-        settle(done, outcome.error if failed else outcome.result, failed)
+        if done.cancelled():  # the caller went away meanwhile
+            continue
+        if outcome.error is not None:
+            done.set_exception(outcome.error)
+        else:
+            done.set_result(outcome.result)

@@ -1,0 +1,99 @@
+"""What every route shares: JSON answers and errors, the strict JSON body, and blocking work
+run in the framework's thread pool."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from collection_and_annotations.engine.allocation import ClaimRefused
+from collection_and_annotations.engine.review import ReviewRefused
+from collection_and_annotations.engine.review_queue import QueueRefused
+from collection_and_annotations.engine.served import ServedTask
+from collection_and_annotations.engine.work import WorkRefused
+from collection_and_annotations.providers.base import IdentityRefused
+from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+class JSON(JSONResponse):
+    """A JSON answer in ASCII: text from data files and bots may hold characters (lone
+    surrogates) that UTF-8 cannot carry."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, separators=(",", ":")).encode()
+
+
+def error(message: str, status: int, problems: list[dict[str, Any]] | None = None,
+          headers: dict[str, str] | None = None) -> JSON:
+    """The error format of every route: `{"error": ..., "problems": [...]}`."""
+    body: dict[str, Any] = {"error": message}
+    if problems is not None:
+        body["problems"] = problems
+    return JSON(body, status, headers)
+
+
+def served(request: Request) -> ServedTask:
+    return request.app.state.served
+
+
+def blocking(handler: Callable[[Request], Response]) -> Endpoint:
+    """A route whose work blocks (the database): the body is read in the event loop, then the
+    handler runs in the framework's thread pool (`json_body` reads the body there)."""
+
+    async def endpoint(request: Request) -> Response:
+        request.state.body = await request.body()
+        return await run_in_threadpool(handler, request)
+
+    return endpoint
+
+
+def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object, checked strictly (server/json_input.py), or the 400/422 that
+    says why not."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() \
+            != "application/json":
+        raise WorkRefused("send the request body as JSON (Content-Type: application/json)", 400)
+    return parse_json_object(request.state.body)
+
+
+async def refused(_request: Request, exc: Exception) -> Response:
+    """Errors the engine, the providers and the input checks raise, with their status; a
+    step that waited too long on a lock says when to come back (Retry-After)."""
+    if isinstance(exc, InvalidJson | IdentityRefused | ClaimRefused | ReviewRefused):
+        return error(str(exc), exc.status)
+    if isinstance(exc, QueueRefused):
+        return error(str(exc), 400)
+    assert isinstance(exc, WorkRefused)
+    retry_after = getattr(exc, "retry_after", None)
+    return error(str(exc), exc.status, exc.problems,
+                 None if retry_after is None else {"Retry-After": str(retry_after)})
+
+
+async def http_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error(exc.detail, exc.status_code, headers=exc.headers)
+
+
+async def server_error(_request: Request, _exc: Exception) -> Response:
+    return error("the server met an internal error; it is logged, try again", 500)
+
+
+EXCEPTION_HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+    HTTPException: http_error,
+    **{kind: refused for kind in (WorkRefused, InvalidJson, IdentityRefused, ClaimRefused,
+                                  ReviewRefused, QueueRefused)},
+    Exception: server_error,
+}
+
+
+def abort(status: int, message: str) -> HTTPException:
+    """`raise abort(400, "...")`: an error answer from anywhere in a handler."""
+    return HTTPException(status, message)
