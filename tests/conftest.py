@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -17,6 +18,10 @@ from collection_and_annotations.config import load_run_config
 from collection_and_annotations.storage.database import Database
 
 SHARED = REPO.parent / "shared"
+CHROMIUM = Path("/usr/bin/chromium")
+# Chromium's flags for this machine: no sandbox as root, no GPU, no calls to Google's hosts.
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run"]
 CEP_FIXTURES = SHARED / "fixtures" / "cep"
 POSTGRES_URL = os.environ.get(
     "CEP_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -29,6 +34,33 @@ def missing_service(reason: str) -> None:
         pytest.fail(f"{reason} (CI=true: a missing service fails the test instead of "
                     "skipping it)", pytrace=False)
     pytest.skip(reason)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test by the services it needs, whichever way it asks for them, so
+    `-m "not browser and not postgres"` (the fast lane) never starts one."""
+    for item in items:
+        needs = set(getattr(item, "fixturenames", ()))
+        if "postgres_url" in needs:
+            item.add_marker(pytest.mark.postgres)
+        if "browser" in needs:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    """Debian's Chromium under Playwright, one per test module: its synchronous API keeps an
+    event loop in this thread while it is open, which the asynchronous tests of other modules
+    must not find there."""
+    if not CHROMIUM.is_file():
+        missing_service(f"{CHROMIUM} is missing: install it with `apt-get install chromium` "
+                        "(Debian's package)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
 
 
 @pytest.fixture

@@ -68,7 +68,7 @@ def test_two_launchers_share_one_run(tmp_path, postgres_url):
                                   range(UNITS + 6)))
         done = [unit for unit in units if unit is not None]
         assert len(done) == len(set(done)) == UNITS  # every unit once, the rest refused
-        assert all(units[n] for n in range(0, UNITS, 2)) and any(units[1::2])  # both served
+        assert any(units[0::2]) and any(units[1::2])  # both launchers served units
         token = first.wait_for(r"  token: (\S+)").group(1)
         counts = [httpx.get(f"{base}/api/requester/progress", headers=auth(token)).json()
                   for base in bases]

@@ -6,15 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from helpers import dialogue, write_task
 
 from collection_and_annotations.engine.allocation import claim_unit
 from collection_and_annotations.engine.work import submit, unit_view
-
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 def _submit(served, worker, labels, session):
@@ -50,9 +47,7 @@ def test_analyze_from_the_database(tmp_path, database_url, open_conf):
 
 
 @pytest.mark.timeout(120)
-def test_report_opens_offline_without_console_errors(tmp_path):
-    if not CHROMIUM.is_file():
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+def test_report_opens_offline_without_console_errors(tmp_path, browser):
     import numpy as np
 
     from collection_and_annotations.analysis.behaviours import load_behaviours
@@ -70,18 +65,13 @@ def test_report_opens_offline_without_console_errors(tmp_path):
                                         Settings(tasks=["t"], resamples=100)))
     report = tmp_path / "report.html"
     report.write_text(render_report(results), encoding="utf-8")
-    from playwright.sync_api import sync_playwright
-
     errors, requests = [], []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                             args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page()
-        page.on("console", lambda m: m.type in ("error", "warning") and errors.append(m.text))
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("request", lambda r: r.url != report.as_uri() and requests.append(r.url))
-        page.goto(report.as_uri())
-        assert page.locator("svg").count() >= 4
-        assert page.locator("h2", has_text="Behaviour rates").count() == 1
-        browser.close()
+    page = browser.new_page()
+    page.on("console", lambda m: m.type in ("error", "warning") and errors.append(m.text))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: r.url != report.as_uri() and requests.append(r.url))
+    page.goto(report.as_uri())
+    assert page.locator("svg").count() >= 4
+    assert page.locator("h2", has_text="Behaviour rates").count() == 1
+    page.close()
     assert errors == [] and requests == []

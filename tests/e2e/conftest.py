@@ -1,4 +1,5 @@
-"""One Chromium for the whole session, a fresh browser context per worker, servers per test."""
+"""A fresh browser context per worker (one Chromium per module: tests/conftest.py), servers
+per test."""
 
 from __future__ import annotations
 
@@ -7,24 +8,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import missing_service
 
 from collection_and_annotations.server.app import STATIC_DIR
 
-from .worker_page import CHROMIUM, LAUNCH_ARGS, Server, Worker
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator:
-    if not CHROMIUM.is_file():
-        missing_service(f"{CHROMIUM} is missing: install it with `apt-get install chromium` "
-                        "(Debian's package)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield browser
-        browser.close()
+from .worker_page import Server, Worker
 
 
 @pytest.fixture

@@ -22,9 +22,6 @@ from helpers import REPO, Running, free_port
 from playwright.sync_api import Locator, Page, Response, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-CHROMIUM = Path("/usr/bin/chromium")
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 TREE_CONFIGS = frozenset({"button_flow", "nondetails_button_flow",
                           "nondetails_nonhelp_button_flow"})
