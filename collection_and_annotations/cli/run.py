@@ -280,7 +280,7 @@ def _announce(served: ServedTask) -> bool:
             print(f"  {provider.link(f'worker_{i}', '1')}")
     print("\n".join(requester_lines(served)))
     print(f"  submissions: {provider.public_url}/api/requester/submissions?format=csv")
-    if getattr(provider, "require_signature", True) and not finished:
+    if provider.require_signature and not finished:
         print(f"  more signed links: {provider.public_url}/api/requester/links?worker_id=W&n=3")
     print("press Ctrl-C to stop", flush=True)
     return finished

@@ -84,6 +84,10 @@ class Provider(Protocol):
     pays: bool
     # its conf keys (`mephisto.provider.*`): a dataclass subclassing ProviderConf
     conf: ClassVar[type[ProviderConf]] = ProviderConf
+    # origins the page may post a form to and be framed by (MTurk's submit host)
+    platform_origins: tuple[str, ...] = ()
+    # whether worker links carry this server's signature (the requester API hands out more)
+    require_signature: bool = True
 
     @classmethod
     def check(cls, cfg: DictConfig) -> None:
@@ -128,7 +132,13 @@ class Provider(Protocol):
 
     def entry(self, args: dict[str, str]) -> str:
         """Where a worker arriving from the platform (its URL parameters) is sent: the page,
-        with a link this server signed. Raises IdentityRefused."""
+        with a link this server signed. Raises IdentityRefused (404 without a platform)."""
+        raise IdentityRefused("this task is not served through a crowd platform", 404)
+
+    def next_link(self, worker_id: str) -> str | None:
+        """The link of this worker's next unit, offered after a submit, for workers who come
+        back through links (local); None when the platform hands out the work."""
+        return None
 
     def listed_visits(self) -> dict[tuple[str, str], str] | None:
         """(worker id, session id) -> the platform's status of every visit it lists for this

@@ -138,7 +138,7 @@ class HttpService:
     def __init__(self, served: ServedTask, host: str, port: int, processes: int = 1,
                  hosts: HostNames | None = None, relay_chat: bool = False):
         hosts = hosts or HostNames()
-        options = uvicorn_options(getattr(served.provider, "platform_origins", ()),
+        options = uvicorn_options(served.provider.platform_origins,
                                   hosts.proxies, min(MAX_CONNECTIONS, raise_file_limit() - 64))
         app = create_app(served, allowed_hosts=hosts.allowed, relay_chat=relay_chat)
         sock = listening_socket(host, port)

@@ -68,26 +68,23 @@ def next_unit(request: Request) -> Response:
     providers whose workers come back through links (local), after a submit."""
     task = served(request)
     worker_id = _worker_id(request)
-    offer = getattr(task.provider, "next_link", None)
-    if offer is None or not task.taking_work:
-        return JSON({"next_url": None, "reason": None})
     with task.db.snapshot() as connection:
         worker = connection.scalar(select(Worker.provider_worker_id)
                                    .where(Worker.id == worker_id))
+    link = task.provider.next_link(worker) if task.taking_work else None
+    if link is None:
+        return JSON({"next_url": None, "reason": None})
     refused = may_claim(task.db, task.task_id, task.run_id, task.provider.name, worker,
                         task.limits, task.blocked_workers, task.blueprint.pools_for)
     if refused is not None:
         return JSON({"next_url": None, "reason": refused})
-    return JSON({"next_url": offer(worker), "reason": None})
+    return JSON({"next_url": link, "reason": None})
 
 
 async def enter(request: Request) -> Response:
     """Where a crowd platform sends its workers (its URL parameters name them): on to the page
     with a link this server signed. An MTurk preview gets a page that says so."""
-    entry = getattr(served(request).provider, "entry", None)
-    if entry is None:
-        return error("this task is not served through a crowd platform", 404)
-    return RedirectResponse(entry(dict(request.query_params)), 302)
+    return RedirectResponse(served(request).provider.entry(dict(request.query_params)), 302)
 
 
 def unit_payload(served: ServedTask, unit_id: str, worker_id: int) -> dict[str, Any]:
