@@ -38,7 +38,9 @@ def missing_service(reason: str) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test by the services it needs, whichever way it asks for them, so
-    `-m "not browser and not postgres"` (the fast lane) never starts one."""
+    `-m "not browser and not postgres"` (the fast lane) never starts one. A test that takes
+    `postgres_url` only for some parameters (`request.getfixturevalue`) marks those
+    parameters itself (`pytest.param(..., marks=pytest.mark.postgres)`)."""
     for item in items:
         needs = set(getattr(item, "fixturenames", ()))
         if "postgres_url" in needs:

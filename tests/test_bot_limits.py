@@ -271,7 +271,8 @@ HOSTAGE = {  # a bot busy forever with the opener when Ctrl-C comes
 }
 
 
-@pytest.mark.parametrize("case", [*HOSTAGE, "agent-hangs-in-act-two-processes"])
+@pytest.mark.parametrize("case", [*HOSTAGE, pytest.param("agent-hangs-in-act-two-processes",
+                                                 marks=pytest.mark.postgres)])
 def test_ctrl_c_stops_the_server_within_seconds_whatever_the_bot_does(tmp_path, case,
                                                                       fake_openai, request):
     overrides = []

@@ -57,7 +57,8 @@ def _chat_worker(base: str, name: str, turns: int, outcome: dict) -> None:
         stream.close()
 
 
-@pytest.mark.parametrize("database", ["sqlite", "postgres"])
+@pytest.mark.parametrize("database",
+                         ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def test_concurrent_workers_never_exceed_a_quota_and_every_event_arrives(
         tmp_path, database, request):
     overrides = []
