@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from collection_and_annotations.cli.database_options import database_options, stored_database_url
-from collection_and_annotations.export.dialogues import units_file, write_dialogues
 from collection_and_annotations.export.identities import identities
 from collection_and_annotations.export.submissions import (
     UnknownTask,
@@ -71,6 +70,9 @@ def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
 
 def _export_dialogues(task_name: str, output: Path | None, data_dir: str,
                       database_url: str | None, annotation_tasks: str, annotators: int) -> None:
+    # the chat engine loads only for this format
+    from collection_and_annotations.export.dialogues import units_file, write_dialogues
+
     tasks = [name.strip() for name in annotation_tasks.split(",") if name.strip()]
     if output is None or not tasks:
         raise click.UsageError("--format dialogues writes task data and its units file: give "
