@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import sys
 import warnings
+from pathlib import Path
 
 from collection_and_annotations.config import load_run_config
+from collection_and_annotations.config.task_dir import task_dir_hint
 from collection_and_annotations.errors import UserError
 
 USAGE = "usage: python welcome.py conf=<name or path.yaml> [key=value ...]"
@@ -30,9 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         conf, overrides = split_argv(argv)
         loaded = load_run_config(conf, overrides)
-        from collection_and_annotations.cli.run import serve  # the server's libraries
-
-        return serve(loaded.config, str(loaded.path))
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from collection_and_annotations.cli.run import serve  # the server's libraries
+
+    try:
+        return serve(loaded.config, str(loaded.path))
+    except UserError as exc:
+        hint = (task_dir_hint(exc.path, loaded.config.task_dir, loaded.path)
+                if exc.path and not Path(exc.path).exists() else None)
+        print(f"error: {exc}" + (f"; {hint}" if hint else ""), file=sys.stderr)
         return 2
