@@ -14,7 +14,7 @@ from collection_and_annotations.export.submissions import (
     UnknownTask,
     whole_submissions,
 )
-from collection_and_annotations.export.writers import write_export
+from collection_and_annotations.export.writers import csv_option_columns, write_export
 from collection_and_annotations.storage.database import Database
 
 
@@ -57,7 +57,8 @@ def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
         kind = {"jsonl": "items-jsonl", "csv": "items-csv"}.get(fmt, fmt)
         records = whole_submissions(db, task_name, exclude_quality=exclude_quality,
                                     judges="with" if include_judges else "without")
-        count = write_export(records, kind, out)
+        columns = csv_option_columns(db, task_name) if kind == "items-csv" else ()
+        count = write_export(records, kind, out, columns)
     except UnknownTask as exc:
         raise click.ClickException(str(exc)) from None
     finally:
