@@ -4,6 +4,8 @@ chosen, never by the side of the screen."""
 
 from __future__ import annotations
 
+import time
+
 from demo_study import RELEVANCE_Q, submit_demo
 from helpers import app_client
 
@@ -47,3 +49,45 @@ def test_results_name_speakers_and_options_and_add_up(open_conf, database_url):
                                       "partner?")]
     assert preference["answers"] == {"helper-a": 1, "No real difference": 1}
     assert preference["text"] == "In which conversation was Bot the better partner?"
+
+
+def _wait_ready(client, auth, timeout=240.0):
+    """Polls the report's status as the page does; returns every status seen."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = client.get("/api/requester/report/status", headers=auth).json()
+        seen.append(status)
+        if status["state"] != "running" and status["current"]:
+            return seen
+        time.sleep(0.2)
+    raise AssertionError(f"the report was not ready in {timeout} s: {seen[-1]}")
+
+
+def test_the_report_shows_progress_and_is_kept_per_data_version(open_conf, database_url):
+    served = open_conf("demo", database_url)
+    submit_demo(served, workers=1)
+    client = app_client(create_app(served))
+    auth = {"Authorization": f"Bearer {requester_token(served.secret)}"}
+    seen = _wait_ready(client, auth)
+    assert seen[-1]["state"] == "ready" and seen[-1]["done"] == seen[-1]["total"] > 5
+    assert all(s["total"] == seen[-1]["total"] for s in seen)
+    assert [s["done"] for s in seen] == sorted(s["done"] for s in seen)  # it only moves on
+
+    started = time.monotonic()
+    first = client.get("/api/requester/report", headers=auth)
+    assert first.status_code == 200 and "Answers to question trees" in first.text
+    assert client.get("/api/requester/report/status", headers=auth).json() == seen[-1]
+    again = client.get("/api/requester/report", headers=auth)
+    assert again.text == first.text and time.monotonic() - started < 5  # kept: no computing
+
+    # a decision changes the data the report reads: it is computed again
+    [unit] = [i["unit_id"] for i in client.get("/api/requester/review?limit=1",
+                                               headers=auth).json()["items"]]
+    assert client.post(f"/api/requester/units/{unit}/review", headers=auth, json={
+        "decision": "reject", "reason": "test"}).status_code == 200
+    status = client.get("/api/requester/report/status", headers=auth).json()
+    assert status["state"] == "running" or not status["current"]
+    assert _wait_ready(client, auth)[-1]["state"] == "ready"
+    newer = client.get("/api/requester/report", headers=auth).text
+    assert newer != first.text and "Left out: 1 units (1 rejected" in newer
