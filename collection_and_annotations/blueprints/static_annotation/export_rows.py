@@ -109,7 +109,9 @@ def export_rows(submission: dict[str, Any], buckets: dict[str, Any]) -> Iterator
             bucket = buckets.get(bucket_name, {})
             comparative = bucket.get("config") == "comparative"
             columns = option_columns(bucket_name, bucket, names)
-            explanations = targets.get(EXPLANATION) or {}
+            explanations = targets.get(EXPLANATION)
+            if not isinstance(explanations, dict):  # none, or a shape no version stored
+                explanations = {}
             for target, value in targets.items():
                 if target == EXPLANATION:  # beside the targets: each target's own reason
                     continue
