@@ -2,7 +2,7 @@
 
 import sys
 
-from collection_and_annotations.cli.run import main
+from collection_and_annotations.cli.launch import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -21,5 +21,26 @@ class UserError(Exception):
         return f"{where}: {self.reason}" if where else self.reason
 
 
+class UserErrors(UserError):
+    """Every problem found in one input, reported at once so one run of the launcher shows
+    all that needs fixing (the first `SHOWN`, then how many more)."""
+
+    SHOWN = 50
+
+    def __init__(self, errors: list[UserError]):
+        self.errors = errors
+        first = errors[0]
+        super().__init__(first.reason, first.path, first.line)
+
+    def __str__(self) -> str:
+        if len(self.errors) == 1:
+            return str(self.errors[0])
+        lines = [f"{len(self.errors)} problems:"]
+        lines += [f"  {error}" for error in self.errors[:self.SHOWN]]
+        if len(self.errors) > self.SHOWN:
+            lines.append(f"  ... and {len(self.errors) - self.SHOWN} more")
+        return "\n".join(lines)
+
+
 class NotSupportedYet(UserError):
     """A feature the conf turns on that this version cannot serve (refused, never ignored)."""

@@ -59,13 +59,33 @@ def test_export_items_csv_jsonl_and_whole_submissions(tmp_path, database_url, op
     assert summary == {
         ("1", "relevance", RELEVANCE_Q, "Partly, it responds but drifts away."),
         ("1", "relevance", "Where does it drift?", "To something unrelated."),
-        ("1", "relevance", PROBLEMS_Q,
-         json.dumps(["It is hard to understand.", "It repeats an earlier reply."])),
+        ("1", "relevance", PROBLEMS_Q, ""),  # in its 0/1 option columns
         ("3", "relevance", RELEVANCE_Q, "Yes, it responds to it directly."),
-        ("3", "relevance", PROBLEMS_Q, "[]"),
-        ("1", "issues", "issues_labels", '["off_topic"]'),
+        ("3", "relevance", PROBLEMS_Q, ""),
+        ("1", "issues", "issues_labels", ""),
         ("", "overall_quality", "Overall, how good a conversation partner was SPEAKER_X?", "2"),
     }
+    # the questions as the worker read them: speakers named, a nested one after its parents
+    texts = {r["question"]: r["question_text"] for r in rows}
+    assert texts[RELEVANCE_Q] == "Does Bot's reply follow from what User just said?"
+    assert texts["Where does it drift?"] == ("Does Bot's reply follow from what User just "
+                                             "said? > Partly, it responds but drifts away. > "
+                                             "Where does it drift?")
+    assert texts["Overall, how good a conversation partner was SPEAKER_X?"] == \
+        "Overall, how good a conversation partner was Bot?"
+    # one 0/1 column per option of a checkbox or multiselect question, for pandas
+    ticked = {(r["turn_index"], r["question"]): r for r in rows}
+    problems = f"relevance / {PROBLEMS_Q} / "
+    assert {k[len(problems):]: v for k, v in ticked[("1", PROBLEMS_Q)].items()
+            if k.startswith(problems)} == {"It repeats an earlier reply.": "1",
+                                            "It contradicts something said before.": "0",
+                                            "It is hard to understand.": "1"}
+    assert {v for k, v in ticked[("3", PROBLEMS_Q)].items() if k.startswith(problems)} == {"0"}
+    assert {k: v for k, v in ticked[("1", "issues_labels")].items()
+            if k.startswith("issues / ")} == {
+        "issues / off_topic": "1", "issues / repetitive": "0", "issues / factual_error": "0",
+        "issues / asks_question": "0"}
+    assert ticked[("1", RELEVANCE_Q)]["issues / off_topic"] == ""  # another question's
     assert {r["dialogue_id"] for r in rows} == {"d1"} and {r["speaker"] for r in rows} == {
         "system", ""}
     worker = rows[0]["worker"]
@@ -74,6 +94,12 @@ def test_export_items_csv_jsonl_and_whole_submissions(tmp_path, database_url, op
 
     items = [json.loads(line) for line in _export(database_url).stdout.splitlines()]
     assert len(items) == len(rows) and items[0]["dialogue_id"] == "d1"
+    # JSONL keeps a set of options as its list
+    assert {(i["question"], json.dumps(i["answer"])) for i in items if i["turn_index"] == 1
+            and i["question"] in (PROBLEMS_Q, "issues_labels")} == {
+        (PROBLEMS_Q, json.dumps(["It is hard to understand.", "It repeats an earlier reply."])),
+        ("issues_labels", '["off_topic"]')}
+    assert not any(k.startswith("issues / ") for i in items for k in i)
 
     out = tmp_path / "whole.jsonl"
     result = _export(database_url, "--format", "submissions", "-o", str(out))

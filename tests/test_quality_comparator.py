@@ -173,6 +173,22 @@ def test_bad_gold_file_names_its_line(tmp_path, cep_fixtures):
     assert error.value.line == 2 and "'Maybe'" in error.value.reason
 
 
+def test_every_bad_gold_line_is_reported_at_once(tmp_path, cep_fixtures):
+    buckets = load_buckets(cep_fixtures / "task_config" / "annotation_buckets.json")
+    good = {"data": [_training({Q: "Yes, SPEAKER_X is changing the topic of the conversation."})]}
+    path = _write(tmp_path, "gold.jsonl", [{"data": [_training({Q: "Maybe"})]}, good,
+                                           {"data": [_training({Q: "Perhaps"})]}])
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write('{"data": [\n')
+    with pytest.raises(UserError) as error:
+        read_gold(path, buckets)
+    shown = str(error.value)
+    assert shown.startswith("3 problems:")
+    assert f"{path}:1: gold dialogue" in shown and "'Maybe'" in shown
+    assert f"{path}:3: gold dialogue" in shown and "'Perhaps'" in shown
+    assert f"{path}:4: malformed JSON" in shown and f"{path}:2:" not in shown
+
+
 def test_nested_question_needs_its_parent_answer(tmp_path, cep_fixtures):
     buckets = load_buckets(cep_fixtures / "task_config" / "annotation_buckets.json")
     nested = ("Do you know whether ALL of the facts that SPEAKER_X uses or assumes are "

@@ -48,9 +48,11 @@ def test_malformed_json_line_names_its_line(tmp_path):
 
 
 def test_unknown_bucket(tmp_path):
-    conf = write_task(tmp_path, [{"data": [dialogue("d1", "g1", ["relevanse"])]}], {"g1": 1})
-    assert f"{tmp_path / 't.jsonl'}:1: dialogue 'd1': unknown bucket 'relevanse'" in _fails(
-        conf, tmp_path)
+    line = {"data": [dialogue("d1", "g1", ["relevanse"])]}
+    conf = write_task(tmp_path, [line], {"g1": 1})
+    column = json.dumps(line).index('"relevanse"') + 1
+    assert f"{tmp_path / 't.jsonl'}:1: column {column}: dialogue 'd1': unknown bucket " \
+           "'relevanse'" in _fails(conf, tmp_path)
 
 
 def test_group_missing_from_units_file(tmp_path):

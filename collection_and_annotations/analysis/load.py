@@ -59,6 +59,22 @@ class AnnotatedTurn:
     answers: tuple[tuple[str, str], ...] = ()  # (question, answer) chosen
 
 
+@dataclass(slots=True)
+class TextAnswer:
+    """One annotator's free text on one target: a text bucket's answer or the explanation
+    beside another bucket's answer."""
+
+    bot: str
+    dialogue: str  # group/dialogue_id
+    turn: int | None
+    worker: str
+    unit: str
+    text: str
+
+
+TEXT_KINDS = ("answer", "explanation")
+
+
 @dataclass
 class Tables:
     turns: dict[str, dict[tuple, AnnotatedTurn]] = field(default_factory=dict)  # bucket -> ...
@@ -72,6 +88,8 @@ class Tables:
     records: int = 0
     rows: int = 0
     digest: Any = field(default_factory=hashlib.sha256)
+    texts: dict[tuple[str, str], dict[tuple, TextAnswer]] = field(default_factory=dict)
+    # (bucket, "answer" | "explanation") -> (unit, dialogue key, turn) -> its text
     unreadable: list[str] = field(default_factory=list)  # "unit: why" of records left out
     left_out: frozenset[str] = frozenset()  # units whose rows `without` left out
     repeated: int = 0  # records of a unit already read, not counted again
@@ -96,6 +114,10 @@ class Tables:
                        chosen: str | None, left: str | None, unit: str) -> None:
         self.comparisons.append((bucket, item, worker, bot, bot2, chosen, left, unit))
 
+    def add_text(self, bucket: str, kind: str, key: tuple, answer: TextAnswer) -> None:
+        """A text once per target (a tree's rows repeat a target's explanation)."""
+        self.texts.setdefault((bucket, kind), {}).setdefault(key, answer)
+
     def without(self, units: set[str]) -> Tables:
         """The same study with the rows of `units` left out (the unit records stay, so quality
         figures still describe everyone)."""
@@ -104,6 +126,8 @@ class Tables:
                    for bucket, rows in self.turns.items()},
             ratings=[r for r in self.ratings if r[-1] not in units],
             comparisons=[c for c in self.comparisons if c[-1] not in units],
+            texts={name: {k: t for k, t in rows.items() if t.unit not in units}
+                   for name, rows in self.texts.items()},
             units=self.units, buckets=self.buckets, records=self.records, rows=self.rows,
             digest=self.digest, unreadable=self.unreadable,
             left_out=self.left_out | frozenset(units), repeated=self.repeated)
@@ -216,6 +240,16 @@ def _add_row(tables: Tables, row: dict[str, Any], source: dict[str, Any],
     cluster = sys.intern(f"{row['group_id']}/{row['dialogue_id']}")
     turn = row["turn_index"]
     answer = row["answer"]
+    target = (unit, row["dialogue_key"], turn)
+    explanation = row.get("explanation")
+    if isinstance(explanation, str):
+        tables.add_text(bucket_name, "explanation", target, TextAnswer(
+            _bot(source, by), cluster, turn, worker, unit, explanation))
+    if config == "text":
+        tables.add_text(bucket_name, "answer", target, TextAnswer(
+            _bot(source, by), cluster, turn, worker, unit,
+            answer if isinstance(answer, str) else ""))
+        return
     if config == "comparative":
         tables.add_comparison(bucket_name, cluster, worker, _bot(source, by),
                               _bot(source, f"{by}2"), row["chosen"], row["left"], unit)

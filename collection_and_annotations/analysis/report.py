@@ -126,6 +126,49 @@ def _likert(results: Results) -> list[str]:
     ]
 
 
+def _answer_shares(results: Results) -> list[str]:
+    rows = results["answer_shares"]
+    if not rows:
+        return []
+    return [
+        "<h2>Answers to question trees</h2>", _method(results, "answer_shares"),
+        _table(["bucket", "question", "answer", "bot", "share [CI]", "n asked",
+                "n with answer", "n dialogues"],
+               [[r["bucket"], r["question"], r["answer"], r["bot"], _interval(r, "share"),
+                 r["n"], r["n_with_answer"], r["n_dialogues"]] for r in rows]),
+        _notes(rows),
+    ]
+
+
+def _texts(results: Results) -> list[str]:
+    rows = results["texts"]
+    if not rows:
+        return []
+    return [
+        "<h2>Free text</h2>", _method(results, "texts"),
+        _table(["bucket", "text", "bot", "given", "left empty", "characters (mean / median / "
+                "min / max)", "words (mean)"],
+               [[r["bucket"], r["kind"], r["bot"], r["answered"], r["missing"],
+                 " / ".join(_fmt(r[k], 1) for k in ("chars_mean", "chars_median",
+                                                    "chars_min", "chars_max")),
+                 r["words_mean"]] for r in rows]),
+        "<p>Every text is in the appendix at the end.</p>",
+    ]
+
+
+def _text_appendix(results: Results) -> list[str]:
+    rows = results["text_appendix"]
+    if not rows:
+        return []
+    return [
+        "<h2 id='appendix-texts'>Appendix: free text</h2>",
+        _table(["bucket", "text", "bot", "dialogue", "turn", "worker", "what they wrote"],
+               [[r["bucket"], r["kind"], r["bot"], r["dialogue"],
+                 "dialogue" if r["turn"] is None else str(r["turn"]), r["worker"], r["text"]]
+                for r in rows]),
+    ]
+
+
 def _differences(results: Results) -> list[str]:
     rows = results["differences"]
     return [
@@ -372,8 +415,9 @@ def _signature(results: Results) -> list[str]:
 
 
 SECTIONS: tuple[Callable[[Results], list[str]], ...] = (
-    _summary, _rates, _likert, _differences, _comparisons, _agreement, _annotators, _judges,
-    _review, _quality, _automatic, _closing_notes, _signature,
+    _summary, _rates, _answer_shares, _likert, _texts, _differences, _comparisons,
+    _agreement, _annotators, _judges, _review, _quality, _automatic, _closing_notes,
+    _signature, _text_appendix,
 )
 
 

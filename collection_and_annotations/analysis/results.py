@@ -16,6 +16,7 @@ import numpy as np
 from collection_and_annotations.analysis import multiplicity
 from collection_and_annotations.analysis.agreement import agreement
 from collection_and_annotations.analysis.annotators import annotators
+from collection_and_annotations.analysis.answer_shares import answer_shares
 from collection_and_annotations.analysis.answers import (
     LabelAnswers,
     RatingAnswers,
@@ -43,8 +44,9 @@ from collection_and_annotations.analysis.quality import (
     worker_exclusions,
 )
 from collection_and_annotations.analysis.rates import behaviour_rates
+from collection_and_annotations.analysis.texts import text_appendix, text_summaries
 
-FORMAT_VERSION = 3  # 3: judges, bias, judge_figures
+FORMAT_VERSION = 4  # 3: judges, bias, judge_figures; 4: answer_shares, texts, text_appendix
 METHODS = {
     "behaviour_rates": "share of annotated bot turn x annotator pairs whose answer holds the "
                        "label; Wilson interval on the effective sample size of the "
@@ -52,6 +54,13 @@ METHODS = {
                        "1 degrees of freedom; the worker-aware interval clusters by dialogue "
                        "and worker",
     "likert": "mean of the ratings; the same interval on the 1-5 scale",
+    "answer_shares": "per question of a question tree, bot and answer: the share of annotated "
+                     "bot turn x annotator pairs asked the question (a radio question when "
+                     "answered, a checkbox question whenever its parent answer was chosen) "
+                     "giving that answer; the interval of the behaviour rates",
+    "texts": "per free-text bucket (and explanations beside answers) and bot: texts given, "
+             "left empty, and their length in characters and words; every text in the "
+             "appendix",
     "differences": "difference between two bots' rates or means (A - B), MOVER interval from "
                    "the two intervals and their correlation through shared units (paired "
                    "answers); p-value: the smallest 1 - confidence whose interval leaves out "
@@ -229,6 +238,27 @@ def _reading_notes(tables: Tables) -> list[str]:
     return notes
 
 
+def _coverage_notes(tables: Tables, labels: list[LabelAnswers],
+                    ratings: list[RatingAnswers], shares: list[dict[str, Any]]) -> list[str]:
+    """Name every answered bucket a section leaves out, and why."""
+    rated = {t.bucket for t in labels}
+    shared = {r["bucket"] for r in shares}
+    figured = rated | shared | {r.bucket for r in ratings} | {c[0] for c in tables.comparisons} \
+        | {bucket for bucket, kind in tables.texts if kind == "answer"}
+    notes = []
+    for bucket, definition in sorted(tables.buckets.items()):
+        config = definition.get("config")
+        if bucket not in figured:
+            notes.append(f"bucket '{bucket}' ({config}) is in no figure: none of its answers "
+                         "is on a bot turn (or at dialogue level for ratings, comparisons and "
+                         "free text)")
+        elif bucket in shared and bucket not in rated:
+            notes.append(f"bucket '{bucket}' is not in the behaviour rates (no behaviour of "
+                         "the mapping derives a label from it; add one with --behaviours): "
+                         "its answers are in the answer shares")
+    return notes
+
+
 def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Settings,
                     progress: Any = None, logs: list[ChatLog] | None = None,
                     judges: dict[str, JudgeData] | None = None) -> dict[str, Any]:
@@ -241,6 +271,7 @@ def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Setti
     everyone = _pass(tables, behaviours)
     kept = everyone.without(rejected)
     main = main_figures(kept, settings, step)
+    shares = answer_shares(kept.tables, settings.confidence)
     step("agreement")
     alpha = agreement(kept.tables, kept.labels, kept.ratings, settings.resamples,
                       _generators(settings.seed)[1], settings.confidence)
@@ -262,6 +293,9 @@ def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Setti
     return {
         "behaviour_rates": main["behaviour_rates"],
         "likert": main["likert"],
+        "answer_shares": shares,
+        "texts": text_summaries(kept.tables),
+        "text_appendix": text_appendix(kept.tables),
         "differences": main["differences"],
         "comparisons": main["comparisons"],
         "position_bias": position_bias(kept.tables, settings.confidence),
@@ -272,7 +306,8 @@ def compute_results(tables: Tables, behaviours: list[Behaviour], settings: Setti
         "quality": figures,
         "automatic_metrics": automatic,
         **judged,
-        "notes": _reading_notes(tables) + main["notes"] + chat_notes
+        "notes": _reading_notes(tables) + main["notes"]
+        + _coverage_notes(kept.tables, kept.labels, kept.ratings, shares) + chat_notes
         + ([workers["note"]] if workers["note"] else []),
         "signature": signature(tables, settings, behaviours, logs, metric_signatures, judges),
     }

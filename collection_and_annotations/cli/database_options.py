@@ -23,5 +23,7 @@ def database_options(command: F) -> F:
 def stored_database_url(data_dir: str, database_url: str | None) -> str:
     """The runs' database; a clear error when there is none (never an empty new one)."""
     if database_url is None and not (Path(data_dir) / "cep.sqlite3").is_file():
-        raise click.ClickException(f"no database in {data_dir}; pass --data-dir or --database-url")
+        raise click.ClickException(f"no database in {Path(data_dir).expanduser().resolve()} "
+                                   f"(--data-dir {data_dir}); pass the data_dir the task ran "
+                                   "with as --data-dir, or its --database-url")
     return database_url or default_url(data_dir)

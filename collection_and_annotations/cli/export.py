@@ -9,13 +9,12 @@ from pathlib import Path
 import click
 
 from collection_and_annotations.cli.database_options import database_options, stored_database_url
-from collection_and_annotations.export.dialogues import units_file, write_dialogues
 from collection_and_annotations.export.identities import identities
 from collection_and_annotations.export.submissions import (
     UnknownTask,
     whole_submissions,
 )
-from collection_and_annotations.export.writers import write_export
+from collection_and_annotations.export.writers import csv_option_columns, write_export
 from collection_and_annotations.storage.database import Database
 
 
@@ -58,7 +57,8 @@ def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
         kind = {"jsonl": "items-jsonl", "csv": "items-csv"}.get(fmt, fmt)
         records = whole_submissions(db, task_name, exclude_quality=exclude_quality,
                                     judges="with" if include_judges else "without")
-        count = write_export(records, kind, out)
+        columns = csv_option_columns(db, task_name) if kind == "items-csv" else ()
+        count = write_export(records, kind, out, columns)
     except UnknownTask as exc:
         raise click.ClickException(str(exc)) from None
     finally:
@@ -71,6 +71,9 @@ def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
 
 def _export_dialogues(task_name: str, output: Path | None, data_dir: str,
                       database_url: str | None, annotation_tasks: str, annotators: int) -> None:
+    # the chat engine loads only for this format
+    from collection_and_annotations.export.dialogues import units_file, write_dialogues
+
     tasks = [name.strip() for name in annotation_tasks.split(",") if name.strip()]
     if output is None or not tasks:
         raise click.UsageError("--format dialogues writes task data and its units file: give "

@@ -1,4 +1,4 @@
-"""`python welcome.py conf=<name> [overrides]`: check everything, then serve the task."""
+"""Serve a loaded conf (`cli.launch` reads it): check everything, then serve the task."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import signal
 import socket
 import sys
 import time
-import warnings
 from datetime import datetime
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from collection_and_annotations.blueprints import TaskBlueprint, build_blueprint
 from collection_and_annotations.cli.public_address import public_host, url_host
-from collection_and_annotations.config import load_run_config
 from collection_and_annotations.config.checks import check_services_supported
 from collection_and_annotations.engine.allocation import Limits, expire_overdue
 from collection_and_annotations.engine.chat import expire_idle_chats, mark_interrupted_replies
@@ -43,17 +41,9 @@ from collection_and_annotations.server.auth import requester_token
 from collection_and_annotations.server.http import HostNames, HttpService
 from collection_and_annotations.storage.database import Database, default_url
 
-USAGE = "usage: python welcome.py conf=<name or path.yaml> [key=value ...]"
 SAMPLE_LINKS = 5
 MAINTENANCE_EVERY = 60.0  # seconds between refreshes of the planner's statistics
 SERVING_GC_THRESHOLDS = (50_000, 50, 100)  # young objects, then young and middle collections
-
-
-def split_argv(argv: list[str]) -> tuple[str, list[str]]:
-    conf = [a for a in argv if a.startswith("conf=")]
-    if len(conf) != 1:
-        raise UserError(f"name exactly one conf: {USAGE}")
-    return conf[0].split("=", 1)[1], [a for a in argv if not a.startswith("conf=")]
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -356,17 +346,3 @@ class Monitor:
             if self.complete and self.exit_when_complete:
                 return
             time.sleep(1.0)
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    warnings.formatwarning = lambda message, category, *args, **kwargs: (
-        f"warning: {message}\n"
-    )
-    try:
-        conf, overrides = split_argv(argv)
-        loaded = load_run_config(conf, overrides)
-        return serve(loaded.config, str(loaded.path))
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2

@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 from collection_and_annotations.blueprints.base import JUDGE_POOL, QUALITY_POOLS, ExportReader
 from collection_and_annotations.blueprints.registry import blueprint_class
 from collection_and_annotations.blueprints.static_annotation.export_rows import ITEM_FIELDS
+from collection_and_annotations.blueprints.static_annotation.speaker_names import display_names
 from collection_and_annotations.engine.judge_work import JUDGE_PREFIX
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -80,6 +81,7 @@ def whole_submissions(
         query = query.where((Unit.pool == JUDGE_POOL) if judges == "only"
                             else (Unit.pool != JUDGE_POOL))
     definitions: dict[int, dict[str, Any]] = {}
+    names: dict[int, dict[str, str]] = {}
     after, newest = ids
     if newest is None:
         with db.read() as session:
@@ -94,6 +96,7 @@ def whole_submissions(
                     select(TaskRun.id, TaskRun.config).where(TaskRun.id.in_(missing))
                 ):
                     definitions[run_id] = config.get("buckets", {})
+                    names[run_id] = run_speaker_names(config)
         if not rows:
             return
         for (submission, unit_id, layout, pseudonym, data, pool, mistakes, passed, decision,
@@ -111,6 +114,7 @@ def whole_submissions(
                 "layout": layout,
                 "dialogues": dialogues,
                 "answers": answers,
+                "speaker_names": names[run_id],
                 **quality_fields(pool, mistakes, passed, submission.flagged_for_review),
                 "review": None if decision is None else {
                     "decision": decision.decision, "reason": decision.reason,
@@ -120,6 +124,26 @@ def whole_submissions(
                 record["judge"] = worker_key.removeprefix(JUDGE_PREFIX)
             yield record, definitions[run_id]
         after = rows[-1][0].id
+
+
+def run_speaker_names(config: dict[str, Any]) -> dict[str, str]:
+    """`{"system": name, "user": name}` of a run's stored conf (the page's speaker names)."""
+    blueprint = ((config.get("conf") or {}).get("mephisto") or {}).get("blueprint") or {}
+    return display_names(blueprint.get("speaker_names"))
+
+
+def task_definitions(db: Database, task_name: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The buckets of every run of a task (a later run's definition wins) and the newest run's
+    speaker names: the columns of an export that spans runs."""
+    task = find_task(db, task_name)
+    buckets: dict[str, Any] = {}
+    names = display_names(None)
+    with db.read() as session:
+        for config in session.scalars(select(TaskRun.config).where(TaskRun.task_id == task.id)
+                                      .order_by(TaskRun.id)):
+            buckets.update(config.get("buckets") or {})
+            names = run_speaker_names(config)
+    return buckets, names
 
 
 def quality_fields(pool: str, mistakes: int | None, passed: bool | None,

@@ -8,7 +8,16 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
-from collection_and_annotations.export.submissions import ITEM_FIELDS, answered_items
+from collection_and_annotations.blueprints.static_annotation.export_rows import OPTION_COLUMNS
+from collection_and_annotations.blueprints.static_annotation.question_texts import (
+    task_option_columns,
+)
+from collection_and_annotations.export.submissions import (
+    ITEM_FIELDS,
+    answered_items,
+    task_definitions,
+)
+from collection_and_annotations.storage.database import Database
 
 # What an export holds and how it is written; the CLI and the requester API name them their way.
 EXPORT_KINDS = ("submissions", "items-jsonl", "items-csv")
@@ -57,11 +66,18 @@ def spreadsheet_text(text: str) -> str:
     return f"'{text}" if text.startswith(FORMULA_STARTS) else text
 
 
-def write_csv(records: Iterable[dict[str, Any]], fields: Sequence[str], out: TextIO) -> int:
-    writer = csv.DictWriter(out, fieldnames=list(fields))
+def write_csv(records: Iterable[dict[str, Any]], fields: Sequence[str], out: TextIO,
+              option_columns: Sequence[str] = ()) -> int:
+    """One line per record; lists and objects as JSON cells. A row's set of options goes into
+    its 0/1 `option_columns` (its answer cell left empty) when they are all in the header."""
+    writer = csv.DictWriter(out, fieldnames=[*fields, *option_columns])
     writer.writeheader()
+    known = set(option_columns)
     count = 0
     for record in records:
+        ticked = record.pop(OPTION_COLUMNS, None)
+        if ticked is not None and ticked.keys() <= known:
+            record = {**record, "answer": None, **ticked}
         writer.writerow({
             k: json.dumps(v, ensure_ascii=False, allow_nan=False) if isinstance(v, list | dict)
             else v
@@ -71,18 +87,32 @@ def write_csv(records: Iterable[dict[str, Any]], fields: Sequence[str], out: Tex
     return count
 
 
+def _without_option_columns(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    for row in rows:
+        row.pop(OPTION_COLUMNS, None)  # JSONL keeps the answer's list
+        yield row
+
+
 def write_export(
-    submissions: Iterable[tuple[dict[str, Any], dict[str, Any]]], kind: str, out: TextIO
+    submissions: Iterable[tuple[dict[str, Any], dict[str, Any]]], kind: str, out: TextIO,
+    option_columns: Sequence[str] = (),
 ) -> int:
     """Whole submissions as JSONL, or one row per answered item as JSONL or CSV; returns the
-    number of records written. `submissions` as `whole_submissions` yields them."""
+    number of records written. `submissions` as `whole_submissions` yields them;
+    `option_columns`: the CSV's 0/1 column per option (`csv_option_columns`)."""
     if kind == "submissions":
         return write_jsonl((record for record, _ in submissions), out)
     items: Iterator[dict[str, Any]] = (
         item for record, buckets in submissions for item in answered_items(record, buckets)
     )
     if kind == "items-jsonl":
-        return write_jsonl(items, out)
+        return write_jsonl(_without_option_columns(items), out)
     if kind == "items-csv":
-        return write_csv(items, ITEM_FIELDS, out)
+        return write_csv(items, ITEM_FIELDS, out, option_columns)
     raise ValueError(f"unknown export kind {kind!r}; one of {', '.join(EXPORT_KINDS)}")
+
+
+def csv_option_columns(db: Database, task_name: str) -> list[str]:
+    """The 0/1 option columns of a task's CSV export, from the buckets of all its runs."""
+    buckets, names = task_definitions(db, task_name)
+    return task_option_columns(buckets, names)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from collection_and_annotations.blueprints.static_annotation.buckets import Bucket
-from collection_and_annotations.errors import UserError
+from collection_and_annotations.errors import UserError, UserErrors
 from collection_and_annotations.json_files import read_json, read_json_lines, read_text
 from collection_and_annotations.quality.comparator import Expected
 from collection_and_annotations.quality.translation import BadExpected, parse_expected
@@ -137,19 +137,23 @@ def read_screening(path: str | Path, buckets: Mapping[str, Bucket]
 
 
 def read_gold(path: str | Path, buckets: Mapping[str, Bucket]) -> list[AnnotatedDialogue]:
-    """Gold dialogues, one unit each, in file order."""
+    """Gold dialogues, one unit each, in file order; every bad line is reported at once."""
     golds = []
-    for line, record in read_json_lines(path, GOLD_WHAT):
+    problems: list[UserError] = []
+    for line, record in read_json_lines(path, GOLD_WHAT, problems):
         dialogues = record.get("data", [record]) if isinstance(record, dict) else [record]
         if not isinstance(dialogues, list):
-            raise UserError("'data' must be a list of dialogues", path, line)
+            problems.append(UserError("'data' must be a list of dialogues", path, line))
+            continue
         for number, dialogue in enumerate(dialogues):
             name = (dialogue.get("dialogue_id") if isinstance(dialogue, dict) else None) or (
                 f"line {line} #{number + 1}")
             try:
                 golds.append(annotated_dialogue(str(name), dialogue, buckets))
             except BadExpected as exc:
-                raise UserError(f"gold dialogue '{name}': {exc}", path, line) from None
+                problems.append(UserError(f"gold dialogue '{name}': {exc}", path, line))
+    if problems:
+        raise UserErrors(problems)
     if not golds:
         raise UserError("the gold file has no dialogues", path)
     return golds

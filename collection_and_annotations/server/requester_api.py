@@ -14,7 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from collection_and_annotations.export.submissions import whole_submissions
-from collection_and_annotations.export.writers import json_safe, write_export
+from collection_and_annotations.export.writers import csv_option_columns, json_safe, write_export
 from collection_and_annotations.quality.stats import task_outcomes, worker_outcomes
 from collection_and_annotations.server.auth import bearer, requester_token, same_secret
 from collection_and_annotations.server.requester_session import (
@@ -186,7 +186,8 @@ def submissions(request: Request) -> Response:
         raise abort(400, "format must be json, jsonl, items-jsonl or csv")
     kind, media_type, suffix = DOWNLOADS[fmt]
     out = io.StringIO()
-    write_export(records, kind, out)
+    columns = csv_option_columns(task.db, task.task_name) if kind == "items-csv" else ()
+    write_export(records, kind, out, columns)
     return attachment(out.getvalue(), media_type, f"{task.task_name}-submissions.{suffix}")
 
 

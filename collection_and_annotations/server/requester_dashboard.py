@@ -8,9 +8,7 @@ in engine/dashboard.py and engine/review_queue.py.
 
 from __future__ import annotations
 
-import multiprocessing
 import time
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from starlette.requests import Request
@@ -36,6 +34,7 @@ from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.export.answer_counts import answer_counts
 from collection_and_annotations.quality import qualifications
+from collection_and_annotations.server.report_jobs import report_job
 from collection_and_annotations.server.requester_api import PREFIX, attachment, requester
 from collection_and_annotations.server.requester_quals import (
     qualification_name,
@@ -227,21 +226,24 @@ def results(request: Request) -> Response:
 @requester
 def report(request: Request) -> Response:
     """The analysis report of the task so far (docs/analysis.md), as `analyze --task` writes
-    it: a self-contained HTML file, computed on request."""
+    it: a self-contained HTML file, computed once per data version (waits for it)."""
     task = served(request)
-    # In its own process: seconds to a minute of statistics must not hold this server's
-    # interpreter while workers wait.
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        html = pool.submit(_report_html, task.db.url, task.task_name,
-                           task.blueprint.max_incorrect_golds()).result()
-    return attachment(html, "text/html", f"{task.task_name}-report.html")
+    job, current = report_job(task)
+    job.finished.wait()
+    if job.version != current:  # an older version's computation ran first: now this one
+        job, _ = report_job(task)
+        job.finished.wait()
+    if job.error or job.html is None:
+        raise abort(500, f"the report could not be computed: {job.error}")
+    return attachment(job.html, "text/html", f"{task.task_name}-report.html")
 
 
-def _report_html(database_url: str, task_name: str, max_failed_golds: int) -> str:
-    """Runs in the report's process: only it loads the statistics and plotting libraries."""
-    from collection_and_annotations.analysis.stored import stored_report
-
-    return stored_report(database_url, task_name, max_failed_golds)
+@requester
+def report_status(request: Request) -> Response:
+    """Starts the report of the data as it is now unless it is kept or running, and says how
+    far it got (the dashboard polls this, then downloads the report at once)."""
+    job, current = report_job(served(request))
+    return JSON(job.shown(current))
 
 
 ROUTES = [
@@ -259,4 +261,5 @@ ROUTES = [
     Route(f"{PREFIX}/bonuses/{{bonus_id:int}}/resolve", resolve, methods=["POST"]),
     Route(f"{PREFIX}/results", results, methods=["GET"]),
     Route(f"{PREFIX}/report", report, methods=["GET"]),
+    Route(f"{PREFIX}/report/status", report_status, methods=["GET"]),
 ]

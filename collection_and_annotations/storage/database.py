@@ -14,9 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError
@@ -122,6 +119,8 @@ def _check_schema(connection: Connection, shown: str) -> None:
                             f"{', '.join(clash)} that this software did not create (no "
                             "alembic_version table); use another database (database_url=...)")
         return
+    from alembic.script import ScriptDirectory  # Alembic (and Mako) load only to migrate
+
     stored = connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
     known = {script.revision for script in ScriptDirectory(str(MIGRATIONS_DIR)).walk_revisions()}
     unknown = [revision for revision in stored if revision not in known]
@@ -206,6 +205,9 @@ class Database:
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (safe to call on every start)."""
+        from alembic import command  # Alembic (and Mako) load only to migrate
+        from alembic.config import Config
+
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS_DIR))
         with self.engine.begin() as connection:

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from collection_and_annotations.errors import UserError
-from collection_and_annotations.json_files import read_json, read_json_lines
+from collection_and_annotations.errors import UserError, UserErrors
+from collection_and_annotations.json_files import read_json, read_json_lines, value_column
 
 SPEAKERS = ("user", "system")
+DATA_FILE = "task data file (mephisto.blueprint.data_jsonl)"
 # Beyond these a units file is a typo (an extra zero or two), not a plan: refused at launch
 # instead of creating rows for minutes. Documented in docs/configuration.md.
 MAX_ANNOTATORS_PER_GROUP = 10_000
@@ -45,41 +46,83 @@ class AssignmentSpec:
         return sorted({d["origin_worker_id"] for d in self.dialogues if d.get("origin_worker_id")})
 
 
-def _check_turns(turns: Any, field: str, path: Path, line: int, where: str) -> None:
+class _Fault(Exception):
+    """A problem with one value of a data line: the reason and where the value is (keys and
+    indexes from the dialogue), so the error can name its column."""
+
+    def __init__(self, reason: str, where: tuple[str | int, ...] = ()):
+        super().__init__(reason)
+        self.reason, self.where = reason, where
+
+
+def _check_turns(turns: Any, field: str, where: str) -> None:
     if not isinstance(turns, list) or not turns:
-        raise UserError(f"{where}: '{field}' must be a non-empty list of [speaker, text]",
-                        path, line)
+        raise _Fault(f"{where}: '{field}' must be a non-empty list of [speaker, text]",
+                     (field,) if turns is not None else ())
     for index, turn in enumerate(turns):
-        if (
-            not isinstance(turn, list) or len(turn) < 2
-            or turn[0] not in SPEAKERS or not isinstance(turn[1], str)
-        ):
-            raise UserError(f"{where}: {field}[{index}] must be [\"user\"|\"system\", text]",
-                            path, line)
+        if not isinstance(turn, list) or len(turn) < 2:
+            raise _Fault(f"{where}: {field}[{index}] must be [\"user\"|\"system\", text]",
+                         (field, index))
+        if turn[0] not in SPEAKERS:
+            raise _Fault(f"{where}: {field}[{index}] has the speaker {json.dumps(turn[0])}; a "
+                         "speaker is \"user\" or \"system\"", (field, index, 0))
+        if not isinstance(turn[1], str):
+            raise _Fault(f"{where}: {field}[{index}]'s text must be a string", (field, index, 1))
 
 
-def _check_dialogue(
-    dialogue: Any, path: Path, line: int, bucket_names: Mapping[str, Any]
-) -> dict[str, Any]:
+def _check_dialogue(dialogue: Any, bucket_names: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(dialogue, dict):
-        raise UserError("a dialogue must be a JSON object", path, line)
+        raise _Fault("a dialogue must be a JSON object")
     dialogue_id = dialogue.get("dialogue_id")
     if not isinstance(dialogue_id, str | int) or dialogue_id == "":
-        raise UserError("dialogue has no 'dialogue_id'", path, line)
+        raise _Fault("dialogue has no 'dialogue_id'",
+                     ("dialogue_id",) if "dialogue_id" in dialogue else ())
     where = f"dialogue '{dialogue_id}'"
     tasks = dialogue.get("annotation_tasks")
     if not isinstance(tasks, list) or not tasks or not all(isinstance(t, str) for t in tasks):
-        raise UserError(f"{where}: 'annotation_tasks' must be a non-empty list of bucket names",
-                        path, line)
-    for task in tasks:
+        raise _Fault(f"{where}: 'annotation_tasks' must be a non-empty list of bucket names",
+                     ("annotation_tasks",) if tasks is not None else ())
+    for index, task in enumerate(tasks):
         if task not in bucket_names:
-            raise UserError(f"{where}: unknown bucket '{task}' in annotation_tasks (not in the "
-                            "annotation buckets file)", path, line)
-    _check_turns(dialogue.get("turns"), "turns", path, line, where)
+            raise _Fault(f"{where}: unknown bucket '{task}' in annotation_tasks (not in the "
+                         "annotation buckets file)", ("annotation_tasks", index))
+    _check_turns(dialogue.get("turns"), "turns", where)
     if "turns2" in dialogue:
-        _check_turns(dialogue["turns2"], "turns2", path, line, where)
+        _check_turns(dialogue["turns2"], "turns2", where)
     group = dialogue.get("group_id", dialogue_id)
     return {**dialogue, "dialogue_id": str(dialogue_id), "group_id": str(group)}
+
+
+def _dialogues(record: Any, bucket_names: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A line's checked dialogues: `{"data": [...]}` or one bare dialogue."""
+    if not (isinstance(record, dict) and "data" in record):
+        return [_check_dialogue(record, bucket_names)]
+    raw = record["data"]
+    if not isinstance(raw, list) or not raw:
+        raise _Fault("'data' must be a non-empty list of dialogues", ("data",))
+    checked = []
+    for index, dialogue in enumerate(raw):
+        try:
+            checked.append(_check_dialogue(dialogue, bucket_names))
+        except _Fault as fault:
+            raise _Fault(fault.reason, ("data", index, *fault.where)) from None
+    return checked
+
+
+def _with_columns(path: Path, faults: list[tuple[int, _Fault]]) -> list[UserError]:
+    """Each fault as an error naming its line and the column of the value at fault."""
+    lines = {line for line, _ in faults}
+    texts: dict[int, str] = {}
+    with path.open(encoding="utf-8-sig", errors="replace") as handle:
+        for number, text in enumerate(handle, start=1):
+            if number in lines:
+                texts[number] = text
+    errors = []
+    for line, fault in faults:
+        column = value_column(texts.get(line, ""), fault.where)
+        at = f"column {column}: " if column is not None else ""
+        errors.append(UserError(f"{at}{fault.reason}", path, line))
+    return errors
 
 
 class _SharedIds:
@@ -159,29 +202,41 @@ def read_task_data(
 ) -> tuple[list[AssignmentSpec], Path | None]:
     """Parse and check every line; returns the assignments and the units file used (if any)."""
     data_path = Path(data_path)
-    lines = read_json_lines(data_path, "task data file (mephisto.blueprint.data_jsonl)")
+    if not data_path.is_file():
+        raise UserError(f"{DATA_FILE} not found", data_path)
     units_file = _find_units_file(data_path, task_name, units_path)
     units = _load_units(units_file) if units_file else None
     specs: list[AssignmentSpec] = []
     seen: dict[tuple[Any, ...], int] = {}
     shared_ids = _SharedIds(data_path)
-    for line_number, record in lines:
-        raw = record["data"] if isinstance(record, dict) and "data" in record else [record]
-        if not isinstance(raw, list) or not raw:
-            raise UserError("'data' must be a non-empty list of dialogues", data_path,
-                            line_number)
-        dialogues = [_check_dialogue(d, data_path, line_number, bucket_names) for d in raw]
-        annotators = _annotators(dialogues, units, units_file, data_path, line_number)
-        identity = tuple((d["dialogue_id"], d["group_id"], tuple(d["annotation_tasks"]))
-                         for d in dialogues)
-        if identity in seen:
-            raise UserError("the same dialogues and tasks already appear on line "
-                            f"{seen[identity]}", data_path, line_number)
-        seen[identity] = line_number
-        for dialogue in dialogues:
-            shared_ids.add(dialogue, line_number)
+    problems: list[UserError] = []  # every bad line is reported, not only the first
+    faults: list[tuple[int, _Fault]] = []
+    for line_number, record in read_json_lines(
+            data_path, DATA_FILE, problems):
+        try:
+            dialogues = _dialogues(record, bucket_names)
+        except _Fault as fault:
+            faults.append((line_number, fault))
+            continue
+        try:
+            annotators = _annotators(dialogues, units, units_file, data_path, line_number)
+            identity = tuple((d["dialogue_id"], d["group_id"], tuple(d["annotation_tasks"]))
+                             for d in dialogues)
+            if identity in seen:
+                raise UserError("the same dialogues and tasks already appear on line "
+                                f"{seen[identity]}", data_path, line_number)
+            seen[identity] = line_number
+            for dialogue in dialogues:
+                shared_ids.add(dialogue, line_number)
+        except UserError as exc:
+            problems.append(exc)
+            continue
         specs.append(AssignmentSpec(content_key(dialogues), line_number, dialogues,
                                     annotators))
+    problems += _with_columns(data_path, faults)
+    if problems:
+        problems.sort(key=lambda error: (error.path != str(data_path), error.line or 0))
+        raise UserErrors(problems)
     if not specs:
         raise UserError("the task data file holds no dialogues", data_path)
     total = sum(spec.annotators for spec in specs)

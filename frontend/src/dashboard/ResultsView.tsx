@@ -1,9 +1,13 @@
 import { useCallback } from 'react';
 import { humanize } from '../display';
 import { useDashboard } from './context';
+import { ReportLink } from './ReportLink';
 import type { QuestionResult } from './types';
 import { usePoll } from './usePoll';
 import { ViewState } from './ViewState';
+
+const REPORT_URL = '/api/requester/report';
+const NO_ANSWER = 'No answer';
 
 /** Answer counts per bucket and question, and the downloads. */
 export function ResultsView() {
@@ -24,9 +28,13 @@ export function ResultsView() {
                 <ul className="downloads">
                   {results.downloads.map((d) => (
                     <li key={d.url}>
-                      <a href={d.url} download>
-                        {d.label}
-                      </a>
+                      {d.url === REPORT_URL ? (
+                        <ReportLink url={d.url} label={d.label} />
+                      ) : (
+                        <a href={d.url} download>
+                          {d.label}
+                        </a>
+                      )}
                     </li>
                   ))}
                 </ul>
@@ -46,7 +54,12 @@ export function ResultsView() {
 }
 
 function QuestionCounts({ result }: { result: QuestionResult }) {
-  const entries = Object.entries(result.answers);
+  const entries: Array<[string, number, boolean]> = Object.entries(result.answers).map(([answer, n]) => [
+    result.labels?.[answer] ?? answer,
+    n,
+    false,
+  ]);
+  if (result.no_answer) entries.push([NO_ANSWER, result.no_answer, true]);
   const max = Math.max(1, ...entries.map(([, n]) => n));
   const title = result.text || humanize(result.question);
   const id = `q-${result.bucket}-${result.question}`.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -57,6 +70,7 @@ function QuestionCounts({ result }: { result: QuestionResult }) {
       </h3>
       <p className="muted small">
         {result.n} answer{result.n === 1 ? '' : 's'}
+        {result.several && ' (several options may be ticked in one answer, so the counts add up to more)'}
       </p>
       <table className="data counts">
         <thead>
@@ -69,8 +83,8 @@ function QuestionCounts({ result }: { result: QuestionResult }) {
           </tr>
         </thead>
         <tbody>
-          {entries.map(([answer, count]) => (
-            <tr key={answer}>
+          {entries.map(([answer, count, missing]) => (
+            <tr key={`${missing}-${answer}`} className={missing ? 'muted' : undefined}>
               <th scope="row">{answer}</th>
               <td className="num">{count}</td>
               <td className="bar-col" aria-hidden="true">

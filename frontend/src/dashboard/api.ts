@@ -11,6 +11,7 @@ import type {
   DecisionName,
   JudgeSummary,
   Overview,
+  ReportStatus,
   Results,
   ReviewPage,
   Session,
@@ -154,6 +155,10 @@ export class RequesterClient {
 
   resolveBonus(id: number, paid: boolean): Promise<ActionResult> {
     return this.call('POST', `/bonuses/${id}/resolve`, { paid });
+  }
+
+  reportStatus(): Promise<ReportStatus> {
+    return this.call('GET', '/report/status');
   }
 
   results(): Promise<Results> {

@@ -158,9 +158,28 @@ export interface SyncFailures {
 export interface QuestionResult {
   bucket: string;
   question: string;
+  /** The question as the worker read it (speakers named, a nested one after its parents). */
   text: string | null;
+  /** Items asked the question. */
   n: number;
   answers: Record<string, number>;
+  /** How an answer was shown to the worker (an option's label), where it differs. */
+  labels?: Record<string, string>;
+  /** Items asked that got no answer: with them, single answers add up to `n`. */
+  no_answer?: number;
+  /** Answers are sets of options: an item counts once per option ticked. */
+  several?: boolean;
+}
+
+/** GET /report/status: how far the analysis report of the data as it is now got. */
+export interface ReportStatus {
+  state: 'running' | 'ready' | 'failed';
+  step: string;
+  done: number;
+  total: number;
+  error: string | null;
+  /** Whether it is the report of the data as it is now (else a newer one follows). */
+  current: boolean;
 }
 
 export interface Results {
