@@ -1,0 +1,217 @@
+"""The arena kind: each unit is one battle of a pair of bots, which the worker chats with at
+once and votes on (docs/arena.md).
+
+Quotas: one pool of `battles_per_pair` units per pair of bots, so the quota is persisted and
+transactional as the chat kind's per spec is (a battle reserves its pair by holding a unit;
+completed battles never outnumber the units), and a worker takes the pair they have met least,
+then the one with the most battles left (`balanced_pools`). Each pair is a group, so a worker
+never meets the same pair twice unless `repeat_pairs`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import random
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+from sqlalchemy import Connection, select
+
+from collection_and_annotations import PACKAGE_DIR
+from collection_and_annotations.blueprints.arena.conf import (
+    PAIRINGS,
+    VOTE_CHOICES,
+    VOTE_MODES,
+    ArenaConf,
+)
+from collection_and_annotations.blueprints.base import (
+    AssignmentPlan,
+    NoWork,
+    SubmitRefused,
+    SubmittedUnit,
+    TaskBlueprint,
+    WorkerContext,
+)
+from collection_and_annotations.blueprints.dialogue_collection.quotas import balanced_pools
+from collection_and_annotations.blueprints.registry import register_blueprint
+from collection_and_annotations.bots import Bot, BotContext, build_bots, load_model_opts
+from collection_and_annotations.bots.build import check_built_bots
+from collection_and_annotations.bots.model_opts import check_spec_problems
+from collection_and_annotations.engine.arena import (
+    ArenaRules,
+    arena_state,
+    battle_bots,
+)
+from collection_and_annotations.engine.chat import SPEAKERS, transcripts
+from collection_and_annotations.errors import UserError
+from collection_and_annotations.quality.pools import BLOCKED
+from collection_and_annotations.quality.qualifications import block_name
+from collection_and_annotations.storage.models import BattleVote
+
+KEY = "mephisto.blueprint"
+
+
+def pair_name(pair: tuple[str, str]) -> str:
+    return f"{pair[0]} vs {pair[1]}"
+
+
+def pair_pool(pair: tuple[str, str]) -> str:
+    """A short, stable pool name for a pair (the pool column is 16 characters)."""
+    return "arena_" + hashlib.sha1("|".join(pair).encode()).hexdigest()[:10]
+
+
+@register_blueprint("arena")
+class ArenaBlueprint(TaskBlueprint):
+    conf = ArenaConf
+    chats = True
+    chat_server = "arena"
+
+    def __init__(self, blueprint_cfg: DictConfig, task_name: str):
+        if not blueprint_cfg.model_opt_path:
+            raise UserError(f"{KEY}.model_opt_path is not set: name the model_opts.yaml that "
+                            "declares the bots")
+        self.model_opts = load_model_opts(str(blueprint_cfg.model_opt_path))
+        self.bots = _chosen_bots(list(blueprint_cfg.bots or []), self.model_opts,
+                                 str(blueprint_cfg.model_opt_path))
+        check_spec_problems(self.model_opts, self.bots)
+        _one_of("pairs", blueprint_cfg.pairs, PAIRINGS)
+        if blueprint_cfg.pairs == "adaptive":
+            raise UserError(f"{KEY}.pairs: adaptive is not supported yet; use balanced "
+                            "(every pair gets battles_per_pair battles)")
+        _one_of("vote", blueprint_cfg.vote, VOTE_MODES)
+        for key in ("do_interactive_online_annotations", "do_interactive_offline_annotations"):
+            if blueprint_cfg[key]:
+                raise UserError(f"{KEY}.{key}: annotations in arena battles are not supported "
+                                "yet; remove the key (the vote is the battle's answer)")
+        self.task_name = task_name
+        self.battles_per_pair = int(blueprint_cfg.battles_per_pair)
+        self.repeat_pairs = bool(blueprint_cfg.repeat_pairs)
+        self.pairs = list(itertools.combinations(sorted(self.bots), 2))
+        self.pools = {pair_pool(pair): pair_name(pair) for pair in self.pairs}
+        self.block = block_name(task_name, blueprint_cfg.block_qualification)
+        self.rules = ArenaRules(
+            int(blueprint_cfg.num_turns), int(blueprint_cfg.max_resp_time), "worker",
+            vote=str(blueprint_cfg.vote), reveal_after_vote=bool(blueprint_cfg.reveal_after_vote),
+            question=str(blueprint_cfg.vote_question),
+            labels=_vote_labels(blueprint_cfg.vote_labels))
+        task_dir = Path(str(blueprint_cfg._get_root().get("task_dir") or PACKAGE_DIR))
+        self.bot_context = BotContext(project_root=PACKAGE_DIR.parent, task_dir=task_dir,
+                                      max_concurrent_responses=
+                                      blueprint_cfg.max_concurrent_responses)
+
+    def make_bots(self) -> dict[str, Bot]:
+        """The conf's bots, built in the process (and event loop) that runs their turns."""
+        return build_bots(self.model_opts, self.bots, self.bot_context)
+
+    def check_bots(self) -> list[str]:
+        """At launch: build every bot and warn about any that looks unusable right now."""
+        return check_built_bots(self.make_bots())
+
+    def plan(self) -> list[AssignmentPlan]:
+        return [AssignmentPlan(
+            key=hashlib.sha256(f"arena:{'|'.join(pair)}".encode()).hexdigest()[:32],
+            annotators=self.battles_per_pair,
+            groups=[] if self.repeat_pairs else [f"arena:{pair_pool(pair)}"],
+            excluded_workers=[], data={"bots": list(pair)}, pool=pair_pool(pair),
+            label=pair_name(pair)) for pair in self.pairs]
+
+    def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        """The sides, drawn per unit (seeded by random_seed) and recorded: bots[0] is A."""
+        bots = list(data["bots"])
+        rng.shuffle(bots)
+        return {"bots": bots}
+
+    def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
+        if self.block in worker.qualifications:
+            raise NoWork(BLOCKED)
+        return balanced_pools(connection, worker, self.pools)
+
+    def unit_kind(self, pool: str) -> str:
+        return "arena"
+
+    def unit_content(self, data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
+        return {}
+
+    def unit_state(self, connection: Connection, unit_id: int, attempt: int,
+                   data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
+        """The battle as the database holds it (the page keeps no state)."""
+        return {"chat": arena_state(connection, unit_id, attempt, battle_bots(data, layout),
+                                    self.rules)}
+
+    def describe(self) -> dict[str, Any]:
+        return {"buckets": {},
+                "arena": {"bots": self.bots, "pairs": [list(p) for p in self.pairs],
+                          "battles_per_pair": self.battles_per_pair,
+                          "num_turns": self.rules.num_turns, "vote": self.rules.vote}}
+
+    def complete_answers(self, connection: Connection, unit: SubmittedUnit) -> dict[str, Any]:
+        """The battle as stored with the submission: both transcripts, the sides' bots and
+        the votes; refused until every vote the battle asks for is in."""
+        votes = connection.execute(
+            select(BattleVote.turn, BattleVote.choice, BattleVote.winner, BattleVote.preferred)
+            .where(BattleVote.unit_id == unit.id, BattleVote.attempt == unit.attempt)
+            .order_by(BattleVote.turn)).all()
+        if len(votes) < self.rules.votes_needed():
+            raise SubmitRefused("vote on the replies before submitting", 409)
+        if unit.answers not in ({}, None):
+            raise SubmitRefused("an arena battle asks no questions besides the vote: submit "
+                                "'answers': {}", 422)
+        sides = transcripts(connection, unit.id, unit.attempt)
+        return {"model_a": sides[0].bot, "model_b": sides[1].bot,
+                "conversations": [
+                    {"conversation_id": side.conversation_id, "side": side_name, "bot": side.bot,
+                     "turns": [[SPEAKERS[m.role], m.text] for m in side.messages]}
+                    for side_name, side in zip("AB", sides, strict=True)],
+                "votes": [dict(vote._mapping) for vote in votes]}
+
+    def pool_labels(self) -> dict[str, str]:
+        return dict(self.pools)
+
+    @staticmethod
+    def export_rows(record: dict[str, Any], definitions: dict[str, Any]):  # type: ignore[override]
+        """One row per vote: the bots of both sides, the side chosen and the bot it names."""
+        stored = record["answers"]
+        for vote in stored.get("votes", []):
+            yield {"task": record["task"], "run_id": record["run_id"],
+                   "unit_id": record["unit_id"], "worker": record["worker"],
+                   "conversation_id": stored["conversations"][0]["conversation_id"],
+                   "bot": stored["model_a"], "bot2": stored["model_b"],
+                   "turn_index": vote["turn"], "question": "vote", "answer": vote["winner"],
+                   "left": "model_a", "chosen": vote["preferred"],
+                   "submitted_at": record["submitted_at"]}
+
+
+def _one_of(key: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise UserError(f"{KEY}.{key} '{value}' is not one of {', '.join(allowed)}")
+
+
+def _chosen_bots(named: list[str], specs: dict[str, Any], path: str) -> list[str]:
+    """The conf's bots (default: every bot of the file), at least two, each declared once."""
+    bots = [str(n) for n in named] or list(specs)
+    unknown = [bot for bot in bots if bot not in specs]
+    if unknown:
+        raise UserError(f"{KEY}.bots: {', '.join(unknown)} not in {path} (declared: "
+                        f"{', '.join(specs) or 'none'})")
+    repeated = sorted({bot for bot in bots if bots.count(bot) > 1})
+    if repeated:
+        raise UserError(f"{KEY}.bots: {', '.join(repeated)} named more than once")
+    if len(bots) < 2:
+        raise UserError(f"{KEY}.bots: an arena needs at least two bots (found "
+                        f"{len(bots)} in {', '.join(bots) or path})")
+    return bots
+
+
+def _vote_labels(labels: Any) -> dict[str, str]:
+    """The vote's wording, one label per choice, in the order the page offers them."""
+    given = OmegaConf.to_container(labels) if isinstance(labels, DictConfig) else dict(labels)
+    unknown = sorted(set(given) - set(VOTE_CHOICES))
+    if unknown:
+        raise UserError(f"{KEY}.vote_labels: {', '.join(unknown)} is not a choice; the "
+                        f"choices are {', '.join(VOTE_CHOICES)}")
+    missing = [c for c in VOTE_CHOICES if not str(given.get(c) or "").strip()]
+    if missing:
+        raise UserError(f"{KEY}.vote_labels: give the words for {', '.join(missing)}")
+    return {choice: str(given[choice]) for choice in VOTE_CHOICES}
