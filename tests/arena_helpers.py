@@ -52,3 +52,14 @@ def play(server: ChatServer, unit: str, token: str, messages: list[str],
                 voted = server.client.post(f"/api/chat/{unit}/vote", headers=auth(token),
                                            json={"choice": choices[min(n, len(choices) - 1)]})
                 assert voted.status_code == 200, voted.text
+
+
+def sides(server: ChatServer, unit: str) -> list[str]:
+    """The bots of a battle as its sides show them (A, B), from its recorded layout."""
+    from sqlalchemy import select
+
+    from collection_and_annotations.storage.models import Unit
+
+    with server.db.snapshot() as connection:
+        return connection.execute(select(Unit.layout).where(Unit.public_id == unit)
+                                  ).scalar()["bots"]

@@ -9,6 +9,7 @@ from arena_helpers import play, write_arena_conf
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream
 from sqlalchemy import select
 
+from collection_and_annotations.export.submissions import answered_items, whole_submissions
 from collection_and_annotations.storage.models import BattleVote, Conversation, Message, Unit
 
 BOTS = ["alpha", "beta"]
@@ -197,3 +198,9 @@ def test_a_played_battle_is_submitted(arena):
     done = server.client.post(f"/api/units/{unit}/submit", headers=auth(token),
                               json={"answers": {}})
     assert done.status_code == 200, done.text
+    records = [record for record, _definitions in whole_submissions(server.db, "arena")]
+    assert len(records) == 1
+    rows = list(answered_items(records[0], {}))
+    a, b = records[0]["dialogues"][0]["bot"], records[0]["dialogues"][0]["bot2"]
+    assert [(r["turn_index"], r["answer"], r["chosen"], r["bot"], r["bot2"]) for r in rows] == [
+        (1, "model_a", a, a, b), (2, "tie", None, a, b)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from collection_and_annotations.blueprints.base import (
 )
 from collection_and_annotations.blueprints.dialogue_collection.quotas import balanced_pools
 from collection_and_annotations.blueprints.registry import register_blueprint
+from collection_and_annotations.blueprints.static_annotation.export_rows import ITEM_FIELDS
 from collection_and_annotations.bots import Bot, BotContext, build_bots, load_model_opts
 from collection_and_annotations.bots.build import check_built_bots
 from collection_and_annotations.bots.model_opts import check_spec_problems
@@ -44,13 +46,14 @@ from collection_and_annotations.engine.arena import (
     arena_state,
     battle_bots,
 )
-from collection_and_annotations.engine.chat import SPEAKERS, transcripts
+from collection_and_annotations.engine.chat import SPEAKERS, dialogue_id, transcripts
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.quality.pools import BLOCKED
 from collection_and_annotations.quality.qualifications import block_name
 from collection_and_annotations.storage.models import BattleVote
 
 KEY = "mephisto.blueprint"
+BATTLE = "battle"  # the dialogue key of a battle's two transcripts in its submission
 
 
 def pair_name(pair: tuple[str, str]) -> str:
@@ -147,8 +150,10 @@ class ArenaBlueprint(TaskBlueprint):
                           "num_turns": self.rules.num_turns, "vote": self.rules.vote}}
 
     def complete_answers(self, connection: Connection, unit: SubmittedUnit) -> dict[str, Any]:
-        """The battle as stored with the submission: both transcripts, the sides' bots and
-        the votes; refused until every vote the battle asks for is in."""
+        """The battle as stored with the submission, shaped like a chat's (`dialogues`, and
+        `answers` keyed by dialogue): one dialogue `battle` with both transcripts (`turns`
+        Model A's, `turns2` Model B's) and their bots, and the votes per turn naming the bot
+        preferred; refused until every vote the battle asks for is in."""
         votes = connection.execute(
             select(BattleVote.turn, BattleVote.choice, BattleVote.winner, BattleVote.preferred)
             .where(BattleVote.unit_id == unit.id, BattleVote.attempt == unit.attempt)
@@ -158,28 +163,42 @@ class ArenaBlueprint(TaskBlueprint):
         if unit.answers not in ({}, None):
             raise SubmitRefused("an arena battle asks no questions besides the vote: submit "
                                 "'answers': {}", 422)
-        sides = transcripts(connection, unit.id, unit.attempt)
-        return {"model_a": sides[0].bot, "model_b": sides[1].bot,
-                "conversations": [
-                    {"conversation_id": side.conversation_id, "side": side_name, "bot": side.bot,
-                     "turns": [[SPEAKERS[m.role], m.text] for m in side.messages]}
-                    for side_name, side in zip("AB", sides, strict=True)],
-                "votes": [dict(vote._mapping) for vote in votes]}
+        a, b = transcripts(connection, unit.id, unit.attempt)
+        battle = {"key": BATTLE, "dialogue_id": dialogue_id(self.task_name, a.conversation_id,
+                                                             b.conversation_id),
+                  "conversation_ids": [a.conversation_id, b.conversation_id],
+                  "bot": a.bot, "bot2": b.bot,
+                  "turns": [[SPEAKERS[m.role], m.text] for m in a.messages],
+                  "turns2": [[SPEAKERS[m.role], m.text] for m in b.messages]}
+        return {"dialogues": [battle],
+                "answers": {BATTLE: {"vote": {str(v.turn): {
+                    "choice": v.choice, "winner": v.winner, "bot": v.preferred}
+                    for v in votes}}}}
 
     def pool_labels(self) -> dict[str, str]:
         return dict(self.pools)
 
     @staticmethod
-    def export_rows(record: dict[str, Any], definitions: dict[str, Any]):  # type: ignore[override]
-        """One row per vote: the bots of both sides, the side chosen and the bot it names."""
-        stored = record["answers"]
-        for vote in stored.get("votes", []):
-            yield {"task": record["task"], "run_id": record["run_id"],
+    def exported_answers(stored: dict[str, Any], dialogues: list[dict[str, Any]]
+                         ) -> tuple[list[dict[str, Any]], Any]:
+        """A battle stores its own dialogue (both transcripts) with the votes."""
+        return stored["dialogues"], stored["answers"]
+
+    @staticmethod
+    def export_rows(record: dict[str, Any], definitions: dict[str, Any]
+                    ) -> Iterator[dict[str, Any]]:
+        """One row per vote: the bots of both sides (`bot` is Model A), the winner in Chatbot
+        Arena's words and the bot preferred (`chosen`; empty for a tie)."""
+        battle = record["dialogues"][0]
+        for turn, vote in record["answers"][BATTLE]["vote"].items():
+            yield {**dict.fromkeys(ITEM_FIELDS),
+                   "task": record["task"], "run_id": record["run_id"],
                    "unit_id": record["unit_id"], "worker": record["worker"],
-                   "conversation_id": stored["conversations"][0]["conversation_id"],
-                   "bot": stored["model_a"], "bot2": stored["model_b"],
-                   "turn_index": vote["turn"], "question": "vote", "answer": vote["winner"],
-                   "left": "model_a", "chosen": vote["preferred"],
+                   "dialogue_id": battle["dialogue_id"], "group_id": battle["dialogue_id"],
+                   "conversation_id": battle["conversation_ids"][0], "bot": battle["bot"],
+                   "bot2": battle["bot2"], "dialogue_key": BATTLE, "turn_index": int(turn),
+                   "bucket": "vote", "question": "vote", "answer": vote["winner"],
+                   "left": "model_a", "chosen": vote["bot"],
                    "submitted_at": record["submitted_at"]}
 
 
