@@ -119,6 +119,18 @@ def test_a_battle_streams_both_replies_at_once_and_the_vote_is_stored(serve, new
     engine.dispose()
     assert [tuple(v) for v in votes] == [(1, "b", layout["bots"][1]), (2, "tie", None)]
 
+    # the requester's dashboard shows the leaderboard of the battles so far
+    requester = new_worker().page
+    requester.goto(server.dashboard)
+    requester.get_by_label("Requester token").fill(server.token)
+    requester.get_by_role("button", name="Sign in").click()
+    requester.get_by_role("tab", name="Leaderboard").click()
+    expect(requester.get_by_role("heading", name="Arena leaderboard")).to_be_visible()
+    ranking = requester.get_by_role("table", name="Ranking")
+    for bot in ("alphabot", "betabot"):
+        expect(ranking.get_by_role("rowheader", name=bot)).to_be_visible()
+    expect(requester.get_by_text("2 votes of submitted battles")).to_be_visible()
+
 
 def _database(server) -> str:
     data_dir = next(a for a in server.run.process.args if a.startswith("data_dir="))

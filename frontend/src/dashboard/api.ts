@@ -5,6 +5,7 @@
  */
 import { ApiError, NetworkError } from '../api';
 import type {
+  ArenaResults,
   ActionResult,
   BulkResult,
   Decision,
@@ -158,6 +159,10 @@ export class RequesterClient {
 
   results(): Promise<Results> {
     return this.call('GET', '/results');
+  }
+
+  arena(): Promise<ArenaResults> {
+    return this.call('GET', '/arena');
   }
 
   judges(): Promise<{ judges: JudgeSummary[] }> {
