@@ -112,8 +112,8 @@ def test_a_battle_streams_both_replies_at_once_and_the_vote_is_stored(serve, new
 
     engine = create_engine(_database(server))
     with engine.connect() as connection:
-        layout = connection.execute(select(Unit.layout).where(Unit.worker_id.is_not(None))
-                                    ).scalar()
+        unit_id, layout = connection.execute(
+            select(Unit.public_id, Unit.layout).where(Unit.worker_id.is_not(None))).one()
         votes = connection.execute(select(BattleVote.turn, BattleVote.choice,
                                           BattleVote.preferred).order_by(BattleVote.turn)).all()
     engine.dispose()
@@ -130,6 +130,17 @@ def test_a_battle_streams_both_replies_at_once_and_the_vote_is_stored(serve, new
     for bot in ("alphabot", "betabot"):
         expect(ranking.get_by_role("rowheader", name=bot)).to_be_visible()
     expect(requester.get_by_text("2 votes of submitted battles")).to_be_visible()
+
+    # Review shows both transcripts side by side, named, with the votes naming the bots
+    requester.get_by_role("tab", name="Review").click()
+    requester.get_by_role("button", name=f"Open {unit_id}").click()
+    a, b = (requester.get_by_role("region", name=f"Model {side}: {bot}")
+            for side, bot in zip("AB", layout["bots"], strict=True))
+    expect(a.get_by_text("What is the weather like?")).to_be_visible()
+    expect(b.get_by_text("And tomorrow?")).to_be_visible()
+    assert a.bounding_box()["x"] + a.bounding_box()["width"] <= b.bounding_box()["x"]
+    expect(requester.get_by_text(f"After message 1: Model B ({layout['bots'][1]})")).to_be_visible()
+    expect(requester.get_by_text("After message 2: tie")).to_be_visible()
 
 
 def _database(server) -> str:
