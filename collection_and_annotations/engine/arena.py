@@ -56,6 +56,9 @@ class ArenaRules(ChatRules):
     reveal_after_vote: bool = False
     question: str = "Which reply is better?"
     labels: Mapping[str, str] = field(default_factory=dict)  # choice -> the words shown
+    # `pairs: adaptive`: (connection, unit id, worker id) -> the bots of a battle whose pair
+    # is chosen as it starts, in side order (blueprints/arena/adaptive.py)
+    choose_sides: Callable[[Connection, int, int], list[str]] | None = None
 
     def votes_needed(self) -> int:
         return self.num_turns if self.vote == "per_turn" else 1
@@ -84,7 +87,8 @@ def _locked_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
 
 
 def battle_bots(data: dict[str, Any], layout: dict[str, Any] | None) -> list[str]:
-    """The bots of a battle as its sides show them (A, B): drawn per unit, in its layout."""
+    """The bots of a battle as its sides show them (A, B): drawn per unit, in its layout
+    (none yet for an adaptive battle that has not started)."""
     return list((layout or {}).get("bots") or data["bots"])
 
 
@@ -108,7 +112,9 @@ def arena_state(connection: Connection, unit_id: int, attempt: int, bots: list[s
     """The chat object of docs/chat-api.md for both panes (`partner` Model A, Model B), with
     `arena`: the vote asked, the votes given, the turn to vote on now, whether the battle is
     over, and (reveal_after_vote, once it is) the bots' names."""
-    state = chat_state(connection, unit_id, attempt, {"bots": bots}, rules, live_text)
+    # an adaptive battle has its bots once it starts: two sides all the same
+    state = chat_state(connection, unit_id, attempt, {"bots": bots or ["", ""]}, rules,
+                       live_text)
     voted = _voted(connection, unit_id, attempt)
     panes = state["conversations"]
     for pane, name in zip(panes, PANES, strict=True):
@@ -163,13 +169,18 @@ def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> tu
     with db.transaction() as connection:
         unit = _locked_unit(connection, public_id, worker_id)
         if not _sides(connection, unit):
+            bots = battle_bots(unit.data, unit.layout)
+            if not bots and rules.choose_sides is not None:  # adaptive: the pair chosen now
+                bots = rules.choose_sides(connection, unit.id, worker_id)
+                connection.execute(update(Unit).where(Unit.id == unit.id)
+                                   .values(layout={"bots": bots}))
             now = utcnow()
             connection.execute(insert(Conversation), [{
                 "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
                 "position": position, "bot": bot, "status": "active", "awaiting": WORKER,
                 "turns_done": 0, "started_at": now,
                 "respond_by": now + timedelta(seconds=rules.max_resp_time)}
-                for position, bot in enumerate(battle_bots(unit.data, unit.layout))])
+                for position, bot in enumerate(bots)])
         return unit.id, unit.times_expired
 
 

@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from sqlalchemy import Connection, select
 
 from collection_and_annotations import PACKAGE_DIR
+from collection_and_annotations.blueprints.arena.adaptive import next_pair
 from collection_and_annotations.blueprints.arena.conf import (
     PAIRINGS,
     VOTE_CHOICES,
@@ -53,6 +54,7 @@ from collection_and_annotations.quality.qualifications import block_name
 from collection_and_annotations.storage.models import BattleVote
 
 KEY = "mephisto.blueprint"
+ADAPTIVE_POOL = "arena_adaptive"  # pairs: adaptive: battles whose pair is chosen at start
 BATTLE = "battle"  # the dialogue key of a battle's two transcripts in its submission
 
 
@@ -80,9 +82,14 @@ class ArenaBlueprint(TaskBlueprint):
                                  str(blueprint_cfg.model_opt_path))
         check_spec_problems(self.model_opts, self.bots)
         _one_of("pairs", blueprint_cfg.pairs, PAIRINGS)
-        if blueprint_cfg.pairs == "adaptive":
-            raise UserError(f"{KEY}.pairs: adaptive is not supported yet; use balanced "
-                            "(every pair gets battles_per_pair battles)")
+        self.adaptive_battles = int(blueprint_cfg.adaptive_battles)
+        if blueprint_cfg.pairs == "adaptive" and not self.adaptive_battles:
+            raise UserError(f"{KEY}.adaptive_battles: pairs: adaptive needs the battles to "
+                            "give where the ranking is least certain, beyond battles_per_pair "
+                            "for every pair (e.g. adaptive_battles: 100)")
+        if blueprint_cfg.pairs == "balanced" and self.adaptive_battles:
+            raise UserError(f"{KEY}.adaptive_battles is for pairs: adaptive; remove it or "
+                            "set pairs: adaptive")
         _one_of("vote", blueprint_cfg.vote, VOTE_MODES)
         for key in ("do_interactive_online_annotations", "do_interactive_offline_annotations"):
             if blueprint_cfg[key]:
@@ -93,12 +100,14 @@ class ArenaBlueprint(TaskBlueprint):
         self.repeat_pairs = bool(blueprint_cfg.repeat_pairs)
         self.pairs = list(itertools.combinations(sorted(self.bots), 2))
         self.pools = {pair_pool(pair): pair_name(pair) for pair in self.pairs}
+        self.seed = blueprint_cfg.random_seed
         self.block = block_name(task_name, blueprint_cfg.block_qualification)
         self.rules = ArenaRules(
             int(blueprint_cfg.num_turns), int(blueprint_cfg.max_resp_time), "worker",
             vote=str(blueprint_cfg.vote), reveal_after_vote=bool(blueprint_cfg.reveal_after_vote),
             question=str(blueprint_cfg.vote_question),
-            labels=_vote_labels(blueprint_cfg.vote_labels))
+            labels=_vote_labels(blueprint_cfg.vote_labels),
+            choose_sides=self.adaptive_sides if self.adaptive_battles else None)
         task_dir = Path(str(blueprint_cfg._get_root().get("task_dir") or PACKAGE_DIR))
         self.bot_context = BotContext(project_root=PACKAGE_DIR.parent, task_dir=task_dir,
                                       max_concurrent_responses=
@@ -112,16 +121,33 @@ class ArenaBlueprint(TaskBlueprint):
         """At launch: build every bot and warn about any that looks unusable right now."""
         return check_built_bots(self.make_bots())
 
+    def adaptive_sides(self, connection: Connection, unit_id: int, worker_id: int
+                       ) -> list[str]:
+        """An adaptive battle's bots as it starts: the least certain pair, sides drawn (seeded
+        by random_seed and the unit)."""
+        bots = list(next_pair(connection, unit_id, worker_id, self.bots, self.repeat_pairs))
+        rng = random.Random() if self.seed is None else random.Random(f"{self.seed}:{unit_id}")
+        rng.shuffle(bots)
+        return bots
+
     def plan(self) -> list[AssignmentPlan]:
-        return [AssignmentPlan(
+        adaptive = [AssignmentPlan(
+            key=hashlib.sha256(b"arena:adaptive").hexdigest()[:32],
+            annotators=self.adaptive_battles, groups=[], excluded_workers=[],
+            data={"bots": []}, pool=ADAPTIVE_POOL, label="adaptive battles",
+        )] if self.adaptive_battles else []
+        return adaptive + [AssignmentPlan(
             key=hashlib.sha256(f"arena:{'|'.join(pair)}".encode()).hexdigest()[:32],
             annotators=self.battles_per_pair,
             groups=[] if self.repeat_pairs else [f"arena:{pair_pool(pair)}"],
             excluded_workers=[], data={"bots": list(pair)}, pool=pair_pool(pair),
             label=pair_name(pair)) for pair in self.pairs]
 
-    def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-        """The sides, drawn per unit (seeded by random_seed) and recorded: bots[0] is A."""
+    def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
+        """The sides, drawn per unit (seeded by random_seed) and recorded: bots[0] is A. An
+        adaptive battle draws them when it starts."""
+        if not data["bots"]:
+            return None
         bots = list(data["bots"])
         rng.shuffle(bots)
         return {"bots": bots}
@@ -129,7 +155,8 @@ class ArenaBlueprint(TaskBlueprint):
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         if self.block in worker.qualifications:
             raise NoWork(BLOCKED)
-        return balanced_pools(connection, worker, self.pools)
+        floors = balanced_pools(connection, worker, self.pools)
+        return floors + [ADAPTIVE_POOL] if self.adaptive_battles else floors
 
     def unit_kind(self, pool: str) -> str:
         return "arena"
@@ -176,7 +203,8 @@ class ArenaBlueprint(TaskBlueprint):
                     for v in votes}}}}
 
     def pool_labels(self) -> dict[str, str]:
-        return dict(self.pools)
+        adaptive = {ADAPTIVE_POOL: "adaptive battles"} if self.adaptive_battles else {}
+        return {**self.pools, **adaptive}
 
     @staticmethod
     def exported_answers(stored: dict[str, Any], dialogues: list[dict[str, Any]]

@@ -24,7 +24,8 @@ class ArenaConf(BlueprintConf):
     model_opt_path: str | None = None
     bots: list[str] = field(default_factory=list)  # nicknames; empty: every bot of the file
     pairs: str = "balanced"
-    battles_per_pair: int = ranged(10, 1)  # battles of each pair (the quota)
+    battles_per_pair: int = ranged(10, 1)  # battles of each pair (the quota; adaptive: floor)
+    adaptive_battles: int = ranged(0, 0)  # pairs: adaptive: battles beyond the floors
     repeat_pairs: bool = False  # a worker may meet the same pair of bots again
     num_turns: int = ranged(1, 1)  # the worker's messages in each battle
     vote: str = "end"  # per_turn: after each pair of replies; end: once, after the last
