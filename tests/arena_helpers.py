@@ -10,7 +10,7 @@ from helpers import free_port
 
 def write_arena_conf(folder: Path, bots: list[str] | str, *, battles_per_pair: int = 2,
                      num_turns: int = 1, vote: str = "end", extra: str = "",
-                     task: str = "") -> Path:
+                     task: str = "", reveal: bool = False) -> Path:
     """An arena conf in `folder`; `bots` are nicknames of scripted bots (given to ChatServer),
     or the text of a model_opts.yaml for a server started with welcome.py."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -24,7 +24,7 @@ def write_arena_conf(folder: Path, bots: list[str] | str, *, battles_per_pair: i
         f"mephisto:\n  architect:\n    hostname: 127.0.0.1\n    port: {free_port()}\n"
         f"  blueprint:\n    model_opt_path: {opts}\n"
         f"    battles_per_pair: {battles_per_pair}\n    num_turns: {num_turns}\n"
-        f"    vote: {vote}\n{extra}"
+        f"    vote: {vote}\n    reveal_after_vote: {str(reveal).lower()}\n{extra}"
         "  task:\n    task_name: arena\n    task_title: Arena\n"
         f"    assignment_duration_in_seconds: 600\n{task}"
     )

@@ -93,7 +93,7 @@ def test_both_replies_stream_at_once_and_the_vote_names_the_bot(arena):
 
 
 def test_the_bots_are_named_only_once_the_battle_is_voted(arena):
-    server, _bots = arena(extra="    reveal_after_vote: true\n")
+    server, _bots = arena(reveal=True)
     unit, token = server.claim("w1")
     with event_stream(server.base, unit, token) as stream:
         stream.next("state")

@@ -168,3 +168,40 @@ def test_a_phone_shows_both_replies_stacked(serve, new_worker, arena_conf):
     expect(b.locator(".chat-message.is-bot")).to_be_in_viewport()
     expect(page.get_by_role("button", name="A is better")).to_be_visible()
     assert not worker.errors, worker.errors
+
+
+def test_one_side_failing_shows_try_again_in_its_pane_only(serve, new_worker, endpoints,
+                                                            tmp_path):
+    endpoints["betabot"].failures = [503]  # its first turn fails (no retries configured)
+    opts = (f"alphabot: {{type: openai, base_url: '{endpoints['alphabot'].base_url}', "
+            "model: model-one-x}\n"
+            f"betabot: {{type: openai, base_url: '{endpoints['betabot'].base_url}', "
+            "model: model-two-x, retries: 0}\n")
+    server = serve(write_arena_conf(tmp_path / "failing", opts, reveal=True))
+    worker = new_worker()
+    page = worker.page
+    page.goto(server.link("worker_3", "1"))
+    box = page.get_by_role("textbox", name="Your message")
+    box.fill("Are you there?")
+    box.press("Enter")
+    engine = create_engine(_database(server))
+    with engine.connect() as connection:
+        failing_side = "AB"[connection.execute(select(Unit.layout)).scalar()["bots"]
+                            .index("betabot")]
+    engine.dispose()
+    working_side = "B" if failing_side == "A" else "A"
+    failing = page.locator(".arena-pane").filter(has=_pane(page, failing_side))
+    expect(failing.get_by_role("alert")).to_contain_text("Model")
+    expect(_pane(page, working_side).locator(".chat-message.is-bot")).to_contain_text("sunny")
+    expect(page.locator(".arena-pane").filter(has=_pane(page, working_side))
+           .get_by_role("button", name="Try again")).to_have_count(0)
+    expect(page.get_by_role("button", name="A is better")).to_have_count(0)  # no vote yet
+    failing.get_by_role("button", name="Try again").click()
+    _both_replied(page, 1)
+    expect(_pane(page, failing_side).locator(".chat-message.is-bot")).to_contain_text("rainy")
+    page.get_by_role("button", name="Both are bad").click()
+    # revealed once the vote is stored, before the worker finishes
+    expect(page.get_by_text(f"Model {failing_side} was betabot")).to_be_visible()
+    page.get_by_role("button", name="Finish").click()
+    expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
+    assert not worker.errors, worker.errors
