@@ -22,19 +22,15 @@ import asyncio
 import os
 import platform
 import random
-import resource
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from chat_load import Connection, free_port, percentile  # noqa: E402
+from chat_load import Connection, launched, load_arguments, percentile  # noqa: E402
 from procstats import tree_cpu_seconds, tree_rss_mb  # noqa: E402
 from sqlalchemy import create_engine, func, select  # noqa: E402
-from worker_api_load import drop_postgres, postgres_database  # noqa: E402
 
 from collection_and_annotations.storage.models import BattleVote, Message, Unit  # noqa: E402
 
@@ -154,46 +150,10 @@ def check_database(url: str, clients: int, turns: int) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", type=int, default=500)
-    parser.add_argument("--turns", type=int, default=2)
-    parser.add_argument("--think", type=float, default=3.0,
-                        help="seconds a worker takes to write a message (±50%%)")
-    parser.add_argument("--bot-delay", type=float, default=2.0)
-    parser.add_argument("--ramp", type=float, default=10.0,
-                        help="seconds over which the workers arrive")
-    parser.add_argument("--db", choices=["sqlite", "postgres"], default="sqlite")
-    parser.add_argument("--processes", type=int, default=1,
-                        help="server processes (more than 1 needs --db postgres)")
-    args = parser.parse_args()
-    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    with tempfile.TemporaryDirectory(prefix="arena_bench_") as tmp:
-        folder = Path(tmp)
-        port = free_port()
-        conf = write_task(folder, args.clients, args.turns, args.bot_delay, port)
-        url, pg_name = f"sqlite:///{folder / 'cep.sqlite3'}", None
-        if args.db == "postgres":
-            url, pg_name = postgres_database()
-        server = subprocess.Popen(
-            [sys.executable, str(REPO / "welcome.py"), f"conf={conf}", f"data_dir={folder}",
-             f"database_url={url}", f"mephisto.architect.server_processes={args.processes}"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
-        try:
-            for line in server.stdout:
-                if "press Ctrl-C to stop" in line:
-                    break
-            else:
-                raise SystemExit("the server did not start")
-            results, figures = asyncio.run(drive(port, args, server.pid))
-        finally:
-            server.terminate()
-            server.wait(30)
-        try:
-            check = check_database(url, args.clients, args.turns)
-        finally:
-            if pg_name:
-                drop_postgres(pg_name)
+    args = load_arguments(__doc__.split("\n\n")[0], clients=500, turns=2)
+    with launched("arena_bench_", args, write_task) as (port, pid, url):
+        results, figures = asyncio.run(drive(port, args, pid))
+        check = check_database(url, args.clients, args.turns)
     print(f"machine: {platform.node()} {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; {args.processes} server process(es), "
           f"{'PostgreSQL' if args.db == 'postgres' else 'SQLite'}")

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -38,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -249,10 +251,11 @@ def check_database(url: str, clients: int, turns: int) -> str:
             f"ended, {messages} messages stored (expected {clients} / {clients} / {expected})")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", type=int, default=200)
-    parser.add_argument("--turns", type=int, default=3)
+def load_arguments(description: str, clients: int, turns: int) -> argparse.Namespace:
+    """The options of a live load harness (this one, arena_load.py)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--clients", type=int, default=clients)
+    parser.add_argument("--turns", type=int, default=turns)
     parser.add_argument("--think", type=float, default=3.0,
                         help="seconds a worker takes to write a message (±50%%)")
     parser.add_argument("--bot-delay", type=float, default=2.0)
@@ -262,12 +265,22 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=1,
                         help="server processes (more than 1 needs --db postgres)")
     args = parser.parse_args()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    with tempfile.TemporaryDirectory(prefix="chat_bench_") as tmp:
+    return args
+
+
+@contextlib.contextmanager
+def launched(prefix: str, args: argparse.Namespace,
+             write: Callable[[Path, int, int, float, int], Path]
+             ) -> Iterator[tuple[int, int, str]]:
+    """`welcome.py` serving the task `write` makes, in a temporary folder and a fresh
+    database: yields its port, its process id and the database URL; stopped after, and a
+    PostgreSQL database dropped."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         folder = Path(tmp)
         port = free_port()
-        conf = write_task(folder, args.clients, args.turns, args.bot_delay, port)
+        conf = write(folder, args.clients, args.turns, args.bot_delay, port)
         url, pg_name = f"sqlite:///{folder / 'cep.sqlite3'}", None
         if args.db == "postgres":
             url, pg_name = postgres_database()
@@ -281,18 +294,22 @@ def main() -> int:
                     break
             else:
                 raise SystemExit("the server did not start")
-            idle_rss = tree_rss_mb(server.pid)
-            results, figures = asyncio.run(drive(port, args, server.pid))
+            yield port, server.pid, url
         finally:
             # SIGTERM, not SIGINT: a launcher started from a script's background job inherits
             # SIGINT ignored, and both stop it cleanly.
             server.terminate()
             server.wait(30)
-        try:
-            check = check_database(url, args.clients, args.turns)
-        finally:
             if pg_name:
                 drop_postgres(pg_name)
+
+
+def main() -> int:
+    args = load_arguments(__doc__.split("\n\n")[0], clients=200, turns=3)
+    with launched("chat_bench_", args, write_task) as (port, pid, url):
+        idle_rss = tree_rss_mb(pid)
+        results, figures = asyncio.run(drive(port, args, pid))
+        check = check_database(url, args.clients, args.turns)
     overheads = [1000 * o for o in results.overheads]
     print(f"machine: {platform.node()} {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; {args.processes} server process(es), "

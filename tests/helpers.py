@@ -153,6 +153,25 @@ class Running:
                                          + "".join(self.lines)) from None
 
 
+def claims_in_process(served: Any, url: str, visits: list[tuple[str, str]],
+                      statuses: Any) -> None:
+    """In a forked process, on connections of its own: claim each (worker id, assignment id)
+    visit through the API, eight at once; the answers' statuses go to `statuses`."""
+    from collection_and_annotations.server.app import create_app
+    from collection_and_annotations.storage.database import Database
+
+    served.db = Database(url)
+    client = app_client(create_app(served))
+
+    def claim(visit: tuple[str, str]) -> int:
+        return client.post("/api/claim", json={"worker_id": visit[0],
+                                                "assignment_id": visit[1]}).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        statuses.extend(list(pool.map(claim, visits)))
+    served.db.dispose()
+
+
 def app_client(app: Any) -> TestClient:
     """Starlette's test client for `app`, as a browser on this machine calls it (the Host
     check allows localhost)."""

@@ -34,6 +34,17 @@ def arena(tmp_path, database_url):
         server.stop()
 
 
+def _first_message(server, stream, unit: str, token: str) -> None:
+    """Start the battle, send one message and wait until both bots have answered it."""
+    stream.next("state")
+    server.client.post(f"/api/chat/{unit}/start", json={}, headers=auth(token))
+    server.client.post(f"/api/chat/{unit}/messages", headers=auth(token),
+                       json={"text": "hi", "client_message_id": "m0"})
+    bot_messages = 0
+    while bot_messages < 2:
+        bot_messages += stream.next("message")[1]["role"] == "bot"
+
+
 def test_both_replies_stream_at_once_and_the_vote_names_the_bot(arena):
     server, _bots = arena(num_turns=2, vote="per_turn")
     unit, token = server.claim("w1")
@@ -96,14 +107,7 @@ def test_the_bots_are_named_only_once_the_battle_is_voted(arena):
     server, _bots = arena(reveal=True)
     unit, token = server.claim("w1")
     with event_stream(server.base, unit, token) as stream:
-        stream.next("state")
-        server.client.post(f"/api/chat/{unit}/start", json={}, headers=auth(token))
-        server.client.post(f"/api/chat/{unit}/messages", headers=auth(token),
-                           json={"text": "hi", "client_message_id": "m0"})
-        bot_messages = 0
-        while bot_messages < 2:
-            _e, data = stream.next("message")
-            bot_messages += data["role"] == "bot"
+        _first_message(server, stream, unit, token)
         before = server.client.get(f"/api/units/{unit}", headers=auth(token)).text
         assert not any(bot in before for bot in BOTS)
         voted = server.client.post(f"/api/chat/{unit}/vote", headers=auth(token),
@@ -159,13 +163,7 @@ def test_the_end_vote_waits_for_the_last_message_and_the_submit_for_the_vote(are
     server, _bots = arena(num_turns=2)
     unit, token = server.claim("w1")
     with event_stream(server.base, unit, token) as stream:
-        stream.next("state")
-        server.client.post(f"/api/chat/{unit}/start", json={}, headers=auth(token))
-        server.client.post(f"/api/chat/{unit}/messages", headers=auth(token),
-                           json={"text": "one", "client_message_id": "m0"})
-        bot_messages = 0
-        while bot_messages < 2:
-            bot_messages += stream.next("message")[1]["role"] == "bot"
+        _first_message(server, stream, unit, token)
         early = server.client.post(f"/api/chat/{unit}/vote", headers=auth(token),
                                    json={"choice": "a"})
         assert early.status_code == 409 and "last message" in early.json()["error"]

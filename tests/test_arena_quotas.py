@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import multiprocessing
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from arena_helpers import write_arena_conf
-from helpers import app_client
+from helpers import app_client, claims_in_process
 from sqlalchemy import select
 
 from collection_and_annotations.server.app import create_app
@@ -22,16 +21,8 @@ QUOTA = 5
 
 def _claims(served, url: str, process: int, statuses) -> None:
     """Eight workers of this process, each asking for a battle seven times at once."""
-    served.db = Database(url)
-    client = app_client(create_app(served))
-
-    def claim(n: int) -> int:
-        return client.post("/api/claim", json={"worker_id": f"p{process}w{n % 8}",
-                                                "assignment_id": f"visit{n}"}).status_code
-
-    with ThreadPoolExecutor(8) as pool:
-        statuses.extend(list(pool.map(claim, range(56))))
-    served.db.dispose()
+    claims_in_process(served, url, [(f"p{process}w{n % 8}", f"visit{n}") for n in range(56)],
+                      statuses)
 
 
 def _battles(db: Database) -> list[tuple[str, str]]:

@@ -4,31 +4,19 @@ several processes on a PostgreSQL database whose default is REPEATABLE READ neve
 from __future__ import annotations
 
 import multiprocessing
-from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
-from helpers import app_client, dialogue, write_task
+from helpers import claims_in_process, dialogue, write_task
 from sqlalchemy.engine import make_url
-
-from collection_and_annotations.server.app import create_app
-from collection_and_annotations.storage.database import Database
 
 GROUPS = 40
 
 
 def _claims(served, url: str, process: int, statuses) -> None:
     """50 workers of this process, each on two visits at once, claim through the API."""
-    served.db = Database(url)
-    client = app_client(create_app(served))
-
-    def claim(n: int) -> int:
-        return client.post("/api/claim", json={"worker_id": f"w{process}_{n // 2}",
-                                                "assignment_id": f"visit{n}"}).status_code
-
-    with ThreadPoolExecutor(8) as pool:
-        statuses.extend(list(pool.map(claim, range(100))))
-    served.db.dispose()
+    claims_in_process(served, url, [(f"w{process}_{n // 2}", f"visit{n}") for n in range(100)],
+                      statuses)
 
 
 @pytest.mark.postgres

@@ -180,21 +180,10 @@ export function App({ search = window.location.search }: { search?: string }) {
         </MessagePage>
       );
     case 'ready':
-      if (unitKind(state.unit) === 'arena' && state.unit.chat) {
+      if ((unitKind(state.unit) === 'chat' || unitKind(state.unit) === 'arena') && state.unit.chat) {
+        const Live = unitKind(state.unit) === 'arena' ? ArenaUnit : ChatUnit;
         return (
-          <ArenaUnit
-            key={state.unit.unit_id}
-            unit={state.unit}
-            chat={state.unit.chat}
-            token={state.token}
-            onCompleted={(code) => setState({ phase: 'completed', code, token: state.token })}
-            onRefused={(e) => setState(errorState(e, 'unit'))}
-          />
-        );
-      }
-      if (unitKind(state.unit) === 'chat' && state.unit.chat) {
-        return (
-          <ChatUnit
+          <Live
             key={state.unit.unit_id}
             unit={state.unit}
             chat={state.unit.chat}
