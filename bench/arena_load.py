@@ -28,7 +28,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from chat_load import Connection, launched, load_arguments, percentile  # noqa: E402
+from chat_load import (  # noqa: E402
+    Connection,
+    claim_and_listen,
+    launched,
+    load_arguments,
+    percentile,
+)
 from procstats import tree_cpu_seconds, tree_rss_mb  # noqa: E402
 from sqlalchemy import create_engine, func, select  # noqa: E402
 
@@ -67,15 +73,7 @@ async def worker(n: int, port: int, args: argparse.Namespace, results: Results,
     await asyncio.sleep(max(0.0, start_at - time.monotonic()))
     requests, stream = Connection(port), Connection(port)
     try:
-        await requests.open()
-        status, claim = await requests.request("POST", "/api/claim", {
-            "worker_id": f"bench_{n}", "assignment_id": "1"})
-        if status != 200:
-            raise RuntimeError(f"claim: {status} {claim}")
-        unit, token = claim["unit_id"], claim["token"]
-        await stream.open()
-        await stream.stream(f"/api/chat/{unit}/events", token)
-        events = stream.events()
+        unit, token, events = await claim_and_listen(n, requests, stream)
         await _next(events, {"state"})
         status, body = await requests.request("POST", f"/api/chat/{unit}/start", {}, token)
         if status != 200:

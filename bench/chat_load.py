@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -149,20 +149,27 @@ class Results:
         self.chats = 0
 
 
+async def claim_and_listen(n: int, requests: Connection, stream: Connection
+                           ) -> tuple[str, str, AsyncIterator[tuple[str, dict]]]:
+    """Worker n's unit claimed on `requests` and its event stream opened on `stream`: the
+    unit, the worker's token and the stream's events."""
+    await requests.open()
+    status, claim = await requests.request("POST", "/api/claim", {
+        "worker_id": f"bench_{n}", "assignment_id": "1"})
+    if status != 200:
+        raise RuntimeError(f"claim: {status} {claim}")
+    unit, token = claim["unit_id"], claim["token"]
+    await stream.open()
+    await stream.stream(f"/api/chat/{unit}/events", token)
+    return unit, token, stream.events()
+
+
 async def worker(n: int, port: int, args: argparse.Namespace, results: Results,
                  start_at: float) -> None:
     await asyncio.sleep(max(0.0, start_at - time.monotonic()))
     requests, stream = Connection(port), Connection(port)
     try:
-        await requests.open()
-        status, claim = await requests.request("POST", "/api/claim", {
-            "worker_id": f"bench_{n}", "assignment_id": "1"})
-        if status != 200:
-            raise RuntimeError(f"claim: {status} {claim}")
-        unit, token = claim["unit_id"], claim["token"]
-        await stream.open()
-        await stream.stream(f"/api/chat/{unit}/events", token)
-        events = stream.events()
+        unit, token, events = await claim_and_listen(n, requests, stream)
         await _until(events, "state")
         await requests.request("POST", f"/api/chat/{unit}/start", {}, token)
         await _until(events, "message", role="bot")

@@ -153,8 +153,8 @@ class Running:
                                          + "".join(self.lines)) from None
 
 
-def claims_in_process(served: Any, url: str, visits: list[tuple[str, str]],
-                      statuses: Any) -> None:
+def _claims_in_process(served: Any, url: str, visits: list[tuple[str, str]],
+                       statuses: Any) -> None:
     """In a forked process, on connections of its own: claim each (worker id, assignment id)
     visit through the API, eight at once; the answers' statuses go to `statuses`."""
     from collection_and_annotations.server.app import create_app
@@ -170,6 +170,25 @@ def claims_in_process(served: Any, url: str, visits: list[tuple[str, str]],
     with ThreadPoolExecutor(8) as pool:
         statuses.extend(list(pool.map(claim, visits)))
     served.db.dispose()
+
+
+def claims_from_processes(served: Any, url: str,
+                          visits: list[list[tuple[str, str]]]) -> list[int]:
+    """Each list of (worker id, assignment id) visits claimed through the API from a forked
+    process of its own, all at once; every answer's status."""
+    import multiprocessing
+
+    served.db.dispose()  # each process opens its own connections
+    context = multiprocessing.get_context("fork")
+    statuses = context.Manager().list()
+    processes = [context.Process(target=_claims_in_process, args=(served, url, own, statuses))
+                 for own in visits]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=180)
+        assert process.exitcode == 0
+    return list(statuses)
 
 
 def app_client(app: Any) -> TestClient:

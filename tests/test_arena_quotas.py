@@ -3,12 +3,11 @@ never more under concurrent claims from several processes, and no worker meets a
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import Counter
 
 import pytest
 from arena_helpers import write_arena_conf
-from helpers import app_client, claims_in_process
+from helpers import app_client, claims_from_processes
 from sqlalchemy import select
 
 from collection_and_annotations.server.app import create_app
@@ -17,12 +16,6 @@ from collection_and_annotations.storage.models import Unit, Worker
 
 BOTS = ["a", "b", "c", "d"]  # six pairs
 QUOTA = 5
-
-
-def _claims(served, url: str, process: int, statuses) -> None:
-    """Eight workers of this process, each asking for a battle seven times at once."""
-    claims_in_process(served, url, [(f"p{process}w{n % 8}", f"visit{n}") for n in range(56)],
-                      statuses)
 
 
 def _battles(db: Database) -> list[tuple[str, str]]:
@@ -43,18 +36,10 @@ def test_pairs_fill_evenly_and_never_past_their_quota_under_concurrent_claims(
         assert first.post("/api/claim", json={"worker_id": f"early{n}",
                                               "assignment_id": "1"}).status_code == 200
     assert sorted(Counter(pool for pool, _w in _battles(served.db)).values()) == [2] * 6
-    served.db.dispose()
 
-    context = multiprocessing.get_context("fork")
-    statuses = context.Manager().list()
-    processes = [context.Process(target=_claims, args=(served, postgres_url, p, statuses))
-                 for p in range(3)]
-    for process in processes:
-        process.start()
-    for process in processes:
-        process.join(timeout=180)
-        assert process.exitcode == 0
-    codes = list(statuses)
+    # 3 processes of 8 workers, each asking for a battle 7 times at once
+    codes = claims_from_processes(served, postgres_url, [
+        [(f"p{process}w{n % 8}", f"visit{n}") for n in range(56)] for process in range(3)])
     assert set(codes) <= {200, 409}, sorted(set(codes))
     battles = _battles(Database(postgres_url))
     assert codes.count(200) + 12 == len(battles) == 6 * QUOTA
