@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Row, insert, select, update
+from sqlalchemy import Connection, Row, bindparam, insert, select, update
 
 from collection_and_annotations.bots.base import Turn
 from collection_and_annotations.engine.chat import (
@@ -72,15 +72,20 @@ class ArenaRules(ChatRules):
         return turns_done
 
 
-def _locked_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
-    """The worker's assigned unit with its data and layout, its row locked first."""
-    statement = (select(Unit.id, Unit.status, Unit.worker_id, Unit.times_expired, Unit.layout,
-                        Assignment.data)
-                 .join(Assignment, Assignment.id == Unit.assignment_id)
-                 .where(Unit.public_id == public_id))
-    if connection.dialect.name == "postgresql":
-        statement = statement.with_for_update(of=Unit)
-    unit = owned_unit(connection.execute(statement).first(), worker_id)
+# The worker's unit with its data and layout (built once, as the chat's statements are).
+_UNIT = (select(Unit.id, Unit.status, Unit.worker_id, Unit.times_expired, Unit.layout,
+                Assignment.data)
+         .join(Assignment, Assignment.id == Unit.assignment_id)
+         .where(Unit.public_id == bindparam("public_id")))
+_LOCKED_UNIT = _UNIT.with_for_update(of=Unit)
+
+
+def _open_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
+    """The worker's assigned unit, its row locked first on PostgreSQL (SQLite's write
+    transaction holds the database's one write lock already)."""
+    statement = _LOCKED_UNIT if connection.dialect.name == "postgresql" else _UNIT
+    unit = owned_unit(connection.execute(statement, {"public_id": public_id}).first(),
+                      worker_id)
     if unit.status != "assigned":
         raise WorkRefused(f"this unit is {unit.status}; the battle is closed", 409)
     return unit
@@ -140,13 +145,7 @@ def read_battle(db: Database, public_id: str, worker_id: int, rules: ArenaRules,
                 live_text: Callable[[int], str | None]) -> dict[str, Any]:
     """The state of a worker's battle that is still theirs."""
     with db.snapshot() as connection:
-        statement = (select(Unit.id, Unit.status, Unit.worker_id, Unit.times_expired,
-                            Unit.layout, Assignment.data)
-                     .join(Assignment, Assignment.id == Unit.assignment_id)
-                     .where(Unit.public_id == public_id))
-        unit = owned_unit(connection.execute(statement).first(), worker_id)
-        if unit.status != "assigned":
-            raise WorkRefused(f"this unit is {unit.status}; the battle is closed", 409)
+        unit = _open_unit(connection, public_id, worker_id)
         return arena_state(connection, unit.id, unit.times_expired,
                            battle_bots(unit.data, unit.layout), rules, live_text)
 
@@ -163,11 +162,11 @@ def job_battle(db: Database, job: ReplyJob, rules: ArenaRules,
                            battle_bots(row.data, row.layout), rules, live_text)
 
 
-def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> tuple[int, int]:
+def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> None:
     """Open both sides of the battle if they are not open (idempotent): the worker writes
-    first. Returns the unit's id and try, to read the state after."""
+    first."""
     with db.transaction() as connection:
-        unit = _locked_unit(connection, public_id, worker_id)
+        unit = _open_unit(connection, public_id, worker_id)
         if not _sides(connection, unit):
             bots = battle_bots(unit.data, unit.layout)
             if not bots and rules.choose_sides is not None:  # adaptive: the pair chosen now
@@ -181,13 +180,6 @@ def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> tu
                 "turns_done": 0, "started_at": now,
                 "respond_by": now + timedelta(seconds=rules.max_resp_time)}
                 for position, bot in enumerate(bots)])
-        return unit.id, unit.times_expired
-
-
-def state_of(db: Database, unit_id: int, attempt: int, bots: list[str], rules: ArenaRules,
-             live_text: Callable[[int], str | None]) -> dict[str, Any]:
-    with db.snapshot() as connection:
-        return arena_state(connection, unit_id, attempt, bots, rules, live_text)
 
 
 def _histories(connection: Connection, sides: list[Row]) -> dict[int, list[Row]]:
@@ -207,7 +199,7 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
     turns to run (none when this repeats a message already stored)."""
     text, client_id = check_text(text, rules), client_id_of(client_message_id)
     with db.transaction() as connection:
-        unit = _locked_unit(connection, public_id, worker_id)
+        unit = _open_unit(connection, public_id, worker_id)
         sides = _sides(connection, unit)
         histories = _histories(connection, sides)
         if client_id is not None and sides:
@@ -249,7 +241,7 @@ def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJ
     if position not in (0, 1):
         raise WorkRefused("'position' must be 0 (Model A) or 1 (Model B)", 400)
     with db.transaction() as connection:
-        unit = _locked_unit(connection, public_id, worker_id)
+        unit = _open_unit(connection, public_id, worker_id)
         side = next((s for s in _sides(connection, unit) if s.position == position), None)
         if side is None or side.status != "active" or side.awaiting != RETRY:
             raise WorkRefused(f"{PANES[position]} has no failed reply to ask for again", 409)
@@ -260,15 +252,13 @@ def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJ
                         side.bot, None, len(history), history, utcnow())
 
 
-def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: ArenaRules
-         ) -> tuple[int, int, list[str]]:
+def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: ArenaRules) -> None:
     """Store the worker's vote on the replies now shown, naming the bots; the last vote the
-    battle asks for ends both sides. Returns the unit's id, try and bots (to read the state
-    after)."""
+    battle asks for ends both sides."""
     if choice not in WINNERS:
         raise WorkRefused(f"'choice' must be one of {', '.join(WINNERS)}", 422)
     with db.transaction() as connection:
-        unit = _locked_unit(connection, public_id, worker_id)
+        unit = _open_unit(connection, public_id, worker_id)
         sides = _sides(connection, unit)
         voted = _voted(connection, unit.id, unit.times_expired)
         if len(sides) != 2 or any(s.status != "active" or s.awaiting != WORKER for s in sides):
@@ -290,4 +280,3 @@ def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: Arena
             connection.execute(update(Conversation)
                                .where(Conversation.id.in_([s.id for s in sides]))
                                .values(status="ended", ended_at=now, respond_by=None))
-        return unit.id, unit.times_expired, bots
