@@ -205,3 +205,26 @@ def test_one_side_failing_shows_try_again_in_its_pane_only(serve, new_worker, en
     page.get_by_role("button", name="Finish").click()
     expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
     assert not worker.errors, worker.errors
+
+
+def test_a_reload_mid_stream_resumes_the_battle(serve, new_worker, arena_conf):
+    server = serve(arena_conf)
+    worker = new_worker()
+    page = worker.page
+    page.goto(server.link("worker_4", "1"))
+    box = page.get_by_role("textbox", name="Your message")
+    box.fill("Tell me a story")
+    box.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelectorAll('[role=log][aria-busy=\"true\"]').length === 2")
+    page.reload()
+    _both_replied(page, 1)  # the replies streamed on while the page was away
+    for side in "AB":
+        expect(_pane(page, side).get_by_text("Tell me a story")).to_be_visible()
+    page.get_by_role("button", name="A is better").click()
+    box.fill("Another one")
+    box.press("Enter")
+    _both_replied(page, 2)
+    page.get_by_role("button", name="B is better").click()
+    expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
+    assert not worker.errors, worker.errors
