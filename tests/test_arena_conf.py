@@ -30,6 +30,8 @@ def _launch(tmp_path, conf):
     ("    vote_labels: {left: Left}\n", DEMO, "left is not a choice"),
     ("    vote_labels: {tie: ''}\n", DEMO, "give the words for tie"),
     ("    do_interactive_offline_annotations: [[overall]]\n", DEMO, "not supported yet"),
+    ("    gold_pairs: ['parrot']\n", DEMO, "is not 'better>worse'"),
+    ("    gold_pairs: ['parrot>nobody']\n", DEMO, "nobody not in model_opt_path"),
 ])
 def test_a_bad_key_fails_before_anything_is_written(tmp_path, extra, bots, said):
     done = _launch(tmp_path, write_arena_conf(tmp_path, bots, extra=extra))

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Connection, func, select
 
+from collection_and_annotations.blueprints.base import GOLD_POOL
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.storage.models import Assignment, BattleVote, Conversation, Unit
 
@@ -28,7 +29,7 @@ def _task_votes(connection: Connection, task_id: int) -> Any:
     return (select(BattleVote.id, BattleVote.model_a, BattleVote.model_b, BattleVote.winner)
             .join(Unit, Unit.id == BattleVote.unit_id)
             .join(Assignment, Assignment.id == Unit.assignment_id)
-            .where(Assignment.task_id == task_id))
+            .where(Assignment.task_id == task_id, Unit.pool != GOLD_POOL))
 
 
 def _board(connection: Connection, task_id: int) -> dict[str, Any]:

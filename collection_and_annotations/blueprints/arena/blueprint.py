@@ -28,9 +28,12 @@ from collection_and_annotations.blueprints.arena.conf import (
     VOTE_MODES,
     ArenaConf,
 )
+from collection_and_annotations.blueprints.arena.gold import GoldBattles
 from collection_and_annotations.blueprints.base import (
+    GOLD_POOL,
     AssignmentPlan,
     NoWork,
+    ResumeUnit,
     SubmitRefused,
     SubmittedUnit,
     TaskBlueprint,
@@ -95,6 +98,7 @@ class ArenaBlueprint(TaskBlueprint):
             if blueprint_cfg[key]:
                 raise UserError(f"{KEY}.{key}: annotations in arena battles are not supported "
                                 "yet; remove the key (the vote is the battle's answer)")
+        self.gold = GoldBattles.from_conf(blueprint_cfg, list(self.model_opts))
         self.task_name = task_name
         self.battles_per_pair = int(blueprint_cfg.battles_per_pair)
         self.repeat_pairs = bool(blueprint_cfg.repeat_pairs)
@@ -115,7 +119,8 @@ class ArenaBlueprint(TaskBlueprint):
 
     def make_bots(self) -> dict[str, Bot]:
         """The conf's bots, built in the process (and event loop) that runs their turns."""
-        return build_bots(self.model_opts, self.bots, self.bot_context)
+        gold = self.gold.bots() if self.gold else []
+        return build_bots(self.model_opts, [*self.bots, *gold], self.bot_context)
 
     def check_bots(self) -> list[str]:
         """At launch: build every bot and warn about any that looks unusable right now."""
@@ -136,7 +141,8 @@ class ArenaBlueprint(TaskBlueprint):
             annotators=self.adaptive_battles, groups=[], excluded_workers=[],
             data={"bots": []}, pool=ADAPTIVE_POOL, label="adaptive battles",
         )] if self.adaptive_battles else []
-        return adaptive + [AssignmentPlan(
+        gold = self.gold.plans() if self.gold else []
+        return gold + adaptive + [AssignmentPlan(
             key=hashlib.sha256(f"arena:{'|'.join(pair)}".encode()).hexdigest()[:32],
             annotators=self.battles_per_pair,
             groups=[] if self.repeat_pairs else [f"arena:{pair_pool(pair)}"],
@@ -155,8 +161,13 @@ class ArenaBlueprint(TaskBlueprint):
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         if self.block in worker.qualifications:
             raise NoWork(BLOCKED)
+        if GOLD_POOL in worker.open_units:  # one gold battle at a time, as for static golds
+            raise ResumeUnit(worker.open_units[GOLD_POOL])
         floors = balanced_pools(connection, worker, self.pools)
-        return floors + [ADAPTIVE_POOL] if self.adaptive_battles else floors
+        real = floors + [ADAPTIVE_POOL] if self.adaptive_battles else floors
+        if self.gold and self.gold.due(worker.units_by_pool, list(self.pool_labels())):
+            return [GOLD_POOL, *real]
+        return real
 
     def unit_kind(self, pool: str) -> str:
         return "arena"
@@ -201,6 +212,17 @@ class ArenaBlueprint(TaskBlueprint):
                 "answers": {BATTLE: {"vote": {str(v.turn): {
                     "choice": v.choice, "winner": v.winner, "bot": v.preferred}
                     for v in votes}}}}
+
+    def after_submit(self, connection: Connection, unit: SubmittedUnit) -> None:
+        """A gold battle is scored (and its worker blocked past max_incorrect_golds)."""
+        if unit.pool == GOLD_POOL and self.gold is not None:
+            self.gold.score(connection, unit, self.block, list(self.pool_labels()))
+
+    def after_submit_writes(self, pool: str) -> bool:
+        return pool == GOLD_POOL
+
+    def max_incorrect_golds(self) -> int:
+        return self.gold.max_incorrect if self.gold else 0
 
     def pool_labels(self) -> dict[str, str]:
         adaptive = {ADAPTIVE_POOL: "adaptive battles"} if self.adaptive_battles else {}

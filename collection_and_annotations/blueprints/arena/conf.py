@@ -34,6 +34,10 @@ class ArenaConf(BlueprintConf):
     vote_labels: dict[str, str] = field(default_factory=_default_labels)
     max_resp_time: int = ranged(3600, 1)
     max_concurrent_responses: int = ranged(1, 1)  # bots generating at once, per process
+    gold_pairs: list[str] = field(default_factory=list)  # "better>worse": gold battles
+    min_golds: int = ranged(0, 0)  # gold battles before real ones
+    gold_every_n_units: int = ranged(4, 1)  # then one more gold after this many real battles
+    max_incorrect_golds: int = ranged(0, 0)  # failed gold battles allowed before a block
     annotations_config_path: str = ""  # accepted for the annotation keys (not supported yet)
     do_interactive_online_annotations: Any = ""
     do_interactive_offline_annotations: Any = field(default_factory=list)
