@@ -170,9 +170,14 @@ def test_the_end_vote_waits_for_the_last_message_and_the_submit_for_the_vote(are
     submit = server.client.post(f"/api/units/{unit}/submit", headers=auth(token),
                                 json={"answers": {}})
     assert submit.status_code == 409 and "vote" in submit.json()["error"]
-    bad = server.client.post(f"/api/chat/{unit}/vote", headers=auth(token),
-                             json={"choice": "left"})
-    assert bad.status_code == 422
+    for choice in ("left", ["a"], {"a": 1}, None):
+        bad = server.client.post(f"/api/chat/{unit}/vote", headers=auth(token),
+                                 json={"choice": choice})
+        assert bad.status_code == 422, bad.text
+    for position in (True, "1", 2, None):
+        bad = server.client.post(f"/api/chat/{unit}/retry", headers=auth(token),
+                                 json={"position": position})
+        assert bad.status_code == 400, bad.text
 
 
 def test_sides_are_drawn_per_unit_and_reproducible_with_a_seed(arena):

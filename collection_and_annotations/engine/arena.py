@@ -238,7 +238,7 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
 
 def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJob:
     """Ask one side's bot again for the reply that failed (the other side's reply stays)."""
-    if position not in (0, 1):
+    if type(position) is not int or position not in (0, 1):  # not a JSON true either
         raise WorkRefused("'position' must be 0 (Model A) or 1 (Model B)", 400)
     with db.transaction() as connection:
         unit = _open_unit(connection, public_id, worker_id)
@@ -255,7 +255,7 @@ def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJ
 def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: ArenaRules) -> None:
     """Store the worker's vote on the replies now shown, naming the bots; the last vote the
     battle asks for ends both sides."""
-    if choice not in WINNERS:
+    if not isinstance(choice, str) or choice not in WINNERS:
         raise WorkRefused(f"'choice' must be one of {', '.join(WINNERS)}", 422)
     with db.transaction() as connection:
         unit = _open_unit(connection, public_id, worker_id)
