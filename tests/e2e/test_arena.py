@@ -128,7 +128,8 @@ def test_a_battle_streams_both_replies_at_once_and_the_vote_is_stored(serve, new
     expect(requester.get_by_role("heading", name="Arena leaderboard")).to_be_visible()
     ranking = requester.get_by_role("table", name="Ranking")
     for bot in ("alphabot", "betabot"):
-        expect(ranking.get_by_role("rowheader", name=bot)).to_be_visible()
+        # the first fit loads numpy and scipy in the server: seconds on a busy machine
+        expect(ranking.get_by_role("rowheader", name=bot)).to_be_visible(timeout=30_000)
     expect(requester.get_by_text("2 votes of submitted battles")).to_be_visible()
 
     # Review shows both transcripts side by side, named, with the votes naming the bots
