@@ -75,17 +75,13 @@ async def worker(n: int, port: int, args: argparse.Namespace, results: Results,
     try:
         unit, token, events = await claim_and_listen(n, requests, stream)
         await _next(events, {"state"})
-        status, body = await requests.request("POST", f"/api/chat/{unit}/start", {}, token)
-        if status != 200:
-            raise RuntimeError(f"start: {status} {body}")
+        await requests.must("POST", f"/api/chat/{unit}/start", {}, token)
         for turn in range(args.turns):
             await asyncio.sleep(args.think * random.uniform(0.5, 1.5))
             sent = time.monotonic()
-            status, body = await requests.request("POST", f"/api/chat/{unit}/messages", {
+            await requests.must("POST", f"/api/chat/{unit}/messages", {
                 "text": f"message {turn} of worker {n}", "client_message_id": f"{n}-{turn}"},
-                token)
-            if status != 202:
-                raise RuntimeError(f"message: {status} {body}")
+                token, 202)
             first: set[int] = set()
             replied: set[int] = set()
             while replied != {0, 1}:
@@ -96,14 +92,9 @@ async def worker(n: int, port: int, args: argparse.Namespace, results: Results,
                     results.overheads[side].append(time.monotonic() - sent - args.bot_delay)
                 elif event == "message" and data["role"] == "bot":
                     replied.add(side)
-            status, body = await requests.request("POST", f"/api/chat/{unit}/vote",
-                                                  {"choice": random.choice(CHOICES)}, token)
-            if status != 200:
-                raise RuntimeError(f"vote: {status} {body}")
-        status, body = await requests.request("POST", f"/api/units/{unit}/submit",
-                                              {"answers": {}}, token)
-        if status != 200:
-            raise RuntimeError(f"submit: {status} {body}")
+            await requests.must("POST", f"/api/chat/{unit}/vote",
+                                {"choice": random.choice(CHOICES)}, token)
+        await requests.must("POST", f"/api/units/{unit}/submit", {"answers": {}}, token)
         results.battles += 1
     except Exception as exc:  # noqa: BLE001 - counted and reported
         results.errors.append(f"{type(exc).__name__}: {exc}")

@@ -98,6 +98,14 @@ class Connection:
         data = await self.reader.readexactly(int(headers.get("content-length", "0")))
         return status, json.loads(data) if data else {}
 
+    async def must(self, method: str, path: str, body: dict | None, token: str,
+                   status: int = 200) -> dict:
+        """A request that must answer `status` (else RuntimeError naming the step)."""
+        got, answer = await self.request(method, path, body, token)
+        if got != status:
+            raise RuntimeError(f"{path.rsplit('/', 1)[-1]}: {got} {answer}")
+        return answer
+
     async def _head(self) -> tuple[int, dict[str, str]]:
         status_line = await self.reader.readline()
         headers = {}
@@ -176,24 +184,15 @@ async def worker(n: int, port: int, args: argparse.Namespace, results: Results,
         for turn in range(args.turns):
             await asyncio.sleep(args.think * random.uniform(0.5, 1.5))
             sent = time.monotonic()
-            status, body = await requests.request("POST", f"/api/chat/{unit}/messages", {
+            await requests.must("POST", f"/api/chat/{unit}/messages", {
                 "text": f"message {turn} of worker {n}", "client_message_id": f"{n}-{turn}"},
-                token)
-            if status != 202:
-                raise RuntimeError(f"message: {status} {body}")
+                token, 202)
             results.posts.append(time.monotonic() - sent)
             await _until(events, "piece")
             results.overheads.append(time.monotonic() - sent - args.bot_delay)
             await _until(events, "message", role="bot")
-        for action in ("end",):
-            status, body = await requests.request("POST", f"/api/chat/{unit}/{action}", {},
-                                                  token)
-            if status != 200:
-                raise RuntimeError(f"{action}: {status} {body}")
-        status, body = await requests.request("POST", f"/api/units/{unit}/submit",
-                                              {"answers": {}}, token)
-        if status != 200:
-            raise RuntimeError(f"submit: {status} {body}")
+        await requests.must("POST", f"/api/chat/{unit}/end", {}, token)
+        await requests.must("POST", f"/api/units/{unit}/submit", {"answers": {}}, token)
         results.chats += 1
     except Exception as exc:  # noqa: BLE001 - counted and reported
         results.errors.append(f"{type(exc).__name__}: {exc}")
