@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -38,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,6 +98,14 @@ class Connection:
         data = await self.reader.readexactly(int(headers.get("content-length", "0")))
         return status, json.loads(data) if data else {}
 
+    async def must(self, method: str, path: str, body: dict | None, token: str,
+                   status: int = 200) -> dict:
+        """A request that must answer `status` (else RuntimeError naming the step)."""
+        got, answer = await self.request(method, path, body, token)
+        if got != status:
+            raise RuntimeError(f"{path.rsplit('/', 1)[-1]}: {got} {answer}")
+        return answer
+
     async def _head(self) -> tuple[int, dict[str, str]]:
         status_line = await self.reader.readline()
         headers = {}
@@ -147,44 +157,42 @@ class Results:
         self.chats = 0
 
 
+async def claim_and_listen(n: int, requests: Connection, stream: Connection
+                           ) -> tuple[str, str, AsyncIterator[tuple[str, dict]]]:
+    """Worker n's unit claimed on `requests` and its event stream opened on `stream`: the
+    unit, the worker's token and the stream's events."""
+    await requests.open()
+    status, claim = await requests.request("POST", "/api/claim", {
+        "worker_id": f"bench_{n}", "assignment_id": "1"})
+    if status != 200:
+        raise RuntimeError(f"claim: {status} {claim}")
+    unit, token = claim["unit_id"], claim["token"]
+    await stream.open()
+    await stream.stream(f"/api/chat/{unit}/events", token)
+    return unit, token, stream.events()
+
+
 async def worker(n: int, port: int, args: argparse.Namespace, results: Results,
                  start_at: float) -> None:
     await asyncio.sleep(max(0.0, start_at - time.monotonic()))
     requests, stream = Connection(port), Connection(port)
     try:
-        await requests.open()
-        status, claim = await requests.request("POST", "/api/claim", {
-            "worker_id": f"bench_{n}", "assignment_id": "1"})
-        if status != 200:
-            raise RuntimeError(f"claim: {status} {claim}")
-        unit, token = claim["unit_id"], claim["token"]
-        await stream.open()
-        await stream.stream(f"/api/chat/{unit}/events", token)
-        events = stream.events()
+        unit, token, events = await claim_and_listen(n, requests, stream)
         await _until(events, "state")
         await requests.request("POST", f"/api/chat/{unit}/start", {}, token)
         await _until(events, "message", role="bot")
         for turn in range(args.turns):
             await asyncio.sleep(args.think * random.uniform(0.5, 1.5))
             sent = time.monotonic()
-            status, body = await requests.request("POST", f"/api/chat/{unit}/messages", {
+            await requests.must("POST", f"/api/chat/{unit}/messages", {
                 "text": f"message {turn} of worker {n}", "client_message_id": f"{n}-{turn}"},
-                token)
-            if status != 202:
-                raise RuntimeError(f"message: {status} {body}")
+                token, 202)
             results.posts.append(time.monotonic() - sent)
             await _until(events, "piece")
             results.overheads.append(time.monotonic() - sent - args.bot_delay)
             await _until(events, "message", role="bot")
-        for action in ("end",):
-            status, body = await requests.request("POST", f"/api/chat/{unit}/{action}", {},
-                                                  token)
-            if status != 200:
-                raise RuntimeError(f"{action}: {status} {body}")
-        status, body = await requests.request("POST", f"/api/units/{unit}/submit",
-                                              {"answers": {}}, token)
-        if status != 200:
-            raise RuntimeError(f"submit: {status} {body}")
+        await requests.must("POST", f"/api/chat/{unit}/end", {}, token)
+        await requests.must("POST", f"/api/units/{unit}/submit", {"answers": {}}, token)
         results.chats += 1
     except Exception as exc:  # noqa: BLE001 - counted and reported
         results.errors.append(f"{type(exc).__name__}: {exc}")
@@ -249,10 +257,11 @@ def check_database(url: str, clients: int, turns: int) -> str:
             f"ended, {messages} messages stored (expected {clients} / {clients} / {expected})")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", type=int, default=200)
-    parser.add_argument("--turns", type=int, default=3)
+def load_arguments(description: str, clients: int, turns: int) -> argparse.Namespace:
+    """The options of a live load harness (this one, arena_load.py)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--clients", type=int, default=clients)
+    parser.add_argument("--turns", type=int, default=turns)
     parser.add_argument("--think", type=float, default=3.0,
                         help="seconds a worker takes to write a message (±50%%)")
     parser.add_argument("--bot-delay", type=float, default=2.0)
@@ -262,12 +271,22 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=1,
                         help="server processes (more than 1 needs --db postgres)")
     args = parser.parse_args()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    with tempfile.TemporaryDirectory(prefix="chat_bench_") as tmp:
+    return args
+
+
+@contextlib.contextmanager
+def launched(prefix: str, args: argparse.Namespace,
+             write: Callable[[Path, int, int, float, int], Path]
+             ) -> Iterator[tuple[int, int, str]]:
+    """`welcome.py` serving the task `write` makes, in a temporary folder and a fresh
+    database: yields its port, its process id and the database URL; stopped after, and a
+    PostgreSQL database dropped."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         folder = Path(tmp)
         port = free_port()
-        conf = write_task(folder, args.clients, args.turns, args.bot_delay, port)
+        conf = write(folder, args.clients, args.turns, args.bot_delay, port)
         url, pg_name = f"sqlite:///{folder / 'cep.sqlite3'}", None
         if args.db == "postgres":
             url, pg_name = postgres_database()
@@ -281,18 +300,22 @@ def main() -> int:
                     break
             else:
                 raise SystemExit("the server did not start")
-            idle_rss = tree_rss_mb(server.pid)
-            results, figures = asyncio.run(drive(port, args, server.pid))
+            yield port, server.pid, url
         finally:
             # SIGTERM, not SIGINT: a launcher started from a script's background job inherits
             # SIGINT ignored, and both stop it cleanly.
             server.terminate()
             server.wait(30)
-        try:
-            check = check_database(url, args.clients, args.turns)
-        finally:
             if pg_name:
                 drop_postgres(pg_name)
+
+
+def main() -> int:
+    args = load_arguments(__doc__.split("\n\n")[0], clients=200, turns=3)
+    with launched("chat_bench_", args, write_task) as (port, pid, url):
+        idle_rss = tree_rss_mb(pid)
+        results, figures = asyncio.run(drive(port, args, pid))
+        check = check_database(url, args.clients, args.turns)
     overheads = [1000 * o for o in results.overheads]
     print(f"machine: {platform.node()} {os.cpu_count()} cores, Python "
           f"{platform.python_version()}; {args.processes} server process(es), "

@@ -153,6 +153,44 @@ class Running:
                                          + "".join(self.lines)) from None
 
 
+def _claims_in_process(served: Any, url: str, visits: list[tuple[str, str]],
+                       statuses: Any) -> None:
+    """In a forked process, on connections of its own: claim each (worker id, assignment id)
+    visit through the API, eight at once; the answers' statuses go to `statuses`."""
+    from collection_and_annotations.server.app import create_app
+    from collection_and_annotations.storage.database import Database
+
+    served.db = Database(url)
+    client = app_client(create_app(served))
+
+    def claim(visit: tuple[str, str]) -> int:
+        return client.post("/api/claim", json={"worker_id": visit[0],
+                                                "assignment_id": visit[1]}).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        statuses.extend(list(pool.map(claim, visits)))
+    served.db.dispose()
+
+
+def claims_from_processes(served: Any, url: str,
+                          visits: list[list[tuple[str, str]]]) -> list[int]:
+    """Each list of (worker id, assignment id) visits claimed through the API from a forked
+    process of its own, all at once; every answer's status."""
+    import multiprocessing
+
+    served.db.dispose()  # each process opens its own connections
+    context = multiprocessing.get_context("fork")
+    statuses = context.Manager().list()
+    processes = [context.Process(target=_claims_in_process, args=(served, url, own, statuses))
+                 for own in visits]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=180)
+        assert process.exitcode == 0
+    return list(statuses)
+
+
 def app_client(app: Any) -> TestClient:
     """Starlette's test client for `app`, as a browser on this machine calls it (the Host
     check allows localhost)."""

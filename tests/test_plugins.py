@@ -94,8 +94,8 @@ def test_a_plugin_kinds_keys_are_checked_like_the_built_in_ones(tmp_path, plugin
     refused = _welcome(tmp_path, conf, env=without_plugin)
     assert refused.returncode == 2
     assert (f"{conf}:3: unknown mephisto/blueprint 'questions' in the defaults list (available: "
-            "behavior_analysis_blueprint, dialogue_collection, static_annotation); a plug-in's "
-            "is there once its distribution is installed") in refused.stderr
+            "arena, behavior_analysis_blueprint, dialogue_collection, static_annotation); a "
+            "plug-in's is there once its distribution is installed") in refused.stderr
     refused = _welcome(tmp_path, conf)
     assert refused.returncode == 2
     assert f"{conf}:7: unknown key 'mephisto.blueprint.anotators'" in refused.stderr

@@ -28,7 +28,7 @@ def _outcomes(tables: Tables) -> list[tuple[str, str, str, float, str | None, st
     return rows
 
 
-def _binomial(successes: int, trials: int, confidence: float) -> dict[str, Any]:
+def binomial_share(successes: int, trials: int, confidence: float) -> dict[str, Any]:
     if trials == 0:
         return {"share": None, "ci_low": None, "ci_high": None, "p_value": None}
     test = binomtest(successes, trials, 0.5)
@@ -46,7 +46,7 @@ def pairwise(tables: Tables, confidence: float) -> list[dict[str, Any]]:
         cell[0 if a_won == 1.0 else 2 if a_won == 0.0 else 1] += 1
     rows = []
     for (bucket, a, b), (wins, ties, losses) in sorted(counts.items()):
-        test = _binomial(wins, wins + losses, confidence)
+        test = binomial_share(wins, wins + losses, confidence)
         rows.append({"dimension": bucket, "bot_a": a, "bot_b": b, "wins": wins, "ties": ties,
                      "losses": losses, "n": wins + ties + losses,
                      "win_rate": test["share"], "ci_low": test["ci_low"],
@@ -65,7 +65,7 @@ def position_bias(tables: Tables, confidence: float) -> list[dict[str, Any]]:
         counts[bucket][1] += 1
     rows = []
     for bucket, (left_wins, decisive) in sorted(counts.items()):
-        test = _binomial(left_wins, decisive, confidence)
+        test = binomial_share(left_wins, decisive, confidence)
         rows.append({"dimension": bucket, "left_share": test["share"],
                      "ci_low": test["ci_low"], "ci_high": test["ci_high"],
                      "p_value": test["p_value"], "n_decisive": decisive})

@@ -149,6 +149,8 @@ class TaskBlueprint(ExportReader, Protocol):
     name: str  # the registered name, stored with the task
     conf: ClassVar[type[BlueprintConf]] = BlueprintConf  # its keys (`mephisto.blueprint.*`)
     chats: ClassVar[bool] = False  # workers chat with bots (`make_bots`): mounts the chat routes
+    # the chat routes it is served with: `chat` (one bot at a time), `arena` (two at once)
+    chat_server: ClassVar[str] = "chat"
 
     def plan(self) -> list[AssignmentPlan]:
         """Every assignment of this task, in serving order, each in its pool."""

@@ -83,3 +83,16 @@ async def check_bots(bots: Mapping[str, Bot]) -> list[str]:
 
     results = await asyncio.gather(*(_check(name, bot) for name, bot in bots.items()))
     return [warning for warning in results if warning]
+
+
+def check_built_bots(bots: Mapping[str, Bot]) -> list[str]:
+    """At launch, from outside an event loop: `check_bots` on bots just built, closed after."""
+
+    async def check() -> list[str]:
+        try:
+            return await check_bots(bots)
+        finally:
+            for bot in bots.values():
+                await bot.aclose()
+
+    return asyncio.run(check())

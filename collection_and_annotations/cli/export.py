@@ -21,11 +21,13 @@ from collection_and_annotations.storage.database import Database
 @click.command()
 @click.option("--task", "task_name", required=True, help="task_name of the conf")
 @click.option("--format", "fmt",
-              type=click.Choice(["jsonl", "csv", "submissions", "dialogues", "identities"]),
+              type=click.Choice(["jsonl", "csv", "submissions", "dialogues", "identities",
+                                 "battles"]),
               default="jsonl", show_default=True,
               help="jsonl/csv: one row per answered item; submissions: JSONL of whole "
                    "submissions; dialogues: collected chats as task data JSONL (with --output); "
-                   "identities: pseudonym -> provider worker id, JSONL (for paying)")
+                   "identities: pseudonym -> provider worker id, JSONL (for paying); "
+                   "battles: an arena's votes in Chatbot Arena's battle format, JSONL")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="file to write (default: standard output)")
 @database_options
@@ -53,6 +55,12 @@ def export(task_name: str, fmt: str, output: Path | None, data_dir: str,
             rows = identities(db, task_name)
             out.writelines(json.dumps(row) + "\n" for row in rows)
             click.echo(f"exported {len(rows)} workers", err=True)
+            return
+        if fmt == "battles":
+            from collection_and_annotations.export.battles import battles
+
+            count = sum(out.write(json.dumps(row) + "\n") > 0 for row in battles(db, task_name))
+            click.echo(f"exported {count} battles", err=True)
             return
         kind = {"jsonl": "items-jsonl", "csv": "items-csv"}.get(fmt, fmt)
         records = whole_submissions(db, task_name, exclude_quality=exclude_quality,

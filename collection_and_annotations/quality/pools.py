@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, func, select, update
@@ -236,14 +236,16 @@ def _score_gold(connection: Connection, settings: QualitySettings,
             flag_since_last_passed_gold(connection, unit.worker_id, task_id)
 
 
-def flag_since_last_passed_gold(connection: Connection, worker_id: int, task_id: int) -> int:
-    """Flag the worker's real work in this task submitted after their last passed gold (all of
-    it when none passed): golds failing is evidence against it. Returns how many."""
+def flag_since_last_passed_gold(connection: Connection, worker_id: int, task_id: int,
+                                real_pools: Sequence[str] = (MAIN_POOL,)) -> int:
+    """Flag the worker's real work (units of `real_pools`) in this task submitted after their
+    last passed gold (all of it when none passed): golds failing is evidence against it.
+    Returns how many."""
     last_passed = connection.execute(select(func.max(UnitScore.scored_at)).where(
         UnitScore.worker_id == worker_id, UnitScore.task_id == task_id,
         UnitScore.pool == GOLD_POOL, UnitScore.passed.is_(True))).scalar_one()
     real_work = (select(Unit.id).join(Assignment, Assignment.id == Unit.assignment_id)
-                 .where(Assignment.task_id == task_id, Unit.pool == MAIN_POOL))
+                 .where(Assignment.task_id == task_id, Unit.pool.in_(real_pools)))
     query = update(Submission).where(
         Submission.worker_id == worker_id, Submission.unit_id.in_(real_work),
         Submission.flagged_for_review.is_(False))

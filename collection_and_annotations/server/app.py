@@ -20,6 +20,7 @@ from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.server import (
     requester_api,
+    requester_arena,
     requester_dashboard,
     requester_judges,
     requester_quals,
@@ -56,13 +57,16 @@ def create_app(
         Route("/api/health", health, methods=["GET"]),
         *worker_api.ROUTES, *requester_api.ROUTES, *requester_dashboard.ROUTES,
         *requester_review.ROUTES, *requester_quals.ROUTES, *requester_judges.ROUTES,
+        *requester_arena.ROUTES,
     ]
     chat = None
     if served_task.chats:
         from collection_and_annotations.server.chat.app import Chat
+        from collection_and_annotations.server.chat.arena import ArenaChat
 
-        chat = Chat(served_task.db, served_task.secret, served_task.blueprint.rules,
-                    served_task.blueprint.make_bots, relay=relay_chat)
+        server = ArenaChat if served_task.blueprint.chat_server == "arena" else Chat
+        chat = server(served_task.db, served_task.secret, served_task.blueprint.rules,
+                      served_task.blueprint.make_bots, relay=relay_chat)
         routes += chat.routes()
     files = StaticFiles(directory=static_dir, check_dir=False)
     routes += [

@@ -70,7 +70,8 @@ def overview(request: Request) -> Response:
         shown = overview_of(session, task.task_id, task.run_id, progress,
                             _chat_pools(task), task.taking_work)
     return JSON({"task": task.task_name, "current_run": task.run_id,
-                 "state": shown.pop("state"), "provider": task.provider.name, **shown})
+                 "state": shown.pop("state"), "provider": task.provider.name,
+                 "arena": task.blueprint.chat_server == "arena", **shown})
 
 
 @requester

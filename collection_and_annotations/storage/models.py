@@ -348,3 +348,26 @@ class JudgeCall(Base):
     cost: Mapped[float | None] = mapped_column(Float)
     latency_ms: Mapped[int | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class BattleVote(Base):
+    """A worker's vote in an arena battle (blueprints/arena): the two bots as the sides showed
+    them (`model_a` left, `model_b` right), the side chosen (`choice`: a, b, tie, bothbad), the
+    winner in Chatbot Arena's words and the bot it names (`preferred`, NULL for a tie), after
+    `turn` of the worker's messages. One per turn and try of a unit."""
+
+    __tablename__ = "battle_votes"
+    __table_args__ = (UniqueConstraint("unit_id", "attempt", "turn"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    unit_id: Mapped[int] = mapped_column(ForeignKey("units.id"), index=True)
+    worker_id: Mapped[int] = mapped_column(ForeignKey("workers.id"), index=True)
+    attempt: Mapped[int]
+    turn: Mapped[int]
+    conversation_a: Mapped[int] = mapped_column(ForeignKey("conversations.id"))
+    conversation_b: Mapped[int] = mapped_column(ForeignKey("conversations.id"))
+    model_a: Mapped[str] = mapped_column(String(200))
+    model_b: Mapped[str] = mapped_column(String(200))
+    choice: Mapped[str] = mapped_column(String(8))
+    winner: Mapped[str] = mapped_column(String(16))  # model_a | model_b | tie | tie (bothbad)
+    preferred: Mapped[str | None] = mapped_column(String(200))
+    voted_at: Mapped[datetime] = mapped_column(default=utcnow)

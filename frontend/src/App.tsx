@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError, claim, getNext, getUnit, NetworkError } from './api';
+import { ArenaUnit } from './arena/ArenaUnit';
 import { isChatState } from './chat';
 import { Annotator } from './components/Annotator';
 import { ChatUnit } from './components/ChatUnit';
@@ -34,7 +35,7 @@ export function readLinkParams(search: string): LinkParams {
 }
 
 /** Kinds of unit this page version can show (the server says which one in `kind`). */
-const SUPPORTED_KINDS = new Set(['annotation', 'screening', 'chat']);
+const SUPPORTED_KINDS = new Set(['annotation', 'screening', 'chat', 'arena']);
 
 /** Servers older than `kind` only served annotation units. */
 function unitKind(unit: Unit): string {
@@ -118,7 +119,7 @@ export function App({ search = window.location.search }: { search?: string }) {
         setState({ phase: 'unsupported', kind });
         return;
       }
-      if (kind === 'chat' && !isChatState(unit.chat)) {
+      if ((kind === 'chat' || kind === 'arena') && !isChatState(unit.chat)) {
         setState({
           phase: 'error',
           title: 'Something went wrong',
@@ -179,9 +180,10 @@ export function App({ search = window.location.search }: { search?: string }) {
         </MessagePage>
       );
     case 'ready':
-      if (unitKind(state.unit) === 'chat' && state.unit.chat) {
+      if ((unitKind(state.unit) === 'chat' || unitKind(state.unit) === 'arena') && state.unit.chat) {
+        const Live = unitKind(state.unit) === 'arena' ? ArenaUnit : ChatUnit;
         return (
-          <ChatUnit
+          <Live
             key={state.unit.unit_id}
             unit={state.unit}
             chat={state.unit.chat}

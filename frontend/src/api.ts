@@ -198,6 +198,16 @@ export function retryChat(unitId: string, token: string): Promise<unknown> {
   return call<unknown>('POST', `${chatPath(unitId)}/retry`, {}, token);
 }
 
+/** Arena units (docs/arena.md): the vote on the replies now shown (`a`, `b`, `tie`, `bothbad`); answers the state. */
+export function voteArena(unitId: string, token: string, choice: string): Promise<ChatState> {
+  return call<ChatState>('POST', `${chatPath(unitId)}/vote`, { choice }, token);
+}
+
+/** Arena units: asks one side's bot again (`position` 0 is Model A, 1 Model B). */
+export function retryArenaSide(unitId: string, token: string, position: number): Promise<unknown> {
+  return call<unknown>('POST', `${chatPath(unitId)}/retry`, { position }, token);
+}
+
 /** A stream that stays silent this long is taken for dead (the server comments every 15 s). */
 const SILENT_STREAM_MS = 45_000;
 

@@ -145,6 +145,21 @@ export interface ChatState {
   conversations: Conversation[];
   /** Units whose conf asks for annotations during or after the chats. */
   annotations?: ChatAnnotations | null;
+  /** Arena units (docs/arena.md): the vote. */
+  arena?: ArenaVote;
+}
+
+/** `chat.arena` of an arena unit: the vote it asks for and where it stands. */
+export interface ArenaVote {
+  vote: 'per_turn' | 'end';
+  question: string;
+  options: { value: string; label: string }[];
+  votes: { turn: number; choice: string }[];
+  /** The turn to vote on now (both replies are in), or null. */
+  vote_due: number | null;
+  finished: boolean;
+  /** The bots' names per side, once the battle is voted, when the conf reveals them. */
+  models: { A: string; B: string } | null;
 }
 
 /** `chat.annotations`: labels while chatting and annotation steps after each chat. */

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import random
 import warnings
@@ -44,11 +43,11 @@ from collection_and_annotations.bots import (
     Bot,
     BotContext,
     build_bots,
-    check_bots,
     load_model_opts,
     nicknames_in,
     parse_conversations_needed,
 )
+from collection_and_annotations.bots.build import check_built_bots
 from collection_and_annotations.bots.model_opts import check_spec_problems
 from collection_and_annotations.config.accepted import DeprecatedKeyWarning
 from collection_and_annotations.engine.chat import (
@@ -123,16 +122,7 @@ class DialogueCollectionBlueprint(TaskBlueprint):
     def check_bots(self) -> list[str]:
         """At launch: build every bot (a missing agent, ParlAI or API key fails here, naming
         the nickname) and warn about any that looks unusable right now (an endpoint down)."""
-        bots = self.make_bots()
-
-        async def check() -> list[str]:
-            try:
-                return await check_bots(bots)
-            finally:
-                for bot in bots.values():
-                    await bot.aclose()
-
-        return asyncio.run(check())
+        return check_built_bots(self.make_bots())
 
     def plan(self) -> list[AssignmentPlan]:
         return [AssignmentPlan(

@@ -90,9 +90,18 @@ class Chat:
 
     async def _publish_job_state(self, job: ReplyJob) -> None:
         runner = await self._runner()
-        state = await self.in_thread(chat.job_state, self.db, job, self.rules,
-                                     runner.live_text)
+        state = await self.in_thread(self.read_job_state, job, runner.live_text)
         self.bus.publish(job.public_id, "state", state)
+
+    def read_state(self, unit: str, worker_id: int,
+                   live_text: Callable[[int], str | None]) -> dict[str, Any]:
+        """The state a worker's event stream starts with (blocking: run it in a thread)."""
+        return chat.read_chat(self.db, unit, worker_id, self.rules, live_text)
+
+    def read_job_state(self, job: ReplyJob,
+                       live_text: Callable[[int], str | None]) -> dict[str, Any]:
+        """The state of a bot turn's chat, published when the turn failed (blocking)."""
+        return chat.job_state(self.db, job, self.rules, live_text)
 
     async def aclose(self) -> None:
         if self.runner is not None:
@@ -157,7 +166,7 @@ class Chat:
                 "text": job.history[-1].text, "sent_at": answer["sent_at"]})
         if (early is None or not early.settle(job)) and job is not None:
             runner.run(job)  # no early turn, or not this one (settle cancelled it)
-        return _json(answer, 202)
+        return json_response(answer, 202)
 
     async def end(self, request: Request) -> Response:
         worker_id, unit = self._worker(request), request.path_params["unit"]
@@ -174,7 +183,7 @@ class Chat:
         await self._body(request)
         runner = await self._runner()
         runner.run(await self.in_thread(chat.retry, self.db, unit, worker_id))
-        return _json({}, 202)
+        return json_response({}, 202)
 
     async def events(self, request: Request) -> Response:
         """The chat's events as server-sent events, from its whole state on: a reload or a
@@ -185,7 +194,7 @@ class Chat:
                          "already; close other tabs of this task (this page tries again by "
                          "itself)", 429)
         runner = await self._runner()
-        read = (chat.read_chat, self.db, unit, worker_id, self.rules, runner.live_text)
+        read = (self.read_state, unit, worker_id, runner.live_text)
         # Watching before reading: nothing that happens in between is missed.
         mailbox = self.bus.subscribe(unit)
         self.streams[worker_id] += 1
@@ -208,5 +217,5 @@ class Chat:
                 del self.streams[worker_id]
 
 
-def _json(body: dict[str, Any], status: int) -> Response:
+def json_response(body: dict[str, Any], status: int) -> Response:
     return Response(to_json(body), status, media_type="application/json", headers=_NO_STORE)

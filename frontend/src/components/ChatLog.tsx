@@ -30,6 +30,8 @@ interface Props {
   outgoing: OutgoingMessage[];
   /** What to show under a stored message (its label), if anything. */
   renderLabel?: (message: ChatMessage) => ReactNode;
+  /** The log's accessible name (default: "Conversation with <partner>"). */
+  label?: string;
 }
 
 /**
@@ -37,7 +39,7 @@ interface Props {
  * reply as it streams in. While the reply streams the log is `aria-busy`, so screen readers
  * announce the finished message once instead of every piece.
  */
-export function ChatLog({ conversation, outgoing, renderLabel }: Props) {
+export function ChatLog({ conversation, outgoing, renderLabel, label }: Props) {
   const { messages, reply, partner } = conversation;
   const log = useRef<HTMLDivElement>(null);
   const followsEnd = useRef(true);
@@ -54,7 +56,7 @@ export function ChatLog({ conversation, outgoing, renderLabel }: Props) {
       className="chat-log"
       role="log"
       aria-live="polite"
-      aria-label={`Conversation with ${partner}`}
+      aria-label={label ?? `Conversation with ${partner}`}
       aria-busy={streaming !== null}
       // Scrollable, so keyboard users can scroll it.
       tabIndex={0}

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import type { RequesterClient } from './api';
 import { Dashboard, messageOf, type DashboardContext } from './context';
+import { ArenaView } from './ArenaView';
 import { clockTime } from './format';
 import { OverviewView } from './OverviewView';
 import { ResultsView } from './ResultsView';
@@ -14,6 +15,7 @@ export const TABS: readonly TabSpec[] = [
   { id: 'workers', label: 'Workers' },
   { id: 'review', label: 'Review' },
   { id: 'results', label: 'Results' },
+  { id: 'arena', label: 'Leaderboard' },
 ];
 
 /** The tab named by the address's hash (`#review`, also `#review/<unit id>`), else Overview. */
@@ -34,6 +36,7 @@ export function Shell({ client, session, onSignedOut }: Props) {
   const [updated, setUpdated] = useState<Date | null>(null);
   const [announcement, setAnnouncement] = useState('');
   const [provider, setProvider] = useState<string | null>(null);
+  const [arena, setArena] = useState(false);
   const [signOutError, setSignOutError] = useState<string | null>(null);
 
   useEffect(() => {
@@ -46,7 +49,11 @@ export function Shell({ client, session, onSignedOut }: Props) {
     // The provider decides whether a reject offers Prolific's categories.
     let alive = true;
     client.overview().then(
-      (o) => alive && setProvider(o.provider),
+      (o) => {
+        if (!alive) return;
+        setProvider(o.provider);
+        setArena(o.arena === true);
+      },
       () => undefined,
     );
     return () => {
@@ -83,7 +90,9 @@ export function Shell({ client, session, onSignedOut }: Props) {
     }
   }
 
-  const current = TABS.find((t) => t.id === tab) ?? TABS[0];
+  // The leaderboard is an arena's alone.
+  const tabs = arena ? TABS : TABS.filter((t) => t.id !== 'arena');
+  const current = tabs.find((t) => t.id === tab) ?? tabs[0];
   return (
     <Dashboard.Provider value={context}>
       <div className="app dash">
@@ -101,7 +110,7 @@ export function Shell({ client, session, onSignedOut }: Props) {
             </button>
           </div>
           <nav className="dash-nav" aria-label="Dashboard sections">
-            <Tabs tabs={TABS} current={tab} onSelect={select} label="Dashboard sections" />
+            <Tabs tabs={tabs} current={current.id} onSelect={select} label="Dashboard sections" />
           </nav>
         </header>
         {signOutError && (
@@ -123,6 +132,7 @@ export function Shell({ client, session, onSignedOut }: Props) {
           {current.id === 'workers' && <WorkersView />}
           {current.id === 'review' && <ReviewView />}
           {current.id === 'results' && <ResultsView />}
+          {current.id === 'arena' && <ArenaView />}
         </main>
       </div>
     </Dashboard.Provider>

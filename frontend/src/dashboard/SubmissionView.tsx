@@ -36,14 +36,18 @@ export function SubmissionView({ unit }: { unit: UnitDetail }) {
   const buckets = payload.buckets ?? {};
   const answers = isObject(unit.answers) ? unit.answers : {};
   const shown = new Set(dialogues.map((d) => d.key));
-  const others = Object.entries(answers).filter(([key]) => !shown.has(key));
+  const arena = payload.kind === 'arena';
+  // an arena battle's stored dialogue and votes are shown by ArenaBattle
+  const others = arena ? [] : Object.entries(answers).filter(([key]) => !shown.has(key));
   const names = speakerNames(payload.speaker_names);
 
   return (
     <div className="submission">
-      {unit.conversations.map((c) => (
-        <Transcript key={c.conversation_id} conversation={c} />
-      ))}
+      {arena ? (
+        <ArenaBattle unit={unit} />
+      ) : (
+        unit.conversations.map((c) => <Transcript key={c.conversation_id} conversation={c} />)
+      )}
       {dialogues.map((d, i) => (
         <StaticDialogue
           key={d.key}
@@ -173,8 +177,8 @@ export function BucketList({ answers, buckets, show }: { answers: BucketAnswers;
   );
 }
 
-function Transcript({ conversation: c }: { conversation: ConversationLog }) {
-  const heading = `Chat ${c.position + 1} with ${c.bot}`;
+function Transcript({ conversation: c, title }: { conversation: ConversationLog; title?: string }) {
+  const heading = title ?? `Chat ${c.position + 1} with ${c.bot}`;
   return (
     <section className="panel transcript" aria-label={heading}>
       <h3>
@@ -207,5 +211,43 @@ function Transcript({ conversation: c }: { conversation: ConversationLog }) {
         </ol>
       )}
     </section>
+  );
+}
+
+const SIDES = ['Model A', 'Model B'];
+const WINNERS: Record<string, string> = { a: 'Model A', b: 'Model B', tie: 'tie', bothbad: 'both bad' };
+
+/** An arena battle under review: both transcripts side by side, and the votes naming the bots. */
+export function ArenaBattle({ unit }: { unit: UnitDetail }) {
+  const stored = isObject(unit.answers) && isObject(unit.answers.answers) ? unit.answers.answers : {};
+  const battle = isObject(stored.battle) ? stored.battle : {};
+  const votes = isObject(battle.vote) ? Object.entries(battle.vote) : [];
+  return (
+    <>
+      <div className="compare">
+        {unit.conversations.map((c) => (
+          <Transcript key={c.conversation_id} conversation={c} title={`${SIDES[c.position] ?? 'Side'}: ${c.bot}`} />
+        ))}
+      </div>
+      <section className="panel" aria-labelledby="battle-votes">
+        <h3 id="battle-votes">Votes</h3>
+        {votes.length === 0 ? (
+          <p className="muted">No vote stored.</p>
+        ) : (
+          <ul>
+            {votes.map(([turn, vote]) => {
+              const v = isObject(vote) ? vote : {};
+              const choice = typeof v.choice === 'string' ? (WINNERS[v.choice] ?? v.choice) : '?';
+              return (
+                <li key={turn}>
+                  After message {turn}: {choice}
+                  {typeof v.bot === 'string' ? ` (${v.bot})` : ''}
+                </li>
+              );
+            })}
+          </ul>
+        )}
+      </section>
+    </>
   );
 }

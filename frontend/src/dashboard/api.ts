@@ -5,6 +5,7 @@
  */
 import { ApiError, NetworkError } from '../api';
 import type {
+  ArenaResults,
   ActionResult,
   BulkResult,
   Decision,
@@ -163,6 +164,10 @@ export class RequesterClient {
 
   results(): Promise<Results> {
     return this.call('GET', '/results');
+  }
+
+  arena(): Promise<ArenaResults> {
+    return this.call('GET', '/arena');
   }
 
   judges(): Promise<{ judges: JudgeSummary[] }> {

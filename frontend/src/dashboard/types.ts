@@ -53,6 +53,8 @@ export interface Overview {
   live_chats: number;
   quotas: Quota[];
   sync_failures: { reviews: number; bonuses: number };
+  /** An arena task: the Leaderboard tab is shown. */
+  arena?: boolean;
 }
 
 export interface Qualification {
@@ -226,4 +228,37 @@ export interface UnitJudge {
   submitted_at: string | null;
   summary: Record<string, unknown> | null;
   failures: JudgeFailure[];
+}
+
+/** `GET /api/requester/arena` (docs/arena.md). */
+export interface ArenaLeaderboard {
+  battles: number;
+  ranking: {
+    bot: string;
+    rank: number;
+    rank_ci_low: number | null;
+    rank_ci_high: number | null;
+    elo: number | null;
+    elo_ci_low: number | null;
+    elo_ci_high: number | null;
+    battles: number;
+    win_rate: number;
+  }[];
+  pairs: {
+    bot_a: string;
+    bot_b: string;
+    battles: number;
+    wins_a: number;
+    wins_b: number;
+    ties: number;
+    bothbad: number;
+    win_rate_a: number;
+  }[];
+  position_bias: { decisive: number; model_a_share: number | null; ci_low: number | null; ci_high: number | null } | null;
+  outlier_voters: { judge: string; decisive_votes: number; against: number; expected_against: number }[];
+}
+
+export interface ArenaResults {
+  resamples: number;
+  leaderboard: ArenaLeaderboard | null;
 }

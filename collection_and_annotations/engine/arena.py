@@ -1,0 +1,282 @@
+"""Arena battles in the database: one worker's messages go to two bots at once, and the
+worker votes on the replies (docs/arena.md).
+
+A battle is a unit with two conversations of the chat tables, at position 0 (side A) and 1
+(side B), which take the worker's messages together; each bot's reply is stored by the chat
+runner on its own conversation (engine/chat.py `store_reply`), so one side may fail and be
+asked again while the other's reply stays. Votes are rows of `battle_votes` naming the bots.
+Every step is a write transaction that locks the unit row first, as the chat's steps do, so a
+step and the expiry sweep serialise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import Connection, Row, bindparam, insert, select, update
+
+from collection_and_annotations.bots.base import Turn
+from collection_and_annotations.engine.chat import (
+    BOT,
+    RETRY,
+    WORKER,
+    ChatRules,
+    ReplyJob,
+    chat_state,
+    check_text,
+    client_id_of,
+)
+from collection_and_annotations.engine.work import WorkRefused, owned_unit
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import (
+    Assignment,
+    BattleVote,
+    Conversation,
+    Message,
+    Unit,
+    iso_utc,
+    utcnow,
+)
+
+SIDES = ("A", "B")
+PANES = ("Model A", "Model B")
+# a vote's choice -> the winner in Chatbot Arena's battle format
+WINNERS = {"a": "model_a", "b": "model_b", "tie": "tie", "bothbad": "tie (bothbad)"}
+
+
+@dataclass(frozen=True)
+class ArenaRules(ChatRules):
+    """The chat's rules plus the arena's: when the worker votes, with which words, and whether
+    the bots are named once the battle is voted."""
+
+    vote: str = "end"  # per_turn | end
+    reveal_after_vote: bool = False
+    question: str = "Which reply is better?"
+    labels: Mapping[str, str] = field(default_factory=dict)  # choice -> the words shown
+    # `pairs: adaptive`: (connection, unit id, worker id) -> the bots of a battle whose pair
+    # is chosen as it starts, in side order (blueprints/arena/adaptive.py)
+    choose_sides: Callable[[Connection, int, int], list[str]] | None = None
+
+    def votes_needed(self) -> int:
+        return self.num_turns if self.vote == "per_turn" else 1
+
+    def vote_due(self, turns_done: int, voted: set[int]) -> int | None:
+        """The turn the worker votes on now (both replies in), or None."""
+        if turns_done < 1 or turns_done in voted:
+            return None
+        if self.vote == "end" and turns_done < self.num_turns:
+            return None
+        return turns_done
+
+
+# The worker's unit with its data and layout (built once, as the chat's statements are).
+_UNIT = (select(Unit.id, Unit.status, Unit.worker_id, Unit.times_expired, Unit.layout,
+                Assignment.data)
+         .join(Assignment, Assignment.id == Unit.assignment_id)
+         .where(Unit.public_id == bindparam("public_id")))
+_LOCKED_UNIT = _UNIT.with_for_update(of=Unit)
+
+
+def _open_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
+    """The worker's assigned unit, its row locked first on PostgreSQL (SQLite's write
+    transaction holds the database's one write lock already)."""
+    statement = _LOCKED_UNIT if connection.dialect.name == "postgresql" else _UNIT
+    unit = owned_unit(connection.execute(statement, {"public_id": public_id}).first(),
+                      worker_id)
+    if unit.status != "assigned":
+        raise WorkRefused(f"this unit is {unit.status}; the battle is closed", 409)
+    return unit
+
+
+def battle_bots(data: dict[str, Any], layout: dict[str, Any] | None) -> list[str]:
+    """The bots of a battle as its sides show them (A, B): drawn per unit, in its layout
+    (none yet for an adaptive battle that has not started)."""
+    return list((layout or {}).get("bots") or data["bots"])
+
+
+def _sides(connection: Connection, unit: Row) -> list[Row]:
+    return connection.execute(
+        select(Conversation).where(Conversation.unit_id == unit.id,
+                                   Conversation.attempt == unit.times_expired)
+        .order_by(Conversation.position)).all()
+
+
+def _voted(connection: Connection, unit_id: int, attempt: int) -> dict[int, str]:
+    """The unit's votes of this try: turn -> choice."""
+    return dict(connection.execute(
+        select(BattleVote.turn, BattleVote.choice)
+        .where(BattleVote.unit_id == unit_id, BattleVote.attempt == attempt)).all())
+
+
+def arena_state(connection: Connection, unit_id: int, attempt: int, bots: list[str],
+                rules: ArenaRules, live_text: Callable[[int], str | None] = lambda _id: None
+                ) -> dict[str, Any]:
+    """The chat object of docs/chat-api.md for both panes (`partner` Model A, Model B), with
+    `arena`: the vote asked, the votes given, the turn to vote on now, whether the battle is
+    over, and (reveal_after_vote, once it is) the bots' names."""
+    # an adaptive battle has its bots once it starts: two sides all the same
+    state = chat_state(connection, unit_id, attempt, {"bots": bots or ["", ""]}, rules,
+                       live_text)
+    voted = _voted(connection, unit_id, attempt)
+    panes = state["conversations"]
+    for pane, name in zip(panes, PANES, strict=True):
+        pane["partner"], pane["can_end"] = name, False
+    started = all(p["status"] != "pending" for p in panes)
+    both_in = started and all(p["status"] == "active" and p["reply"] is None
+                              and p["error"] is None for p in panes)
+    finished = len(voted) >= rules.votes_needed()
+    state["current"] = None if finished or not started else state["current"]
+    state["arena"] = {
+        "vote": rules.vote, "question": rules.question,
+        "options": [{"value": choice, "label": label} for choice, label in rules.labels.items()],
+        "votes": [{"turn": turn, "choice": choice} for turn, choice in sorted(voted.items())],
+        "vote_due": (rules.vote_due(panes[0]["turns_done"], set(voted)) if both_in else None),
+        "finished": finished,
+        "models": (dict(zip(SIDES, bots, strict=True))
+                   if finished and rules.reveal_after_vote else None),
+    }
+    return state
+
+
+def read_battle(db: Database, public_id: str, worker_id: int, rules: ArenaRules,
+                live_text: Callable[[int], str | None]) -> dict[str, Any]:
+    """The state of a worker's battle that is still theirs."""
+    with db.snapshot() as connection:
+        unit = _open_unit(connection, public_id, worker_id)
+        return arena_state(connection, unit.id, unit.times_expired,
+                           battle_bots(unit.data, unit.layout), rules, live_text)
+
+
+def job_battle(db: Database, job: ReplyJob, rules: ArenaRules,
+               live_text: Callable[[int], str | None]) -> dict[str, Any]:
+    """The state of a bot turn's battle, as its worker sees it."""
+    with db.snapshot() as connection:
+        row = connection.execute(
+            select(Unit.layout, Assignment.data)
+            .join(Assignment, Assignment.id == Unit.assignment_id)
+            .where(Unit.id == job.unit_id)).one()
+        return arena_state(connection, job.unit_id, job.attempt,
+                           battle_bots(row.data, row.layout), rules, live_text)
+
+
+def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> None:
+    """Open both sides of the battle if they are not open (idempotent): the worker writes
+    first."""
+    with db.transaction() as connection:
+        unit = _open_unit(connection, public_id, worker_id)
+        if not _sides(connection, unit):
+            bots = battle_bots(unit.data, unit.layout)
+            if not bots and rules.choose_sides is not None:  # adaptive: the pair chosen now
+                bots = rules.choose_sides(connection, unit.id, worker_id)
+                connection.execute(update(Unit).where(Unit.id == unit.id)
+                                   .values(layout={"bots": bots}))
+            now = utcnow()
+            connection.execute(insert(Conversation), [{
+                "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
+                "position": position, "bot": bot, "status": "active", "awaiting": WORKER,
+                "turns_done": 0, "started_at": now,
+                "respond_by": now + timedelta(seconds=rules.max_resp_time)}
+                for position, bot in enumerate(bots)])
+
+
+def _histories(connection: Connection, sides: list[Row]) -> dict[int, list[Row]]:
+    found: dict[int, list[Row]] = {side.id: [] for side in sides}
+    for row in connection.execute(
+            select(Message.conversation_id, Message.index, Message.role, Message.text,
+                   Message.sent_at, Message.client_message_id)
+            .where(Message.conversation_id.in_(list(found)))
+            .order_by(Message.conversation_id, Message.index)):
+        found[row.conversation_id].append(row)
+    return found
+
+
+def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
+         rules: ArenaRules) -> tuple[dict[str, Any], list[ReplyJob]]:
+    """Store the worker's message on both sides; returns what the API answers and the two bot
+    turns to run (none when this repeats a message already stored)."""
+    text, client_id = check_text(text, rules), client_id_of(client_message_id)
+    with db.transaction() as connection:
+        unit = _open_unit(connection, public_id, worker_id)
+        sides = _sides(connection, unit)
+        histories = _histories(connection, sides)
+        if client_id is not None and sides:
+            repeated = next((m for m in histories[sides[0].id]
+                             if m.client_message_id == client_id), None)
+            if repeated is not None:
+                return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, []
+        if len(sides) != 2 or any(side.status != "active" for side in sides):
+            raise WorkRefused("no battle is open: start it first", 409)
+        if any(side.awaiting != WORKER for side in sides):
+            raise WorkRefused("both models must answer before your next message; wait for "
+                              "them (or press Try again on a side that failed)", 409)
+        turns_done = sides[0].turns_done
+        if turns_done >= rules.num_turns:
+            raise WorkRefused(f"this battle has its {rules.num_turns} messages; vote to "
+                              "finish it", 409)
+        if rules.vote == "per_turn" and turns_done and \
+                turns_done not in _voted(connection, unit.id, unit.times_expired):
+            raise WorkRefused("vote on these replies before your next message", 409)
+        now = utcnow()
+        index = len(histories[sides[0].id])
+        connection.execute(insert(Message), [{
+            "conversation_id": side.id, "index": index, "role": "worker", "text": text,
+            "sent_at": now, "client_message_id": client_id, "opener": False} for side in sides])
+        connection.execute(update(Conversation)
+                           .where(Conversation.id.in_([side.id for side in sides]))
+                           .values(awaiting=BOT, turns_done=Conversation.turns_done + 1,
+                                   respond_by=None, error=None))
+        jobs = [ReplyJob(unit.id, public_id, side.id, unit.times_expired, side.position,
+                         side.bot, None, index + 1,
+                         (*(Turn(m.role, m.text) for m in histories[side.id]),
+                          Turn("worker", text)), now)
+                for side in sides]
+        return {"index": index, "sent_at": iso_utc(now)}, jobs
+
+
+def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJob:
+    """Ask one side's bot again for the reply that failed (the other side's reply stays)."""
+    if type(position) is not int or position not in (0, 1):  # not a JSON true either
+        raise WorkRefused("'position' must be 0 (Model A) or 1 (Model B)", 400)
+    with db.transaction() as connection:
+        unit = _open_unit(connection, public_id, worker_id)
+        side = next((s for s in _sides(connection, unit) if s.position == position), None)
+        if side is None or side.status != "active" or side.awaiting != RETRY:
+            raise WorkRefused(f"{PANES[position]} has no failed reply to ask for again", 409)
+        connection.execute(update(Conversation).where(Conversation.id == side.id)
+                           .values(awaiting=BOT, error=None))
+        history = tuple(Turn(m.role, m.text) for m in _histories(connection, [side])[side.id])
+        return ReplyJob(unit.id, public_id, side.id, unit.times_expired, side.position,
+                        side.bot, None, len(history), history, utcnow())
+
+
+def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: ArenaRules) -> None:
+    """Store the worker's vote on the replies now shown, naming the bots; the last vote the
+    battle asks for ends both sides."""
+    if not isinstance(choice, str) or choice not in WINNERS:
+        raise WorkRefused(f"'choice' must be one of {', '.join(WINNERS)}", 422)
+    with db.transaction() as connection:
+        unit = _open_unit(connection, public_id, worker_id)
+        sides = _sides(connection, unit)
+        voted = _voted(connection, unit.id, unit.times_expired)
+        if len(sides) != 2 or any(s.status != "active" or s.awaiting != WORKER for s in sides):
+            raise WorkRefused("both models must answer before you vote", 409)
+        turn = rules.vote_due(sides[0].turns_done, set(voted))
+        if turn is None:
+            raise WorkRefused(
+                "this battle asks for your vote after your last message"
+                if rules.vote == "end" and sides[0].turns_done < rules.num_turns
+                else "you have voted on these replies; send your next message", 409)
+        bots = [side.bot for side in sides]
+        now = utcnow()
+        connection.execute(insert(BattleVote).values(
+            unit_id=unit.id, worker_id=worker_id, attempt=unit.times_expired, turn=turn,
+            conversation_a=sides[0].id, conversation_b=sides[1].id, model_a=bots[0],
+            model_b=bots[1], choice=choice, winner=WINNERS[choice],
+            preferred={"a": bots[0], "b": bots[1]}.get(choice), voted_at=now))
+        if len(voted) + 1 >= rules.votes_needed():
+            connection.execute(update(Conversation)
+                               .where(Conversation.id.in_([s.id for s in sides]))
+                               .values(status="ended", ended_at=now, respond_by=None))
