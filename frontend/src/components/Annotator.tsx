@@ -1,6 +1,6 @@
 import { useCallback, useMemo, useRef, useState } from 'react';
 import { ApiError, checkDialogue, newClientId, submit } from '../api';
-import { answersForSubmit, buildSteps, restoredStep, sanitizeAnswers } from '../answers';
+import { answersForSubmit, buildSteps, restoredStep, sanitizeAnswers, type Step } from '../answers';
 import { humanize, makeShowHtml, makeShows, placeholderNames, speakerNames } from '../display';
 import { stepMissing } from '../require';
 import { checkAnnouncement, checkBody, endsDialogue, lastStepOf, needsCheck, stableJson, type CheckRecord } from '../screening';
@@ -13,6 +13,20 @@ import { SaveIndicator, SaveProblem } from './SaveIndicator';
 import { CheckFeedback, ScreeningIntro } from './Screening';
 import { TrustedHtml } from './TrustedHtml';
 import { followCompletion } from '../platform';
+
+/**
+ * The line under a step's heading: "Dialogue 2 of 3" ("Training dialogue …" in training). A
+ * comparison shows two dialogues, so it says "Two dialogues to compare" (and which item of
+ * several it is), never "Dialogue 1 of 1".
+ */
+export function stepContext(unit: Unit, step: Step, training: boolean): string {
+  const position = unit.dialogues.findIndex((d) => d.key === step.dialogueKey) + 1;
+  const count = unit.dialogues.length;
+  if (unit.buckets[step.bucketName]?.config === 'comparative') {
+    return count > 1 ? `Two dialogues to compare (item ${position} of ${count})` : 'Two dialogues to compare';
+  }
+  return `${training ? 'Training dialogue' : 'Dialogue'} ${position} of ${count}`;
+}
 
 interface Props {
   unit: Unit;
@@ -202,9 +216,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
             </p>
           </>
         }
-        stepContext={(step) =>
-          `${training ? 'Training dialogue' : 'Dialogue'} ${unit.dialogues.findIndex((d) => d.key === step.dialogueKey) + 1} of ${unit.dialogues.length}`
-        }
+        stepContext={(step) => stepContext(unit, step, !!training)}
         feedback={
           training &&
           current &&
