@@ -1,7 +1,7 @@
 import { useCallback, useMemo, useRef, useState } from 'react';
 import { ApiError, checkDialogue, newClientId, submit } from '../api';
 import { answersForSubmit, buildSteps, restoredStep, sanitizeAnswers, type Step } from '../answers';
-import { humanize, makeShowHtml, makeShows, placeholderNames, speakerNames } from '../display';
+import { makeShows, speakerNames } from '../display';
 import { stepMissing } from '../require';
 import { checkAnnouncement, checkBody, endsDialogue, lastStepOf, needsCheck, stableJson, type CheckRecord } from '../screening';
 import { restoreTimings, submitTimings, useStepTimings } from '../timings';
@@ -11,7 +11,7 @@ import { AnnotationSteps, turnShow, type SubmitError } from './AnnotationSteps';
 import { Countdown, useCountdown } from './Countdown';
 import { SaveIndicator, SaveProblem } from './SaveIndicator';
 import { CheckFeedback, ScreeningIntro } from './Screening';
-import { TrustedHtml } from './TrustedHtml';
+import { BriefingButton, TaskBriefing } from './TaskBriefing';
 import { followCompletion } from '../platform';
 
 /**
@@ -43,7 +43,6 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
   const names = useMemo(() => speakerNames(unit.speaker_names), [unit]);
   const shows = useMemo(() => makeShows(names), [names]);
   const show = shows(null);
-  const showHtml = useMemo(() => makeShowHtml(placeholderNames(names, null)), [names]);
   const [answers, setAnswers] = useState<Answers>(() => sanitizeAnswers(unit, unit.draft?.answers));
   const update = useCallback((fn: (a: Answers) => Answers) => setAnswers(fn), []);
 
@@ -159,13 +158,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
     }
   };
 
-  const instructionBuckets = useMemo(() => {
-    const seen: string[] = [];
-    for (const s of steps) {
-      if (!seen.includes(s.bucketName) && unit.buckets[s.bucketName]?.instructions_html) seen.push(s.bucketName);
-    }
-    return seen;
-  }, [steps, unit]);
+  const bucketNames = useMemo(() => steps.map((s) => s.bucketName), [steps]);
 
   const lastCheck = current ? checks[current.dialogueKey]?.result : undefined;
   const toCorrect = !!lastCheck && !lastCheck.corrected;
@@ -176,6 +169,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
       <header className="topbar">
         <h1 className="task-title">{show(unit.task?.title || 'Annotation task')}</h1>
         <div className="topbar-status">
+          <BriefingButton unit={unit} bucketNames={bucketNames} />
           {remaining !== null && <Countdown seconds={remaining} />}
           <SaveIndicator status={saver.status} error={saver.error} retrying={saver.retrying} />
         </div>
@@ -198,18 +192,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
         overview={
           <>
             {training && <ScreeningIntro info={training} />}
-            {unit.task?.description_html && <TrustedHtml className="rich" html={showHtml(unit.task.description_html)} />}
-            {instructionBuckets.length > 0 && (
-              <div className="instructions">
-                <h3>Instructions</h3>
-                {instructionBuckets.map((name) => (
-                  <section key={name} className="panel">
-                    <h4>{humanize(unit.buckets[name].task_title || name)}</h4>
-                    <TrustedHtml className="rich" html={showHtml(unit.buckets[name].instructions_html ?? '')} />
-                  </section>
-                ))}
-              </div>
-            )}
+            <TaskBriefing unit={unit} bucketNames={bucketNames} />
             <p className="muted">
               {steps.length === 1 ? 'This task has 1 step.' : `This task has ${steps.length} steps.`} Your answers are
               saved as you go: if you reload this page or come back to the same link, you continue where you were.
