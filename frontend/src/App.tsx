@@ -7,11 +7,13 @@ import { LoadingPage, MessagePage } from './components/MessagePage';
 import { NotEligiblePage, ScreeningPassedPage, TrainingFullPage } from './components/Screening';
 import type { Unit } from './types';
 import { isWebLink } from './platform';
+import { forgetOpenUnit, openUnit } from './shownUnit';
 
 type State =
   | { phase: 'loading' }
   | { phase: 'error'; title: string; message: string; retry: boolean }
   | { phase: 'ready'; unit: Unit; token: string }
+  | { phase: 'replaced'; unit: Unit; token: string }
   | { phase: 'unsupported'; kind: string }
   | { phase: 'completed'; code: string | null; token?: string }
   | { phase: 'screening-passed' }
@@ -127,7 +129,9 @@ export function App({ search = window.location.search }: { search?: string }) {
         });
         return;
       }
-      setState({ phase: 'ready', unit, token: claimed.token });
+      // The link's earlier unit ran out of time and this one is given afresh: say so first.
+      const replaced = openUnit(workerId, assignmentId, unit.unit_id, unit.seconds_remaining);
+      setState({ phase: replaced ? 'replaced' : 'ready', unit, token: claimed.token });
     } catch (e) {
       setState(errorState(e, during));
     }
@@ -142,6 +146,17 @@ export function App({ search = window.location.search }: { search?: string }) {
   useEffect(() => {
     if (state.phase === 'ready' && state.unit.task?.title) document.title = state.unit.task.title;
   }, [state]);
+
+  const { workerId, assignmentId } = readLinkParams(search);
+  /** The open unit is done with (submitted, or given up when its time ran out). */
+  const forgetUnit = () => {
+    if (workerId && assignmentId) forgetOpenUnit(workerId, assignmentId);
+  };
+  /** "Take a new unit" after the time ran out: the same link claims again. */
+  const takeNewUnit = () => {
+    forgetUnit();
+    void load();
+  };
 
   switch (state.phase) {
     case 'loading':
@@ -164,6 +179,20 @@ export function App({ search = window.location.search }: { search?: string }) {
       return <NotEligiblePage message={state.message} />;
     case 'training-full':
       return <TrainingFullPage message={state.message} onRetry={() => void load()} />;
+    case 'replaced':
+      return (
+        <MessagePage
+          title="The time for your previous unit ran out"
+          role="status"
+          focusHeading
+          action={{ label: 'Start the new unit', onClick: () => setState({ ...state, phase: 'ready' }) }}
+        >
+          <p>
+            That unit went back to the pool, and the answers you gave on it were not kept. This link now has a new unit
+            for you.
+          </p>
+        </MessagePage>
+      );
     case 'unsupported':
       return (
         <MessagePage
@@ -186,7 +215,10 @@ export function App({ search = window.location.search }: { search?: string }) {
             unit={state.unit}
             chat={state.unit.chat}
             token={state.token}
-            onCompleted={(code) => setState({ phase: 'completed', code, token: state.token })}
+            onCompleted={(code) => {
+              forgetUnit();
+              setState({ phase: 'completed', code, token: state.token });
+            }}
             onRefused={(e) => setState(errorState(e, 'unit'))}
           />
         );
@@ -196,7 +228,9 @@ export function App({ search = window.location.search }: { search?: string }) {
           key={state.unit.unit_id}
           unit={state.unit}
           token={state.token}
+          onTakeNew={takeNewUnit}
           onCompleted={(code, screening) => {
+            forgetUnit();
             if (!screening) setState({ phase: 'completed', code, token: state.token });
             else if (screening.passed) setState({ phase: 'screening-passed' });
             else setState({ phase: 'not-eligible', message: screening.message });

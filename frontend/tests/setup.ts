@@ -4,4 +4,6 @@ import { afterEach } from 'vitest';
 
 afterEach(() => {
   cleanup();
+  // The page remembers each link's open unit (shownUnit.ts); every test starts afresh.
+  window.localStorage.clear();
 });

@@ -33,12 +33,14 @@ interface Props {
   token: string;
   /** `screening` is the training outcome of a screening unit's submit. */
   onCompleted: (completionCode: string | null, screening?: ScreeningOutcome) => void;
+  /** The unit's time ran out and the worker asks for another one. */
+  onTakeNew: () => void;
   /** Test hooks. */
   advanceDelayMs?: number;
   draftDebounceMs?: number;
 }
 
-export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebounceMs }: Props) {
+export function Annotator({ unit, token, onCompleted, onTakeNew, advanceDelayMs, draftDebounceMs }: Props) {
   const steps = useMemo(() => buildSteps(unit), [unit]);
   const names = useMemo(() => speakerNames(unit.speaker_names), [unit]);
   const shows = useMemo(() => makeShows(names), [names]);
@@ -70,16 +72,18 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
   const timingsAt = useStepTimings(current, restoredTimings);
   const position = useMemo(() => ({ step: stepIndex }), [stepIndex]);
   const stamp = useCallback((p: { step: number }) => ({ ...p, timings: timingsAt(Date.now()) }), [timingsAt]);
+  const remaining = useCountdown(unit.seconds_remaining);
+  // Time over: the server has given the unit back to the pool; the form stays, read-only.
+  const timeOver = remaining === 0 && !submitted;
   const saver = useDraftSaver({
     unitId: unit.unit_id,
     token,
     answers,
     position,
-    enabled: !submitted,
+    enabled: !submitted && !timeOver,
     stamp,
     debounceMs: draftDebounceMs,
   });
-  const remaining = useCountdown(unit.seconds_remaining);
 
   const clientId = useRef(newClientId());
   const startedAt = useRef(new Date());
@@ -175,61 +179,69 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
         </div>
       </header>
       <SaveProblem status={saver.status} error={saver.error} retrying={saver.retrying} />
-      {remaining === 0 && (
-        <div className="banner is-warning" role="alert">
-          The time for this task is over.
+      {timeOver && (
+        <div className="banner is-warning time-over" role="alert">
+          <p>
+            <strong>The time for this unit is over.</strong> Your answers can no longer be changed or submitted, and the
+            unit went back to the pool.
+          </p>
+          <button type="button" className="btn btn-primary" onClick={onTakeNew}>
+            Take a new unit
+          </button>
         </div>
       )}
 
-      <AnnotationSteps
-        unit={unit}
-        steps={steps}
-        answers={answers}
-        update={update}
-        stepIndex={stepIndex}
-        onStep={goTo}
-        onAdvance={() => void advance()}
-        overview={
-          <>
-            {training && <ScreeningIntro info={training} />}
-            <TaskBriefing unit={unit} bucketNames={bucketNames} />
-            <p className="muted">
-              {steps.length === 1 ? 'This task has 1 step.' : `This task has ${steps.length} steps.`} Your answers are
-              saved as you go: if you reload this page or come back to the same link, you continue where you were.
-            </p>
-          </>
-        }
-        stepContext={(step) => stepContext(unit, step, !!training)}
-        feedback={
-          training &&
-          current &&
-          lastCheck && (
-            <CheckFeedback result={lastCheck} showFor={(turn) => turnShow(unit, shows, current.dialogueKey, turn)} />
-          )
-        }
-        notes={
-          <>
-            {training && (
-              <p className="check-status" role="status" aria-live="polite">
-                {checking ? 'Checking your answers…' : announcement}
+      <fieldset className="form-lock" disabled={timeOver}>
+        <AnnotationSteps
+          unit={unit}
+          steps={steps}
+          answers={answers}
+          update={update}
+          stepIndex={stepIndex}
+          onStep={goTo}
+          onAdvance={() => void advance()}
+          overview={
+            <>
+              {training && <ScreeningIntro info={training} />}
+              <TaskBriefing unit={unit} bucketNames={bucketNames} />
+              <p className="muted">
+                {steps.length === 1 ? 'This task has 1 step.' : `This task has ${steps.length} steps.`} Your answers are
+                saved as you go: if you reload this page or come back to the same link, you continue where you were.
               </p>
-            )}
-            {checkError && (
-              <div className="submit-error" role="alert">
-                <p>
-                  <strong>Your answers could not be checked:</strong> {checkError}
+            </>
+          }
+          stepContext={(step) => stepContext(unit, step, !!training)}
+          feedback={
+            training &&
+            current &&
+            lastCheck && (
+              <CheckFeedback result={lastCheck} showFor={(turn) => turnShow(unit, shows, current.dialogueKey, turn)} />
+            )
+          }
+          notes={
+            <>
+              {training && (
+                <p className="check-status" role="status" aria-live="polite">
+                  {checking ? 'Checking your answers…' : announcement}
                 </p>
-              </div>
-            )}
-          </>
-        }
-        submitError={submitError}
-        finishLabel="Submit"
-        advanceLabel={checksHere && toCorrect ? 'Check again' : null}
-        busy={submitting || checking}
-        status={submitting ? 'Submitting…' : null}
-        advanceDelayMs={advanceDelayMs}
-      />
+              )}
+              {checkError && (
+                <div className="submit-error" role="alert">
+                  <p>
+                    <strong>Your answers could not be checked:</strong> {checkError}
+                  </p>
+                </div>
+              )}
+            </>
+          }
+          submitError={submitError}
+          finishLabel="Submit"
+          advanceLabel={checksHere && toCorrect ? 'Check again' : null}
+          busy={submitting || checking}
+          status={submitting ? 'Submitting…' : null}
+          advanceDelayMs={advanceDelayMs}
+        />
+      </fieldset>
     </div>
   );
 }
