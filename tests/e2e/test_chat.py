@@ -161,7 +161,9 @@ def _rate_latest(page: Page, partner: str, clicked: dict[int, int], rating: int)
     group = page.get_by_role("group", name=re.compile(f"Your rating of {partner}'s message"))
     expect(group).to_have_count(1)
     index = int(group.get_attribute("data-message-index"))
-    expect(group).to_have_accessible_name(f"Your rating of {partner}'s message {index + 1}")
+    # The partner's messages are counted on their own; it answers each of the worker's, who
+    # opened with "Hi!" (index 0).
+    expect(group).to_have_accessible_name(f"Your rating of {partner}'s message {(index + 1) // 2}")
     group.get_by_role("radio", name=str(rating), exact=True).click()
     clicked[index] = rating
 
@@ -225,6 +227,13 @@ def test_paired_chat_with_online_labels_offline_ratings_and_a_comparison(serve, 
             _rate_latest(page, partner, labels, n % 5 + 1)
             box.press("Enter")
             expect(_log(page, partner).get_by_text(text, exact=True)).to_be_visible()
+            if (number, n) == (1, 1):  # a reload shows the stored ratings as ratings
+                _wait_for_reply(page)
+                page.reload()
+                stored = _log(page, partner).locator("p", has_text="Your rating:")
+                expect(stored).to_have_count(2)
+                expect(stored.first).to_have_text(f"Your rating: Quality: {labels[1]}")
+                expect(_log(page, partner).get_by_text("no answer")).to_have_count(0)
         _wait_for_reply(page)
         _rate_latest(page, partner, labels, 5)
         page.get_by_role("button", name="End chat").click()

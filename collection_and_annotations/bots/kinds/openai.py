@@ -22,7 +22,14 @@ from typing import Any
 
 import httpx
 
-from collection_and_annotations.bots.base import BotContext, BotUnavailable, Turn
+from collection_and_annotations.bots.base import (
+    NO_REPLY,
+    NOTHING_SAID,
+    TOO_SLOW,
+    BotContext,
+    BotUnavailable,
+    Turn,
+)
 from collection_and_annotations.bots.kinds import BOT_KINDS
 from collection_and_annotations.bots.model_opts import BotSpec
 
@@ -32,7 +39,6 @@ RESERVED_PARAMS = {"model", "messages", "stream"}
 MAX_CONNECTIONS = 1000  # chats streaming at once, per bot and process
 MAX_BACKOFF = 8.0
 CHECK_TIMEOUT = 5.0
-NO_REPLY = "The bot could not answer right now."
 MIN_ANSWER_LIMIT = 1 << 20  # characters of one line of events (or a JSON answer) at least
 _LINE_END = re.compile(r"\r\n|\r(?!$)|\n")  # a lone \r at the end may be half of \r\n
 
@@ -180,7 +186,7 @@ class OpenAIBot:
             log.warning("bot %s: %s", self.nickname, type(exc).__name__)
             if isinstance(exc, httpx.ConnectTimeout) and not said:
                 raise _Retry("connect timeout") from None
-            raise BotUnavailable("The bot took too long to answer.") from None
+            raise BotUnavailable(TOO_SLOW) from None
         except httpx.TransportError as exc:
             if not said:
                 raise _Retry(f"{type(exc).__name__}: {exc}") from None
@@ -190,7 +196,7 @@ class OpenAIBot:
             log.warning("bot %s: malformed answer: %s", self.nickname, exc)
             raise BotUnavailable(NO_REPLY) from None
         if not said:
-            raise BotUnavailable("The bot had nothing to say.")
+            raise BotUnavailable(NOTHING_SAID)
 
     def _redact(self, text: str) -> str:
         """A server's error may quote the key it refused."""

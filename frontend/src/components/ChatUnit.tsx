@@ -192,7 +192,9 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
   const [problem, setProblem] = useState<string | null>(null);
   const current = chat.conversations.find((c) => c.position === chat.current) ?? null;
   const shown = shownConversation(chat);
-  const ann = useChatAnnotations({ unit, chat, token, enabled: outcome !== 'stopped', draftDebounceMs });
+  const [submitting, setSubmitting] = useState(false);
+  // No draft while the unit is being submitted: one arriving after the submit would be refused.
+  const ann = useChatAnnotations({ unit, chat, token, enabled: outcome !== 'stopped' && !submitting, draftDebounceMs });
   const online = chat.annotations?.online ?? null;
   const onlineBucket = online ? unit.buckets[online.bucket] : undefined;
   const names = useMemo(() => speakerNames(unit.speaker_names), [unit]);
@@ -290,7 +292,6 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
   const firstPending = current !== null && current.status === 'pending' && chat.conversations.indexOf(current) === 0;
 
   const [submitError, setSubmitError] = useState<SubmitError | null>(null);
-  const [submitting, setSubmitting] = useState(false);
   const submitId = useRef(newClientId());
   const loadedAt = useRef(new Date());
   const submitted = useRef(false);
