@@ -39,6 +39,7 @@ RESERVED_PARAMS = {"model", "messages", "stream"}
 MAX_CONNECTIONS = 1000  # chats streaming at once, per bot and process
 MAX_BACKOFF = 8.0
 CHECK_TIMEOUT = 5.0
+CHECK_BODY_CHARS = 300  # of a refused check's answer, quoted in the launch warning
 MIN_ANSWER_LIMIT = 1 << 20  # characters of one line of events (or a JSON answer) at least
 _LINE_END = re.compile(r"\r\n|\r(?!$)|\n")  # a lone \r at the end may be half of \r\n
 
@@ -87,6 +88,7 @@ class OpenAIBot:
         self._retries = int(options.get("retries", 3))
         self._backoff = float(options.get("backoff", 0.5))
         self._api_key = api_key
+        self._key_env: str | None = options.get("api_key_env")
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client: httpx.AsyncClient | None = None
 
@@ -210,8 +212,11 @@ class OpenAIBot:
         except httpx.HTTPError as exc:
             return f"{self._base_url} is unreachable ({type(exc).__name__}); chats will " \
                    "retry it"
-        if response.status_code in (401, 403):
-            return f"{self._base_url} refused the API key (HTTP {response.status_code})"
+        if 400 <= response.status_code < 500:  # a wrong key is 401, 403, or 400 (LiteLLM)
+            said = " ".join(self._redact(response.text).split())[:CHECK_BODY_CHARS]
+            hint = (f"is the key in {self._key_env} right?" if self._key_env else
+                    "the spec sends no key (api_key_env): does the endpoint need one?")
+            return f"{self._base_url}/models answered HTTP {response.status_code}: {said} ({hint})"
         if response.status_code >= 500:
             return f"{self._base_url} answers HTTP {response.status_code}"
         return None
