@@ -43,6 +43,21 @@ function unitKind(unit: Unit): string {
   return typeof unit.kind === 'string' ? unit.kind : 'annotation';
 }
 
+/**
+ * A server message under a card's title: from a capital, without repeating the title ("No work
+ * available" over "there is no more work…"; "This link is not valid" over "this link is not
+ * valid (its signature does not match); ask…" → "Its signature does not match; ask…").
+ */
+export function cardMessage(title: string, message: string): string {
+  let text = message.trim();
+  if (text.toLowerCase().startsWith(title.toLowerCase())) {
+    text = text.slice(title.length).replace(/^[\s:;,.-]+/, '');
+    const close = text.indexOf(')');
+    if (text.startsWith('(') && close > 0) text = text.slice(1, close) + text.slice(close + 1);
+  }
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 /** Unit states after a submission (the completion page is shown for these). */
 const DONE_STATUSES = new Set(['completed', 'accepted', 'rejected', 'soft_rejected']);
 
@@ -168,7 +183,7 @@ export function App({ search = window.location.search }: { search?: string }) {
           role="alert"
           action={state.retry ? { label: 'Try again', onClick: () => void load() } : undefined}
         >
-          <p>{state.message}</p>
+          <p>{cardMessage(state.title, state.message)}</p>
         </MessagePage>
       );
     case 'completed':

@@ -73,18 +73,20 @@ describe('claim', () => {
   });
 
   it('sends worker_id, assignment_id and sig; 403 shows its error message', async () => {
-    const calls = fakeServer({ 'POST /api/claim': () => [403, { error: 'Invalid signature.' }] });
+    const message = 'this link is not valid (its signature does not match); ask for a new link';
+    const calls = fakeServer({ 'POST /api/claim': () => [403, { error: message }] });
     render(<App search={LINK} />);
     expect(await screen.findByRole('heading', { name: 'This link is not valid' })).toBeInTheDocument();
-    expect(screen.getByText('Invalid signature.')).toBeInTheDocument();
+    // From a capital, without saying the title again.
+    expect(screen.getByText('Its signature does not match; ask for a new link')).toBeInTheDocument();
     expect(calls[0].body).toEqual({ worker_id: 'w1', assignment_id: 'a1', sig: 's1' });
   });
 
   it('409 shows why no work is available', async () => {
-    fakeServer({ 'POST /api/claim': () => [409, { error: 'All units are taken.' }] });
+    fakeServer({ 'POST /api/claim': () => [409, { error: 'there is no more work in this task for you; thank you!' }] });
     render(<App search="?worker_id=w1&assignment_id=a1" />);
     expect(await screen.findByRole('heading', { name: 'No work available' })).toBeInTheDocument();
-    expect(screen.getByText('All units are taken.')).toBeInTheDocument();
+    expect(screen.getByText('There is no more work in this task for you; thank you!')).toBeInTheDocument();
   });
 
   it('status "completed" goes straight to the completion page', async () => {

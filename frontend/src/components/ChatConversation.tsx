@@ -1,7 +1,7 @@
 import { useId, useMemo, useState } from 'react';
 import { canWrite, type OutgoingMessage } from '../chat';
 import { labelContext, labelMissing, labelTarget, type OnlineView } from '../chatAnnotations';
-import { humanize, makeShowHtml, placeholderNames, showFor, type SpeakerNames } from '../display';
+import { bucketTitle, makeShowHtml, placeholderNames, showFor, type SpeakerNames } from '../display';
 import type { BucketValue, ChatMessage, ChatState, Conversation } from '../types';
 import type { SubmitError } from './AnnotationSteps';
 import { ChatComposer } from './ChatComposer';
@@ -152,7 +152,7 @@ export function ChatConversation({ chat, conversation, outgoing, busy, problem, 
         <InstructionsDialog
           id={dialogId}
           open={helpOpen}
-          title={`Instructions: ${humanize(bucket.task_title || labelling.bucketName)}`}
+          title={`Instructions: ${bucketTitle(bucket.task_title || labelling.bucketName)}`}
           html={showHtml(bucket.instructions_html ?? '')}
           onClose={() => setHelpOpen(false)}
         />

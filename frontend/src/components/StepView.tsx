@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { getValue, setValue, type Step } from '../answers';
 import { explanationOf, setExplanation } from '../explain';
 import type { DepContext } from '../dependencies';
-import { humanize, makeShows, speakerNames, turnNumber, type Show } from '../display';
+import { bucketTitle, makeShows, speakerNames, turnNumber, type Show } from '../display';
 import { settleStep, targetsOf, turnContext } from '../context';
 import { checkboxesSeen } from '../seen';
 import type { Answers, Bucket, BucketValue, Dialogue, Turn, Unit } from '../types';
@@ -299,5 +299,5 @@ function ComparativeStep(props: InnerProps) {
 
 export function stepTitle(unit: Unit, step: Step): string {
   const bucket = unit.buckets[step.bucketName];
-  return humanize(bucket?.task_title || step.bucketName);
+  return bucketTitle(bucket?.task_title || step.bucketName);
 }

@@ -4,7 +4,7 @@
  * button all through the task.
  */
 import { useId, useMemo, useState, type ReactNode } from 'react';
-import { humanize, makeShowHtml, placeholderNames, speakerNames } from '../display';
+import { bucketTitle, makeShowHtml, placeholderNames, speakerNames } from '../display';
 import type { Unit } from '../types';
 import { InstructionsDialog } from './InstructionsDialog';
 import { TrustedHtml } from './TrustedHtml';
@@ -33,7 +33,7 @@ export function TaskBriefing({ unit, bucketNames, children }: Props) {
           <h3>Instructions</h3>
           {instructed.map((name) => (
             <section key={name} className="panel">
-              <h4>{humanize(unit.buckets[name].task_title || name)}</h4>
+              <h4>{bucketTitle(unit.buckets[name].task_title || name)}</h4>
               <TrustedHtml className="rich" html={showHtml(unit.buckets[name].instructions_html ?? '')} />
             </section>
           ))}
