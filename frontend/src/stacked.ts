@@ -4,7 +4,7 @@
  * above the other, so the page shows "(above)" / "(below)" instead. Display only: the stored
  * answer keeps the bucket's option text.
  */
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 
 /** The width at which styles.css stacks side-by-side panels (`.compare`, `.split`). */
 export const STACKED_QUERY = '(max-width: 760px)';
@@ -15,13 +15,13 @@ export function stackedSides(text: string): string {
 
 /** Whether side-by-side panels are stacked now (follows the window's width). */
 export function useStacked(): boolean {
-  const query = typeof window.matchMedia === 'function' ? window.matchMedia(STACKED_QUERY) : null;
+  const query = useMemo(() => (typeof window.matchMedia === 'function' ? window.matchMedia(STACKED_QUERY) : null), []);
   const [stacked, setStacked] = useState(() => query?.matches ?? false);
   useEffect(() => {
     if (!query) return;
     const onChange = () => setStacked(query.matches);
     query.addEventListener('change', onChange);
     return () => query.removeEventListener('change', onChange);
-  }, [query?.media]);
+  }, [query]);
   return stacked;
 }

@@ -20,6 +20,7 @@ import {
 import { answersForSubmit, holdsNothing } from '../answers';
 import { chatOutcome, chatReducer, newSession, shownConversation } from '../chat';
 import { endedDialogues, labelTarget, onlineValues, onlineView } from '../chatAnnotations';
+import { bucketLabel } from '../dashboard/format';
 import { speakerNames } from '../display';
 import { submitTimings } from '../timings';
 import type { BucketValue, ChatState, Conversation, Unit } from '../types';
@@ -97,13 +98,6 @@ function ChatHeader({
   );
 }
 
-/** "10 minutes", "1 minute", "90 seconds". */
-function durationWords(seconds: number): string {
-  if (seconds % 60 !== 0) return `${seconds} seconds`;
-  const minutes = seconds / 60;
-  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
-}
-
 /** What the worker is about to do, in the words of the chat's settings. */
 export function chatFacts(chat: ChatState): string[] {
   const n = chat.conversations.length;
@@ -114,7 +108,7 @@ export function chatFacts(chat: ChatState): string[] {
       : `You will chat with a partner and write ${turns}.`,
     'Your partner is a chatbot: a computer program writes its replies.',
   ];
-  if (chat.max_resp_time > 0) facts.push(`You have ${durationWords(chat.max_resp_time)} to write each message.`);
+  if (chat.max_resp_time > 0) facts.push(`You have ${bucketLabel(chat.max_resp_time)} to write each message.`);
   const online = chat.annotations?.online;
   if (online) {
     facts.push(
