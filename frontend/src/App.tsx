@@ -58,6 +58,10 @@ export function cardMessage(title: string, message: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/** "Take a new unit" waits this long, this many times, for the server to give up the old one. */
+const GIVE_UP_WAIT_MS = 1000;
+const GIVE_UP_TRIES = 10;
+
 /** Unit states after a submission (the completion page is shown for these). */
 const DONE_STATUSES = new Set(['completed', 'accepted', 'rejected', 'soft_rejected']);
 
@@ -90,7 +94,12 @@ export function App({ search = window.location.search }: { search?: string }) {
   const [state, setState] = useState<State>({ phase: 'loading' });
   const started = useRef(false);
 
-  const load = useCallback(async () => {
+  /**
+   * Claims the link and loads its unit. `givenUp`: the unit whose time ran out, given up with
+   * "Take a new unit"; while the server has not returned it to the pool yet (it does so about
+   * once a second) the claim still resumes it, so the page asks again a moment later.
+   */
+  const load = useCallback(async (givenUp: string | null = null, tries = 0): Promise<void> => {
     const { workerId, assignmentId, sig } = readLinkParams(search);
     if (!workerId || !assignmentId) {
       setState({
@@ -117,6 +126,10 @@ export function App({ search = window.location.search }: { search?: string }) {
         return;
       }
       const unit = await getUnit(claimed.unit_id, claimed.token);
+      if (unit.unit_id === givenUp && unit.seconds_remaining === 0 && tries < GIVE_UP_TRIES) {
+        await new Promise((resolve) => window.setTimeout(resolve, GIVE_UP_WAIT_MS));
+        return load(givenUp, tries + 1);
+      }
       if (DONE_STATUSES.has(unit.status)) {
         setState({ phase: 'completed', code: unit.completion_code ?? null, token: claimed.token });
         return;
@@ -145,7 +158,8 @@ export function App({ search = window.location.search }: { search?: string }) {
         return;
       }
       // The link's earlier unit ran out of time and this one is given afresh: say so first.
-      const replaced = openUnit(workerId, assignmentId, unit.unit_id, unit.seconds_remaining);
+      // (A unit still open with no time left is the same one, about to go back to the pool.)
+      const replaced = openUnit(workerId, assignmentId, unit.unit_id, unit.seconds_remaining) && unit.seconds_remaining !== 0;
       setState({ phase: replaced ? 'replaced' : 'ready', unit, token: claimed.token });
     } catch (e) {
       setState(errorState(e, during));
@@ -168,9 +182,9 @@ export function App({ search = window.location.search }: { search?: string }) {
     if (workerId && assignmentId) forgetOpenUnit(workerId, assignmentId);
   };
   /** "Take a new unit" after the time ran out: the same link claims again. */
-  const takeNewUnit = () => {
+  const takeNewUnit = (expired: string) => {
     forgetUnit();
-    void load();
+    void load(expired);
   };
 
   switch (state.phase) {
@@ -243,7 +257,7 @@ export function App({ search = window.location.search }: { search?: string }) {
           key={state.unit.unit_id}
           unit={state.unit}
           token={state.token}
-          onTakeNew={takeNewUnit}
+          onTakeNew={() => takeNewUnit(state.unit.unit_id)}
           onCompleted={(code, screening) => {
             forgetUnit();
             if (!screening) setState({ phase: 'completed', code, token: state.token });

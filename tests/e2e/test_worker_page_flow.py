@@ -10,7 +10,7 @@ import pytest
 from helpers import BUCKETS
 from playwright.sync_api import expect
 
-from .test_custom_tasks import _pair, _task
+from .test_custom_tasks import _pair, _task, _wait_until_expired
 
 pytestmark = pytest.mark.browser
 
@@ -109,7 +109,7 @@ def test_an_expired_unit_turns_read_only_and_a_new_one_is_taken_on_request(tmp_p
     expect(page.get_by_role("radio", name="5").first).to_be_disabled()
     expect(worker.button("Submit")).to_be_disabled()
     # A reload gets a unit afresh (the first went back to the pool): the page says so first.
-    page.wait_for_timeout(1500)  # the launcher returns overdue units once a second
+    _wait_until_expired(server, worker)  # the launcher returns overdue units once a second
     page.reload()
     expect(page.get_by_role("heading", name="The time for your previous unit ran out")) \
         .to_be_visible()
@@ -117,7 +117,7 @@ def test_an_expired_unit_turns_read_only_and_a_new_one_is_taken_on_request(tmp_p
     expect(page.get_by_role("heading", name="Before you start")).to_be_visible()
     # Once that one runs out too, the worker asks for another with the button.
     expect(alert).to_be_visible(timeout=10_000)
-    page.wait_for_timeout(1500)
+    # (until the server returns it to the pool, the page asks again a moment later)
     with page.expect_response(lambda r: r.url.endswith("/api/claim")):
         alert.get_by_role("button", name="Take a new unit").click()
     expect(page.get_by_role("heading", name="Before you start")).to_be_visible()
