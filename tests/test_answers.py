@@ -139,6 +139,16 @@ def test_foreach_turn_needs_every_option_when_required():
     ({**TREE, "options": {"Q": {"_dep_": {"when_sunny": {}}, "A": {}}}},
      "unknown function 'when_sunny'"),
     ({**TREE, "require": {"level": "page"}}, "require.level"),
+    ({"config": "text"}, "a text bucket needs a 'question'"),
+    ({"config": "text", "question": "Why?", "options": []}, "a text bucket has no 'options'"),
+    ({"config": "text", "question": "Why?", "min_chars": -1}, "'min_chars' must be a whole"),
+    ({"config": "text", "question": "Why?", "min_chars": 30, "max_chars": 20},
+     r"'max_chars' \(20\) must be at least 1 and at least 'min_chars' \(30\)"),
+    ({"config": "text", "question": "Why?", "multiline": "yes"}, "'multiline' must be true"),
+    ({"config": "text", "question": "Why?", "explain": True}, "not on text"),
+    ({**TREE, "explain": "yes"}, "'explain' must be true or false"),
+    ({**TREE, "explain_min_chars": 10}, "'explain_min_chars' needs \"explain\": true"),
+    ({**TREE, "explain": True, "explain_max_chars": 0}, "'explain_max_chars' \\(0\\)"),
 ])
 def test_bad_bucket_definitions_fail_at_launch(spec, message):
     with pytest.raises(UserError, match=message):

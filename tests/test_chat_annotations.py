@@ -4,11 +4,14 @@ stored submission exported like a static one (bots, conversation ids, sides)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat_conf
 from helpers import BUCKETS
 from sqlalchemy import select
 
+from collection_and_annotations.errors import UserError
 from collection_and_annotations.export.submissions import answered_items, whole_submissions
 from collection_and_annotations.storage.models import Message, Unit
 
@@ -46,7 +49,8 @@ def _chat(server, unit, token, stream, position):
     _bot_reply(stream)
     missing = _post(server, unit, token, "messages", {"text": "hello"})
     assert missing.status_code == 422
-    assert "message 2" in missing.json()["error"] and "turn_quality" in missing.json()["error"]
+    error = missing.json()["error"]  # the partner's messages are counted on their own
+    assert "your partner's message 1 first" in error and "turn_quality" in error
     invalid = _post(server, unit, token, "messages", {"text": "hello", "label": {"Quality": 9}})
     assert invalid.status_code == 422 and invalid.json()["problems"]
     assert _post(server, unit, token, "messages",
@@ -78,8 +82,8 @@ def test_online_labels_offline_answers_and_the_export(paired):
         entry = state["annotations"]["offline"][0]["dialogues"][0]
         assert entry["targets"] == {"overall_quality": [], "dialogue_scores": []}
         labelled = [m for m in state["conversations"][0]["messages"] if m["role"] == "bot"]
-        assert [m["labels"] for m in labelled] == [{"turn_quality": GOOD},
-                                                   {"turn_quality": {"Quality": 2}}]
+        # the value as the page sent it, so a reload shows the stored ratings
+        assert [m["labels"] for m in labelled] == [GOOD, {"Quality": 2}]
         _chat(server, unit, token, stream, 1)
 
     answers = {
@@ -173,3 +177,44 @@ def test_a_single_offline_bucket_is_asked(tmp_path, database_url):
         assert answered.status_code == 200, answered.text
     finally:
         server.stop()
+
+
+def _buckets_conf(tmp_path, buckets: dict, online: str):
+    path = tmp_path / "buckets.json"
+    path.write_text(json.dumps({"config": buckets}))
+    return write_chat_conf(tmp_path, "alpha:1", ["alpha"], num_turns=2, extra=(
+        f"    annotations_config_path: {path}\n"
+        f"    do_interactive_online_annotations: {online}\n"))
+
+
+def test_a_text_bucket_labels_messages_while_chatting(tmp_path):
+    why = {"config": "text", "indices": "system", "question": "Why did SPEAKER_X say this?",
+           "max_chars": 30, "require": {"level": "turn"}}
+    server = ChatServer(tmp_path, _buckets_conf(tmp_path, {"why": why}, "why"),
+                        {"alpha": ScriptedBot("alpha")})
+    try:
+        unit, token = server.claim("w1")
+        with event_stream(server.base, unit, token) as stream:
+            stream.next("state")
+            _post(server, unit, token, "start", {})
+            _bot_reply(stream)
+            for label in ("   ", "x" * 31, 5):  # blank, too long, not a text
+                refused = _post(server, unit, token, "messages", {"text": "hi", "label": label})
+                assert refused.status_code == 422, label
+            sent = _post(server, unit, token, "messages",
+                         {"text": "hi", "label": " It greets me.\n"})
+            assert sent.status_code == 202
+            _bot_reply(stream)
+        with server.db.read() as session:
+            stored = session.scalars(select(Message.labels).where(Message.role == "bot")
+                                     .order_by(Message.index)).all()
+        assert stored[0] == {"why": " It greets me.\n"}  # as given
+    finally:
+        server.stop()
+
+
+def test_an_explained_bucket_is_refused_for_labels_while_chatting(tmp_path):
+    spec = json.loads(BUCKETS.read_text())["config"]["turn_quality"]
+    conf = _buckets_conf(tmp_path, {"rated": {**spec, "explain": True}}, "rated")
+    with pytest.raises(UserError, match="'rated' has \"explain\": true"):
+        ChatServer(tmp_path, conf, {"alpha": ScriptedBot("alpha")})

@@ -36,6 +36,9 @@ def test_the_original_collection_conf_runs_with_its_24_offline_buckets(tmp_path,
         printed = "".join(server.lines)
         assert "units_per_assignment is accepted but not used" in printed
         assert "data_jsonl is accepted but not used" in printed
+        # the original kept its instructions in its page's code: the launch says so, once
+        assert printed.count("warning: no instructions for bucket(s) grammatical_likert,") == 1
+        assert f"{(cep_fixtures / 'task_config' / 'instructions').resolve()}" in printed
         client = httpx.Client(base_url=base, timeout=20)
         claimed = client.post("/api/claim", json={"worker_id": "w", "assignment_id": "1"}).json()
         unit, token = claimed["unit_id"], claimed["token"]

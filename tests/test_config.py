@@ -82,7 +82,7 @@ def test_demo_conf_needs_nothing_else():
         cfg = load_run_config("demo").config
     blueprint = build_blueprint(cfg)
     assert len(blueprint.plan()) == 4
-    assert set(blueprint.instructions) == {"relevance", "overall_quality", "preference"}
+    assert set(blueprint.instructions) == {"relevance", "issues", "overall_quality", "preference"}
 
 
 def test_unknown_conf_name_lists_builtin_confs():

@@ -88,8 +88,9 @@ def test_overview_counts_the_task(study):
     assert 1 <= len(shown["throughput"]["points"]) <= 2
     timing = shown["time_per_unit"]
     assert timing["count"] == 3 and 0 <= timing["median_s"] <= timing["p90_s"] < 60
-    assert shown["screening"] == {"passed": 0, "failed": 0, "pass_rate": None}
-    assert shown["gold"] == {"passed": 0, "failed": 0, "pass_rate": None}
+    # no screening or gold in this task: the page shows no cards for them
+    assert shown["screening"] == {"passed": 0, "failed": 0, "pass_rate": None, "used": False}
+    assert shown["gold"] == {"passed": 0, "failed": 0, "pass_rate": None, "used": False}
     assert shown["live_chats"] == 0 and shown["quotas"] == []
     assert shown["sync_failures"] == {"reviews": 0, "bonuses": 0}
 
@@ -170,6 +171,9 @@ def test_one_submission_as_its_worker_saw_it(study):
     assert payload["status"] == "completed" and payload["task"]["title"] == "Test task"
     key = payload["dialogues"][0]["key"]
     assert shown["answers"] == {key: {"overall_quality": {"dialogue": {"Overall": 5}}}}
+    # the data's id, for the requester (units are served in a random order)
+    assert list(shown["dialogue_ids"]) == [key]
+    assert shown["dialogue_ids"][key] in {"d0", "d1", "d2", "d3"}
     assert shown["timings"]["server"]["duration_seconds"] >= 0
     assert shown["conversations"] == []
     assert study.get("units/u_missing", 404)["error"].startswith("no submitted unit")

@@ -42,6 +42,7 @@ def test_table_covers_every_config_and_require_level():
     assert {s["config"] for s in specs} == {
         "button_flow", "nondetails_button_flow", "nondetails_nonhelp_button_flow", "multiselect",
         "likert-5-turn", "likert-5-dialogue", "foreach-5-select", "foreach-5-select-dialogue",
-        "comparative",
+        "comparative", "text",
     }
     assert {(s.get("require") or {}).get("level") for s in specs} == {"turn", "dialogue", None}
+    assert any(s.get("explain") for s in specs)

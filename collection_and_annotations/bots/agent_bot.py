@@ -12,7 +12,11 @@ from collections.abc import AsyncIterator, Callable, Hashable, Mapping
 from functools import partial
 from typing import Any
 
-from collection_and_annotations.bots.base import BotUnavailable, Turn
+from collection_and_annotations.bots.base import (
+    NOTHING_SAID,
+    BotUnavailable,
+    Turn,
+)
 from collection_and_annotations.bots.blocking import BlockingCalls
 
 log = logging.getLogger(__name__)
@@ -122,7 +126,7 @@ class AgentSession:
             log.warning("agent: act() returned text that is a %s, not a string",
                         type(said).__name__)
         if not isinstance(said, str) or not said.strip():
-            raise BotUnavailable("The bot had nothing to say.")
+            raise BotUnavailable(NOTHING_SAID)
         yield self._polish(said)
 
     async def _streamed(self, text: str) -> AsyncIterator[str]:
@@ -137,7 +141,7 @@ class AgentSession:
             if callable(getattr(pieces, "close", None)):
                 self._calls.call_later(partial(_close, pieces))
         if not said:
-            raise BotUnavailable("The bot had nothing to say.")
+            raise BotUnavailable(NOTHING_SAID)
 
     def _observe_and(self, method: str, text: str) -> Any:
         """One thread hop for both: a composed agent may act inside its observe."""

@@ -52,7 +52,14 @@ class BotContext:
 
 class BotUnavailable(Exception):
     """The bot cannot answer this turn (down, timed out, crashed, malformed output). The
-    message is shown in the chat as it is: it must name no endpoint, model or nickname."""
+    message is shown in the chat as it is: it must name no endpoint, model or nickname, and
+    calls the bot "your partner", as the page does."""
+
+
+# What a worker reads when a bot cannot answer (BotUnavailable's usual messages).
+NO_REPLY = "Your partner could not answer right now."
+TOO_SLOW = "Your partner took too long to answer."
+NOTHING_SAID = "Your partner had nothing to say."
 
 
 class BotSession(Protocol):

@@ -158,5 +158,7 @@ def check_spec_problems(specs: Mapping[str, BotSpec], used: Iterable[str]) -> No
         for problem in spec.parsed.problems if spec.parsed else []:
             if nickname in used:
                 raise spec.error(problem)
+            # One location for every caller (the launch checks, then builds the bots): the
+            # same warning is printed once.
             warnings.warn(f"{spec.source}: bot '{nickname}' (not used by this conf): {problem}",
-                          BotSpecWarning, stacklevel=2)
+                          BotSpecWarning, stacklevel=1)

@@ -216,7 +216,10 @@ def _shown_message(message: Row, rules: ChatRules) -> dict[str, Any]:
     shown = {"index": message.index, "role": message.role, "text": message.text,
              "sent_at": iso_utc(message.sent_at)}
     if rules.annotations is not None and message.role == "bot":
-        shown["labels"] = message.labels
+        # Stored as {bucket: value} (exports name the bucket); the page gets the value.
+        stored = message.labels or {}
+        shown["labels"] = stored.get(rules.annotations.online) if isinstance(stored, dict) \
+            else None
     return shown
 
 
@@ -492,10 +495,11 @@ def _label_last_reply(cursor: Any, sql: ChatStatements, conversation_id: int,
         return
     problems = annotations.check_label([SPEAKERS[t.role] for t in history], index, label)
     if problems:
-        details = [{**p.as_dict(), "where": f"your partner's message {index + 1}"}
+        number = sum(1 for turn in history[:index + 1] if turn.role == "bot")  # as the page
+        details = [{**p.as_dict(), "where": f"your partner's message {number}"}
                    for p in problems]
         first = problems[0].message
-        raise WorkRefused(f"label your partner's message {index + 1} first "
+        raise WorkRefused(f"label your partner's message {number} first "
                           f"('{annotations.online}'): {first}", 422, details)
     if label is not None:
         cursor.execute(sql.set_labels, {"conversation_id": conversation_id, "index": index,

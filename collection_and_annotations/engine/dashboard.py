@@ -15,7 +15,12 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, case, func, literal, or_, select
 from sqlalchemy.orm import Session
 
-from collection_and_annotations.blueprints.base import JUDGE_POOL
+from collection_and_annotations.blueprints.base import (
+    GOLD_POOL,
+    JUDGE_POOL,
+    QUALITY_POOLS,
+    SCREENING_POOL,
+)
 from collection_and_annotations.engine.provider_sync import FAILED_DECISION, UNSETTLED_BONUS
 from collection_and_annotations.engine.runs import DONE_STATUSES, Progress, real_work, task_units
 from collection_and_annotations.quality.stats import Outcomes, task_outcomes, worker_outcomes
@@ -136,6 +141,12 @@ def throughput(session: Session, task_id: int, now: datetime) -> dict[str, Any]:
          "submissions": int(counts.get(b, 0))} for b in range(start, end + 1)]}
 
 
+def _quality_pools(session: Session, task_id: int) -> set[str]:
+    """The quality-control pools this task has units in: it screens or mixes in gold."""
+    return set(session.scalars(select(Unit.pool).join(Assignment).where(
+        in_task(task_id), Unit.pool.in_(QUALITY_POOLS)).distinct()))
+
+
 def _pass_rate(passed: int, failed: int) -> dict[str, Any]:
     total = passed + failed
     return {"passed": passed, "failed": failed,
@@ -199,6 +210,7 @@ def overview(session: Session, task_id: int, run_id: int, progress: Progress,
         state = RUN_STATES.get(status, status) if taking_work else "review_only"
     timing = unit_timings(session, task_id, by_worker=False).get(0, Timing())
     outcomes = task_outcomes(session, task_id)
+    quality = _quality_pools(session, task_id)
     live = session.scalar(select(func.count()).select_from(Conversation)
                           .join(Unit, Unit.id == Conversation.unit_id).join(Assignment)
                           .where(in_task(task_id), Conversation.status == "active",
@@ -210,8 +222,10 @@ def overview(session: Session, task_id: int, run_id: int, progress: Progress,
         "runs": _runs(session, task_id),
         "throughput": throughput(session, task_id, now),
         "time_per_unit": timing.as_json(),
-        "screening": _pass_rate(outcomes.screening_passed, outcomes.screening_failed),
-        "gold": _pass_rate(outcomes.gold_passed, outcomes.gold_failed),
+        "screening": {**_pass_rate(outcomes.screening_passed, outcomes.screening_failed),
+                      "used": SCREENING_POOL in quality},
+        "gold": {**_pass_rate(outcomes.gold_passed, outcomes.gold_failed),
+                 "used": GOLD_POOL in quality},
         "live_chats": live,
         "quotas": _quotas(session, task_id, chat_pools),
         "sync_failures": sync_failure_counts(session, task_id),

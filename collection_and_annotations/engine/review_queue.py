@@ -207,8 +207,19 @@ def submission_record(session: Session, task_id: int, public_id: str, kind: str,
              "messages": [{"index": m.index, "role": m.role, "text": m.text,
                            "labels": m.labels} for m in chat.messages]}
             for chat in transcripts(session.connection(), unit_id, attempt)],
+        "dialogue_ids": _dialogue_ids(session, unit_id),
     })
     return record, worker_id, unit_id
+
+
+def _dialogue_ids(session: Session, unit_id: int) -> dict[str, Any]:
+    """The data's `dialogue_id` per opaque key of the unit's dialogues: the requester knows
+    their dialogues by these (`demo-garden`), never by the keys the worker page gets."""
+    data = session.scalar(select(Assignment.data)
+                          .join(Unit, Unit.assignment_id == Assignment.id)
+                          .where(Unit.id == unit_id)) or {}
+    return {d["key"]: d.get("source", {}).get("dialogue_id")
+            for d in data.get("dialogues", []) if isinstance(d, dict) and "key" in d}
 
 
 def sync_failures(session: Session, task_id: int) -> dict[str, Any]:

@@ -8,11 +8,13 @@ import { LoadingPage, MessagePage } from './components/MessagePage';
 import { NotEligiblePage, ScreeningPassedPage, TrainingFullPage } from './components/Screening';
 import type { Unit } from './types';
 import { isWebLink } from './platform';
+import { forgetOpenUnit, openUnit } from './shownUnit';
 
 type State =
   | { phase: 'loading' }
   | { phase: 'error'; title: string; message: string; retry: boolean }
   | { phase: 'ready'; unit: Unit; token: string }
+  | { phase: 'replaced'; unit: Unit; token: string }
   | { phase: 'unsupported'; kind: string }
   | { phase: 'completed'; code: string | null; token?: string }
   | { phase: 'screening-passed' }
@@ -41,6 +43,25 @@ const SUPPORTED_KINDS = new Set(['annotation', 'screening', 'chat', 'arena']);
 function unitKind(unit: Unit): string {
   return typeof unit.kind === 'string' ? unit.kind : 'annotation';
 }
+
+/**
+ * A server message under a card's title: from a capital, without repeating the title ("No work
+ * available" over "there is no more work…"; "This link is not valid" over "this link is not
+ * valid (its signature does not match); ask…" → "Its signature does not match; ask…").
+ */
+export function cardMessage(title: string, message: string): string {
+  let text = message.trim();
+  if (text.toLowerCase().startsWith(title.toLowerCase())) {
+    text = text.slice(title.length).replace(/^[\s:;,.-]+/, '');
+    const close = text.indexOf(')');
+    if (text.startsWith('(') && close > 0) text = text.slice(1, close) + text.slice(close + 1);
+  }
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** "Take a new unit" waits this long, this many times, for the server to give up the old one. */
+const GIVE_UP_WAIT_MS = 1000;
+const GIVE_UP_TRIES = 10;
 
 /** Unit states after a submission (the completion page is shown for these). */
 const DONE_STATUSES = new Set(['completed', 'accepted', 'rejected', 'soft_rejected']);
@@ -74,7 +95,12 @@ export function App({ search = window.location.search }: { search?: string }) {
   const [state, setState] = useState<State>({ phase: 'loading' });
   const started = useRef(false);
 
-  const load = useCallback(async () => {
+  /**
+   * Claims the link and loads its unit. `givenUp`: the unit whose time ran out, given up with
+   * "Take a new unit"; while the server has not returned it to the pool yet (it does so about
+   * once a second) the claim still resumes it, so the page asks again a moment later.
+   */
+  const load = useCallback(async (givenUp: string | null = null, tries = 0): Promise<void> => {
     const { workerId, assignmentId, sig } = readLinkParams(search);
     if (!workerId || !assignmentId) {
       setState({
@@ -101,6 +127,10 @@ export function App({ search = window.location.search }: { search?: string }) {
         return;
       }
       const unit = await getUnit(claimed.unit_id, claimed.token);
+      if (unit.unit_id === givenUp && unit.seconds_remaining === 0 && tries < GIVE_UP_TRIES) {
+        await new Promise((resolve) => window.setTimeout(resolve, GIVE_UP_WAIT_MS));
+        return load(givenUp, tries + 1);
+      }
       if (DONE_STATUSES.has(unit.status)) {
         setState({ phase: 'completed', code: unit.completion_code ?? null, token: claimed.token });
         return;
@@ -128,7 +158,10 @@ export function App({ search = window.location.search }: { search?: string }) {
         });
         return;
       }
-      setState({ phase: 'ready', unit, token: claimed.token });
+      // The link's earlier unit ran out of time and this one is given afresh: say so first.
+      // (A unit still open with no time left is the same one, about to go back to the pool.)
+      const replaced = openUnit(workerId, assignmentId, unit.unit_id, unit.seconds_remaining) && unit.seconds_remaining !== 0;
+      setState({ phase: replaced ? 'replaced' : 'ready', unit, token: claimed.token });
     } catch (e) {
       setState(errorState(e, during));
     }
@@ -144,6 +177,17 @@ export function App({ search = window.location.search }: { search?: string }) {
     if (state.phase === 'ready' && state.unit.task?.title) document.title = state.unit.task.title;
   }, [state]);
 
+  const { workerId, assignmentId } = readLinkParams(search);
+  /** The open unit is done with (submitted, or given up when its time ran out). */
+  const forgetUnit = () => {
+    if (workerId && assignmentId) forgetOpenUnit(workerId, assignmentId);
+  };
+  /** "Take a new unit" after the time ran out: the same link claims again. */
+  const takeNewUnit = (expired: string) => {
+    forgetUnit();
+    void load(expired);
+  };
+
   switch (state.phase) {
     case 'loading':
       return <LoadingPage text="Loading your task…" />;
@@ -154,7 +198,7 @@ export function App({ search = window.location.search }: { search?: string }) {
           role="alert"
           action={state.retry ? { label: 'Try again', onClick: () => void load() } : undefined}
         >
-          <p>{state.message}</p>
+          <p>{cardMessage(state.title, state.message)}</p>
         </MessagePage>
       );
     case 'completed':
@@ -165,6 +209,20 @@ export function App({ search = window.location.search }: { search?: string }) {
       return <NotEligiblePage message={state.message} />;
     case 'training-full':
       return <TrainingFullPage message={state.message} onRetry={() => void load()} />;
+    case 'replaced':
+      return (
+        <MessagePage
+          title="The time for your previous unit ran out"
+          role="status"
+          focusHeading
+          action={{ label: 'Start the new unit', onClick: () => setState({ ...state, phase: 'ready' }) }}
+        >
+          <p>
+            That unit went back to the pool, and the answers you gave on it were not kept. This link now has a new unit
+            for you.
+          </p>
+        </MessagePage>
+      );
     case 'unsupported':
       return (
         <MessagePage
@@ -188,7 +246,10 @@ export function App({ search = window.location.search }: { search?: string }) {
             unit={state.unit}
             chat={state.unit.chat}
             token={state.token}
-            onCompleted={(code) => setState({ phase: 'completed', code, token: state.token })}
+            onCompleted={(code) => {
+              forgetUnit();
+              setState({ phase: 'completed', code, token: state.token });
+            }}
             onRefused={(e) => setState(errorState(e, 'unit'))}
           />
         );
@@ -198,7 +259,9 @@ export function App({ search = window.location.search }: { search?: string }) {
           key={state.unit.unit_id}
           unit={state.unit}
           token={state.token}
+          onTakeNew={() => takeNewUnit(state.unit.unit_id)}
           onCompleted={(code, screening) => {
+            forgetUnit();
             if (!screening) setState({ phase: 'completed', code, token: state.token });
             else if (screening.passed) setState({ phase: 'screening-passed' });
             else setState({ phase: 'not-eligible', message: screening.message });

@@ -1,9 +1,10 @@
 /** Steps of a unit and immutable operations on the answers object. */
 import { isPlainObject } from './tree';
-import { targetsOf, turnContext } from './context';
+import { targetKeys, turnContext } from './context';
+import { EXPLANATION_KEY, sanitizeExplanations } from './explain';
 import type { Answers, BucketValue, Unit } from './types';
 import { DIALOGUE_TARGET } from './types';
-import { isDialogueLevel, sanitizeValue } from './values';
+import { sanitizeValue } from './values';
 
 export interface Step {
   dialogueKey: string;
@@ -67,9 +68,7 @@ export function sanitizeAnswers(unit: Unit, raw: unknown): Answers {
       const bucket = unit.buckets[name];
       const rawBucket = rawDialogue[name];
       if (!bucket || !isPlainObject(rawBucket)) continue;
-      const targets = isDialogueLevel(bucket)
-        ? [DIALOGUE_TARGET]
-        : targetsOf(bucket, d.key).map(String);
+      const targets = targetKeys(bucket, d.key);
       for (const target of targets) {
         if (!(target in rawBucket)) continue;
         const ctx = turnContext(d, target === DIALOGUE_TARGET ? null : Number(target), bucket, out[d.key]?.[name]);
@@ -80,6 +79,12 @@ export function sanitizeAnswers(unit: Unit, raw: unknown): Answers {
           out[d.key][name][target] = value;
         }
       }
+      const explanations = sanitizeExplanations(bucket, rawBucket[EXPLANATION_KEY], targets);
+      if (explanations) {
+        out[d.key] ??= {};
+        out[d.key][name] ??= {};
+        out[d.key][name][EXPLANATION_KEY] = explanations;
+      }
     }
   }
   return out;
@@ -87,10 +92,11 @@ export function sanitizeAnswers(unit: Unit, raw: unknown): Answers {
 
 /**
  * A value that holds nothing (absent, an opened but unanswered tree turn, a rating object
- * without ratings): submissions leave it out. `[]` (multiselect: none apply) holds an answer.
+ * without ratings, an empty text): submissions leave it out. `[]` (multiselect: none apply)
+ * holds an answer.
  */
 export function holdsNothing(value: unknown): boolean {
-  return value === undefined || (isPlainObject(value) && Object.keys(value).length === 0);
+  return value === undefined || value === '' || (isPlainObject(value) && Object.keys(value).length === 0);
 }
 
 /** The answers as submitted: values that hold nothing and empty containers are left out. */

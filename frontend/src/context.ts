@@ -5,13 +5,19 @@
  */
 import type { DepContext } from './dependencies';
 import { isPlainObject, normalizeTree } from './tree';
-import type { Answers, Bucket, BucketValue, Dialogue } from './types';
+import type { Answers, Bucket, BucketAnswers, Dialogue } from './types';
+import { DIALOGUE_TARGET } from './types';
 import { isDialogueLevel, isTreeBucket } from './values';
 
 export function targetsOf(bucket: Bucket, dialogueKey: string): number[] {
   if (isDialogueLevel(bucket)) return [];
   const t = bucket.targets?.[dialogueKey];
   return Array.isArray(t) ? t : [];
+}
+
+/** The keys a bucket's values have in one dialogue: `"dialogue"`, or its target turns as strings. */
+export function targetKeys(bucket: Bucket, dialogueKey: string): string[] {
+  return isDialogueLevel(bucket) ? [DIALOGUE_TARGET] : targetsOf(bucket, dialogueKey).map(String);
 }
 
 /**
@@ -42,8 +48,8 @@ export function turnContext(
 export function settleBucket(
   bucket: Bucket,
   dialogue: Dialogue,
-  values: Record<string, BucketValue>,
-): Record<string, BucketValue> {
+  values: BucketAnswers,
+): BucketAnswers {
   if (!isTreeBucket(bucket)) return values;
   let out = values;
   for (const index of [...targetsOf(bucket, dialogue.key)].sort((a, b) => a - b)) {

@@ -55,6 +55,21 @@ export function humanize(name: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
+/** Words at the end of a bucket id that name its kind of question, not its subject. */
+const KIND_WORDS = new Set(['likert', 'turn', 'turns', 'dialogue', 'comparative', 'label', 'labels', 'select', 'foreach', 'flow']);
+
+/**
+ * The heading of a bucket for workers: its `task_title` (or name) in words, without the words
+ * that name its kind (`grammatical_likert_turn` → "Grammatical", `consistency_label` →
+ * "Consistency"): ids such as "Grammatical likert turn" mean nothing to a worker.
+ */
+export function bucketTitle(title: string): string {
+  const words = title.split(/[_-]+/).filter(Boolean);
+  let end = words.length;
+  while (end > 1 && KIND_WORDS.has(words[end - 1].toLowerCase())) end -= 1;
+  return humanize(words.slice(0, end).join(' '));
+}
+
 /** Display name per speaker, as the unit's `speaker_names` gives them. */
 export interface SpeakerNames {
   system: string;

@@ -13,7 +13,8 @@ import { targetsOf, turnContext } from './context';
 import { questionLabel, turnNumber, type Show } from './display';
 import type { Answers, Bucket, Dialogue, Unit } from './types';
 import { DIALOGUE_TARGET } from './types';
-import { hasNothingToAsk, isDialogueLevel, valueGaps, type ValueGap } from './values';
+import { explanationsMissing } from './explain';
+import { hasNothingToAsk, isDialogueLevel, textRequest, valueGaps, type ValueGap } from './values';
 
 export interface Missing {
   /** Turn index (0-based) the item belongs to, or null for the dialogue as a whole. */
@@ -35,6 +36,8 @@ export function describeGap(gap: ValueGap, show: Show = identity): string {
       return `rate '${show(gap.text)}'`;
     case 'choice':
       return `answer '${show(gap.question)}'`;
+    case 'text':
+      return `answer ${textRequest(show(gap.question), gap.limits)}`;
   }
 }
 
@@ -47,14 +50,24 @@ function capitalize(s: string): string {
 }
 
 /**
- * What the worker still has to do for one bucket of one dialogue (empty when complete). An absent
- * tree value is checked as `{}`: a turn whose every question is hidden is complete.
+ * What the worker still has to do for one bucket of one dialogue (empty when complete): what its
+ * `require` asks for, then the explanations `explain_min_chars` asks for. An absent tree value is
+ * checked as `{}`: a turn whose every question is hidden is complete.
  */
 export function bucketMissing(
   bucket: Bucket,
   dialogue: Dialogue,
   bucketAnswers: Record<string, unknown> | undefined,
   show: Show = identity,
+): Missing[] {
+  return [...requireMissing(bucket, dialogue, bucketAnswers, show), ...explanationsMissing(bucket, dialogue, bucketAnswers ?? {})];
+}
+
+function requireMissing(
+  bucket: Bucket,
+  dialogue: Dialogue,
+  bucketAnswers: Record<string, unknown> | undefined,
+  show: Show,
 ): Missing[] {
   const level = bucket.require?.level;
   if (level !== 'turn' && level !== 'dialogue') return [];

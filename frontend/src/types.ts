@@ -25,7 +25,8 @@ export type BucketConfig =
   | 'likert-5-dialogue'
   | 'foreach-5-select'
   | 'foreach-5-select-dialogue'
-  | 'comparative';
+  | 'comparative'
+  | 'text';
 
 /** A question of a tree bucket: answers (each mapping to nested questions) plus `_type_`/`_dep_`. */
 export interface QuestionSpec {
@@ -53,6 +54,16 @@ export interface Require {
   level: 'turn' | 'dialogue';
 }
 
+/**
+ * Limits of a free text: a text bucket's answer (`text`) or the "Explain your answer" field
+ * (`explain`). Shorter than `min_chars` (without the spaces around it) counts as not answered.
+ */
+export interface TextLimits {
+  min_chars: number;
+  max_chars: number;
+  multiline: boolean;
+}
+
 export interface Bucket {
   config: BucketConfig;
   level: 'turn' | 'dialogue';
@@ -62,6 +73,10 @@ export interface Bucket {
   label_details?: Record<string, string> | null;
   require?: Require | null;
   instructions_html?: string | null;
+  /** `config: "text"` buckets: how long the answer may be, and whether it takes line breaks. */
+  text?: TextLimits | null;
+  /** Buckets with `"explain": true`: the limits of the explanation under the answer. */
+  explain?: TextLimits | null;
   /** dialogue key -> target turn indices (turn-level buckets only). */
   targets: Record<string, number[]>;
 }
@@ -238,8 +253,14 @@ export interface TreeValue {
 }
 export type BucketValue = TreeValue | string[] | Record<string, number> | string;
 
-/** answers[dialogue_key][bucket_name][target] = value; target is a turn index string or "dialogue". */
-export type Answers = Record<string, Record<string, Record<string, BucketValue>>>;
+/**
+ * answers[dialogue_key][bucket_name][target] = value; target is a turn index string or
+ * "dialogue". Buckets with `explain` also hold `explanation: {target: text}` beside the targets.
+ */
+export type Answers = Record<string, Record<string, BucketAnswers>>;
+export type BucketAnswers = Record<string, BucketValue | Explanations>;
+/** target -> the worker's explanation of that answer. */
+export type Explanations = Record<string, string>;
 
 export const DIALOGUE_TARGET = 'dialogue';
 

@@ -78,12 +78,15 @@ export function useChatAnnotations({ unit, chat, token, enabled, draftDebounceMs
   const draft = useMemo(() => ({ ...answers, online }), [answers, online]);
   const position = useMemo(() => ({ step: stepIndex, finished }), [stepIndex, finished]);
   const stamp = useCallback((p: { step: number }) => ({ ...p, timings: timingsAt(Date.now()) }), [timingsAt]);
+  // Every chat ended and annotated: the unit is being submitted, and a draft sent now could
+  // reach the server after the submit (which refuses it).
+  const allDone = chat.current === null && shown === null && !reviewing;
   const saver = useDraftSaver({
     unitId: unit.unit_id,
     token,
     answers: draft,
     position,
-    enabled: enabled && hasAnnotations(chat),
+    enabled: enabled && hasAnnotations(chat) && !allDone,
     stamp,
     debounceMs: draftDebounceMs,
   });

@@ -4,7 +4,7 @@
  */
 import type { DepContext } from './dependencies';
 import { isPlainObject, normalizeTree, treeGaps } from './tree';
-import type { Bucket, BucketValue, ForeachOption, LikertOption, MultiselectOption } from './types';
+import type { Bucket, BucketValue, ForeachOption, LikertOption, MultiselectOption, TextLimits } from './types';
 import { TREE_CONFIGS } from './types';
 
 export const SCALE = [1, 2, 3, 4, 5] as const;
@@ -60,6 +60,27 @@ export function isRatingBucket(bucket: Bucket): boolean {
   );
 }
 
+/** Characters of a text as the server counts them (code points), without the spaces around it. */
+export function textLength(text: string): number {
+  return [...text.trim()].length;
+}
+
+/** A text counts as an answer once it has `min_chars` characters (at least one) besides spaces. */
+export function isLongEnough(text: unknown, limits: TextLimits): text is string {
+  return typeof text === 'string' && textLength(text) >= Math.max(limits.min_chars, 1);
+}
+
+/** At most `max` characters (code points) of `text`, as the server allows. */
+export function clipText(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length > max ? chars.slice(0, max).join('') : text;
+}
+
+/** What the worker is asked to write: the question, and how much when `min_chars` asks for more. */
+export function textRequest(question: string, limits: TextLimits): string {
+  return limits.min_chars > 1 ? `'${question}' in at least ${limits.min_chars} characters` : `'${question}'`;
+}
+
 function isRating(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 5;
 }
@@ -69,6 +90,7 @@ function isRating(v: unknown): v is number {
  * valid for this bucket.
  */
 export function sanitizeValue(bucket: Bucket, value: unknown, turn: DepContext): BucketValue | undefined {
+  if (bucket.text) return typeof value === 'string' ? clipText(value, bucket.text.max_chars) : undefined;
   if (isTreeBucket(bucket)) {
     if (!isPlainObject(value)) return undefined;
     return normalizeTree(bucket.options, value, turn);
@@ -97,10 +119,14 @@ export type ValueGap =
   | { kind: 'radio' | 'checkbox'; question: string }
   | { kind: 'unvisited' }
   | { kind: 'rating'; key: string; text: string }
-  | { kind: 'choice'; question: string };
+  | { kind: 'choice'; question: string }
+  | { kind: 'text'; question: string; limits: TextLimits };
 
 /** What keeps a value from being complete (empty when complete). */
 export function valueGaps(bucket: Bucket, value: unknown, turn: DepContext): ValueGap[] {
+  if (bucket.text) {
+    return isLongEnough(value, bucket.text) ? [] : [{ kind: 'text', question: bucket.question ?? '', limits: bucket.text }];
+  }
   if (isTreeBucket(bucket)) {
     const gaps = treeGaps(bucket.options, value, turn);
     if (value === undefined && gaps.some((g) => g.kind === 'checkbox')) {

@@ -73,18 +73,20 @@ describe('claim', () => {
   });
 
   it('sends worker_id, assignment_id and sig; 403 shows its error message', async () => {
-    const calls = fakeServer({ 'POST /api/claim': () => [403, { error: 'Invalid signature.' }] });
+    const message = 'this link is not valid (its signature does not match); ask for a new link';
+    const calls = fakeServer({ 'POST /api/claim': () => [403, { error: message }] });
     render(<App search={LINK} />);
     expect(await screen.findByRole('heading', { name: 'This link is not valid' })).toBeInTheDocument();
-    expect(screen.getByText('Invalid signature.')).toBeInTheDocument();
+    // From a capital, without saying the title again.
+    expect(screen.getByText('Its signature does not match; ask for a new link')).toBeInTheDocument();
     expect(calls[0].body).toEqual({ worker_id: 'w1', assignment_id: 'a1', sig: 's1' });
   });
 
   it('409 shows why no work is available', async () => {
-    fakeServer({ 'POST /api/claim': () => [409, { error: 'All units are taken.' }] });
+    fakeServer({ 'POST /api/claim': () => [409, { error: 'there is no more work in this task for you; thank you!' }] });
     render(<App search="?worker_id=w1&assignment_id=a1" />);
     expect(await screen.findByRole('heading', { name: 'No work available' })).toBeInTheDocument();
-    expect(screen.getByText('All units are taken.')).toBeInTheDocument();
+    expect(screen.getByText('There is no more work in this task for you; thank you!')).toBeInTheDocument();
   });
 
   it('status "completed" goes straight to the completion page', async () => {
@@ -335,6 +337,59 @@ describe('drafts and time', () => {
     render(<App search={LINK} />);
     expect(await screen.findByRole('timer')).toHaveTextContent('Time left 0:01');
     await waitFor(() => expect(screen.getByRole('timer')).toHaveTextContent('Time is over'), { timeout: 3000 });
+  });
+
+  it('time over: the form turns read-only, and "Take a new unit" claims the link again', async () => {
+    const user = userEvent.setup();
+    const unit = smallUnit({ seconds_remaining: 1 });
+    const next = smallUnit({ unit_id: 'u_2' });
+    let claims = 0;
+    const calls = fakeServer({
+      ...standardRoutes(unit),
+      ...standardRoutes(next),
+      'POST /api/claim': () => [200, { token: 'tok', unit_id: ++claims === 1 ? 'u_1' : 'u_2', status: 'assigned' }],
+    });
+    render(<App search={LINK} />);
+    await user.click(await screen.findByRole('button', { name: 'Next' }));
+    const alert = await screen.findByRole('alert', {}, { timeout: 3000 });
+    expect(alert).toHaveTextContent('The time for this unit is over. Your answers can no longer be changed or submitted');
+    for (const box of screen.getAllByRole('checkbox')) expect(box).toBeDisabled();
+    expect(screen.getByRole('button', { name: 'Back' })).toBeDisabled();
+    const drafts = calls.filter((c) => c.method === 'PUT').length;
+    await user.click(within(alert).getByRole('button', { name: 'Take a new unit' }));
+    // The worker asked for it: the new unit opens at once, without the "ran out" notice.
+    expect(await screen.findByRole('heading', { name: 'Before you start' })).toBeInTheDocument();
+    expect(screen.queryByRole('timer')).toBeNull();
+    expect(calls.filter((c) => c.url === '/api/claim')).toHaveLength(2);
+    expect(calls.filter((c) => c.method === 'PUT' && c.url.includes('u_1'))).toHaveLength(drafts);
+  });
+
+  it('a reload that gets another unit (the first one ran out of time) says so before showing it', async () => {
+    const user = userEvent.setup();
+    fakeServer(standardRoutes(smallUnit()));
+    const first = render(<App search={LINK} />);
+    await screen.findByRole('heading', { name: 'Before you start' });
+    first.unmount();
+    fakeServer(standardRoutes(smallUnit({ unit_id: 'u_2' })));
+    render(<App search={LINK} />);
+    expect(await screen.findByRole('heading', { name: 'The time for your previous unit ran out' })).toHaveFocus();
+    expect(screen.queryByRole('heading', { name: 'Before you start' })).toBeNull();
+    await user.click(screen.getByRole('button', { name: 'Start the new unit' }));
+    expect(await screen.findByRole('heading', { name: 'Before you start' })).toBeInTheDocument();
+  });
+
+  it('the same unit given afresh after its time ran out says so too (its answers are gone)', async () => {
+    fakeServer(standardRoutes(smallUnit({ seconds_remaining: 600 })));
+    const first = render(<App search={LINK} />);
+    await screen.findByRole('heading', { name: 'Before you start' });
+    first.unmount();
+    vi.spyOn(Date, 'now').mockReturnValue(Date.now() + 601_000);
+    try {
+      render(<App search={LINK} />);
+      expect(await screen.findByRole('heading', { name: 'The time for your previous unit ran out' })).toBeInTheDocument();
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 
   it('no timer when seconds_remaining is null', async () => {

@@ -22,16 +22,28 @@ afterEach(() => {
 });
 
 describe('chat unit', () => {
-  it('loads, starts the first chat, and shows the opener and a reply streamed piece by piece', async () => {
+  it('opens with "Before you start" (the task, its instructions, what the chat asks); Start the chat starts it', async () => {
+    const user = userEvent.setup();
     const pending = chatState();
+    const unit = chatUnit(pending);
+    unit.task.description_html = '<p>Talk about <b>gardening</b>.</p>';
     const started = chatState({
       conversations: [conversation(0, 'Partner', { status: 'active', messages: [msg(0, 'worker', 'Hi!')], reply: { index: 1, text: '' } })],
     });
-    const server = chatServer(chatUnit(pending), { 'POST /api/chat/u_c/start': () => [200, started] });
+    const server = chatServer(unit, { 'POST /api/chat/u_c/start': () => [200, started] });
     render(<App search={LINK} />);
     const stream = await server.stream();
     stream.state(pending);
 
+    expect(await screen.findByRole('heading', { name: 'Before you start' })).toHaveFocus();
+    expect(screen.getByText('gardening').tagName).toBe('B');
+    expect(screen.getByText('You will chat with a partner and write 2 messages.')).toBeInTheDocument();
+    expect(screen.getByText('Your partner is a chatbot: a computer program writes its replies.')).toBeInTheDocument();
+    expect(screen.getByText('You have 10 minutes to write each message.')).toBeInTheDocument();
+    expect(screen.queryByRole('textbox', { name: 'Your message' })).toBeNull();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(server.posts('start')).toHaveLength(0);
+    await user.click(screen.getByRole('button', { name: 'Start the chat' }));
     await waitFor(() => expect(server.posts('start')).toHaveLength(1));
     expect(server.posts('start')[0].auth).toBe('Bearer tok');
     // The status changed: the server sends the state again.
@@ -57,6 +69,9 @@ describe('chat unit', () => {
     expect(screen.getByRole('timer')).toHaveTextContent(/^Time to reply (9:59|10:00)$/);
     await waitFor(() => expect(textbox()).toHaveFocus());
     expect(textbox()).toHaveAttribute('aria-disabled', 'false');
+    // The task stays one click away while chatting.
+    await user.click(screen.getByRole('button', { name: 'Task instructions' }));
+    expect(within(screen.getByRole('dialog', { name: 'Task instructions' })).getByText('gardening')).toBeInTheDocument();
   });
 
   it('Enter sends with a client_message_id, shows the message at once, and keeps focus; Shift+Enter makes a new line', async () => {
@@ -306,7 +321,7 @@ describe('chat unit', () => {
     expect(server.calls.filter((c) => c.url.endsWith('/events'))).toHaveLength(1);
   });
 
-  it('a failed automatic start can be tried again', async () => {
+  it('a failed start can be tried again', async () => {
     const user = userEvent.setup();
     const pending = chatState();
     let tries = 0;
@@ -315,6 +330,7 @@ describe('chat unit', () => {
         ++tries === 1 ? [503, { error: 'No partner is free.' }] : [200, chatState({ conversations: [activeConversation(0, 'Partner')] })],
     });
     render(<App search={LINK} />);
+    await user.click(await screen.findByRole('button', { name: 'Start the chat' }));
     expect(await screen.findByRole('alert')).toHaveTextContent('The chat could not be started: No partner is free.');
     await user.click(screen.getByRole('button', { name: 'Try again' }));
     expect(await screen.findByRole('log', { name: 'Conversation with Partner' })).toBeInTheDocument();

@@ -48,7 +48,7 @@ describe('online labels', () => {
     render(<App search={LINK} />);
     (await server.stream()).state(chat);
 
-    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 2" });
+    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 1" });
     const botMessage = within(log()).getAllByRole('listitem')[1];
     expect(botMessage).toContainElement(group);
     expect(botMessage).toHaveTextContent('Hello! How are you?');
@@ -58,7 +58,7 @@ describe('online labels', () => {
     await user.type(textbox(), 'Fine, thanks.');
     expect(sendButton()).toBeDisabled();
     const hint = screen.getByText(/Still to do before you go on/).closest('div')!;
-    expect(hint).toHaveTextContent(`Partner's message 2: rate '${QUALITY}'`);
+    expect(hint).toHaveTextContent(`Partner's message 1: rate '${QUALITY}'`);
     expect(sendButton()).toHaveAttribute('aria-describedby', hint.id);
     await user.keyboard('{Enter}');
     expect(server.posts('messages')).toHaveLength(0);
@@ -82,7 +82,7 @@ describe('online labels', () => {
     const server = chatServer(annotatedUnit(chat), { ...draftRoute, 'POST /api/chat/u_c/messages': () => [202, { index: 2, sent_at: 'now' }] });
     render(<App search={LINK} />);
     (await server.stream()).state(chat);
-    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 2" });
+    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 1" });
     expect(within(group).getAllByRole('checkbox').map((c) => c.closest('label')!.textContent)).toEqual([
       'Off topic',
       'Repeats itself',
@@ -101,7 +101,7 @@ describe('online labels', () => {
     const server = chatServer(annotatedUnit(chat), { ...draftRoute, 'POST /api/chat/u_c/messages': () => [202, { index: 2, sent_at: 'now' }] });
     render(<App search={LINK} />);
     (await server.stream()).state(chat);
-    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 2" });
+    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 1" });
     const question = within(group).getByRole('group', { name: "Does Partner's reply follow from what You just said?" });
     await user.click(within(question).getByRole('radio', { name: 'Partly, it responds but drifts away.' }));
     expect(screen.getByText(/Still to do before you go on/).closest('div')).toHaveTextContent("answer 'Where does it drift?'");
@@ -133,12 +133,12 @@ describe('online labels', () => {
     const ended = { ...chat, current: null, conversations: [{ ...c, status: 'ended' as const, can_end: false }] };
     const server = chatServer(annotatedUnit(chat), { ...draftRoute, 'POST /api/chat/u_c/end': () => [200, ended] });
     render(<App search={LINK} />);
-    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 4" });
+    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 2" });
     expect(within(log()).getAllByRole('listitem')[1]).toHaveTextContent('Your rating: Quality: 5');
     expect(screen.getAllByRole('group', { name: /Your rating of/ })).toHaveLength(1);
     const end = screen.getByRole('button', { name: 'End chat' });
     expect(end).toBeDisabled();
-    expect(end).toHaveAccessibleDescription(`Still to do before you go on: Partner's message 4: rate '${QUALITY}'`);
+    expect(end).toHaveAccessibleDescription(`Still to do before you go on: Partner's message 2: rate '${QUALITY}'`);
     await user.click(within(group).getByRole('radio', { name: '2' }));
     await user.click(end);
     await waitFor(() => expect(server.posts('end')).toHaveLength(1));
@@ -161,7 +161,7 @@ describe('online labels', () => {
 
     const reloaded = annotatedUnit(chat, { answers: (put.body as { answers: Answers }).answers, position: { step: 0 } });
     renderChat(reloaded);
-    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 2" });
+    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 1" });
     expect(within(group).getByRole('radio', { name: '3' })).toBeChecked();
     await user.type(textbox(), 'Hello');
     expect(sendButton()).toBeEnabled();
@@ -179,7 +179,7 @@ describe('online labels', () => {
     });
     render(<App search={LINK} />);
     (await server.stream()).state(chat);
-    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 2" });
+    const group = await screen.findByRole('group', { name: "Your rating of Partner's message 1" });
     await user.click(within(group).getByRole('radio', { name: '1' }));
     await user.type(textbox(), 'Hello{Enter}');
     const alert = await within(group).findByRole('alert');

@@ -8,8 +8,7 @@ import {
   questionLabel,
   showFor,
   speakerLabel,
-  speakerNames,
-} from '../src/display';
+  speakerNames, bucketTitle } from '../src/display';
 
 describe('display helpers', () => {
   it('replaces SPEAKER_X / SPEAKER_Y with the speaker names', () => {
@@ -53,5 +52,16 @@ describe('display helpers', () => {
     // texts about the whole dialogue read X as the bot
     expect(showFor(names, null)(q)).toBe('Does Bot answer Human?');
     expect(placeholderNames(names, 'user')).toEqual({ SPEAKER_X: 'Human', SPEAKER_Y: 'Bot' });
+  });
+});
+
+describe('bucketTitle', () => {
+  it('says what a bucket is about, without the words that name its kind', () => {
+    expect(bucketTitle('grammatical_likert_turn')).toBe('Grammatical');
+    expect(bucketTitle('consistency_label')).toBe('Consistency');
+    expect(bucketTitle('relevant_comparative')).toBe('Relevant');
+    expect(bucketTitle('overall_quality')).toBe('Overall quality');
+    expect(bucketTitle('turn_quality')).toBe('Turn quality');
+    expect(bucketTitle('likert')).toBe('Likert');
   });
 });

@@ -5,9 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { settleBucket, turnContext } from '../src/context';
+import { settleBucket, targetKeys, turnContext } from '../src/context';
+import { EXPLANATION_KEY, sanitizeExplanations } from '../src/explain';
 import { bucketMissing } from '../src/require';
-import type { Bucket, BucketValue, Dialogue } from '../src/types';
+import type { Bucket, BucketAnswers, Dialogue, TextLimits } from '../src/types';
 import { DIALOGUE_TARGET } from '../src/types';
 import { isTreeBucket, sanitizeValue } from '../src/values';
 
@@ -16,7 +17,7 @@ interface Case {
   bucket: string | Record<string, unknown>;
   speakers: string[];
   targets: number[];
-  answers: Record<string, BucketValue>;
+  answers: BucketAnswers;
   valid?: boolean;
   expected: { complete: boolean; missing: Array<number | null> };
 }
@@ -27,16 +28,24 @@ const table = JSON.parse(
 
 const DIALOGUE_CONFIGS = new Set(['likert-5-dialogue', 'foreach-5-select-dialogue', 'comparative']);
 
-/** The bucket as the server sends it (GET /api/units: level, require, targets per dialogue). */
+function limits(min: unknown, max: unknown, multiline: unknown = true): TextLimits {
+  return { min_chars: (min as number) ?? 0, max_chars: (max as number) ?? 2000, multiline: multiline as boolean };
+}
+
+/** The bucket as the server sends it (GET /api/units: level, require, text limits, targets per dialogue). */
 function publicBucket(c: Case): Bucket {
   const spec = typeof c.bucket === 'string' ? table.buckets[c.bucket] : c.bucket;
-  const level = DIALOGUE_CONFIGS.has(spec.config as string) ? 'dialogue' : 'turn';
+  const text = spec.config === 'text';
+  const dialogueLevel = text ? (spec.indices ?? 'no_indices') === 'no_indices' : DIALOGUE_CONFIGS.has(spec.config as string);
+  const level = dialogueLevel ? 'dialogue' : 'turn';
   return {
     config: spec.config,
     level,
     question: spec.question ?? null,
-    options: spec.options,
+    options: spec.options ?? null,
     require: spec.require ?? null,
+    text: text ? limits(spec.min_chars, spec.max_chars, spec.multiline ?? true) : null,
+    explain: spec.explain ? limits(spec.explain_min_chars, spec.explain_max_chars) : null,
     targets: level === 'turn' ? { d: c.targets } : {},
   } as Bucket;
 }
@@ -51,15 +60,24 @@ function dialogueOf(c: Case): Dialogue {
   };
 }
 
-/** What the page keeps of the values: trees settled turn by turn, other values sanitized. */
-function pageKeeps(bucket: Bucket, dialogue: Dialogue, values: Record<string, BucketValue>) {
-  if (isTreeBucket(bucket)) return settleBucket(bucket, dialogue, values);
-  const out: Record<string, unknown> = {};
-  for (const [target, value] of Object.entries(values)) {
-    const index = target === DIALOGUE_TARGET ? null : Number(target);
-    const kept = sanitizeValue(bucket, value, turnContext(dialogue, index, bucket, values));
-    if (kept !== undefined) out[target] = kept;
+/**
+ * What the page keeps of the values: trees settled turn by turn, other values of the bucket's
+ * targets sanitized, explanations of its targets.
+ */
+function pageKeeps(bucket: Bucket, dialogue: Dialogue, values: BucketAnswers) {
+  const targets = targetKeys(bucket, dialogue.key);
+  const { [EXPLANATION_KEY]: explanations, ...given } = values;
+  const out: BucketAnswers = {};
+  if (isTreeBucket(bucket)) Object.assign(out, settleBucket(bucket, dialogue, given));
+  else {
+    for (const target of targets.filter((t) => t in given)) {
+      const index = target === DIALOGUE_TARGET ? null : Number(target);
+      const kept = sanitizeValue(bucket, given[target], turnContext(dialogue, index, bucket, given));
+      if (kept !== undefined) out[target] = kept;
+    }
   }
+  const texts = sanitizeExplanations(bucket, explanations, targets);
+  if (texts) out[EXPLANATION_KEY] = texts;
   return out;
 }
 

@@ -23,6 +23,7 @@ class FakeOpenAI:
     modes: list[str] = field(default_factory=list)  # the next chat requests' modes, then `mode`
     events: list[Any] = field(default_factory=list)  # mode `events`: sent as they are
     requests: list[dict[str, Any]] = field(default_factory=list)
+    models_status: int = 200  # the answer to GET /v1/models (the launch check)
     port: int = field(default_factory=free_port)
 
     @property
@@ -41,7 +42,11 @@ class FakeOpenAI:
         headers = {k.decode(): v.decode() for k, v in scope["headers"]}
         self.requests.append({"method": scope["method"], "path": scope["path"],
                               "headers": headers, "body": json.loads(body) if body else None})
-        if scope["path"] == "/v1/models":
+        if scope["path"] == "/v1/models" and self.models_status != 200:
+            await _answer(send, self.models_status, f'{{"error": {{"message": "Invalid proxy '
+                          f'server token passed. Received API Key = '
+                          f'{headers.get("authorization", "")}"}}}}'.encode(), "application/json")
+        elif scope["path"] == "/v1/models":
             await _answer(send, 200, b'{"data": []}', "application/json")
         elif self.failures:
             status = self.failures.pop(0)

@@ -125,6 +125,18 @@ async def test_timeout_bounds_the_gap_between_pieces(fake, make_bot):
     await bot.aclose()
 
 
+@pytest.mark.parametrize("status", [400, 401, 404, 422])
+async def test_a_launch_check_refused_with_any_4xx_warns_with_status_and_body(fake, make_bot,
+                                                                             status):
+    fake.models_status = status  # LiteLLM's proxy answers a wrong key with 400
+    bot = make_bot(fake.base_url)
+    warning = await bot.check()
+    assert f"{fake.base_url}/models answered HTTP {status}" in warning
+    assert "Invalid proxy server token passed" in warning  # the server's own words
+    assert "Bearer ***" in warning and KEY not in warning
+    await bot.aclose()
+
+
 async def test_nothing_listening_retries_then_unavailable_and_check_warns(make_bot):
     from helpers import free_port
 

@@ -36,6 +36,13 @@ def _wait_for_reply(page: Page) -> None:
         " || [...document.querySelectorAll('button')].some(x => x.textContent === 'End chat')) }")
 
 
+def _start(page: Page) -> None:
+    """From the chat's "Before you start" screen to the first chat: nothing is sent before."""
+    expect(page.get_by_role("heading", name="Before you start")).to_be_visible()
+    expect(page.get_by_role("textbox", name="Your message")).to_have_count(0)
+    page.get_by_role("button", name="Start the chat").click()
+
+
 def _chat(page: Page, partner: str, messages: list[str]) -> None:
     log = _log(page, partner)
     expect(log).to_be_visible()
@@ -59,6 +66,12 @@ def _data_dir(server) -> str:
     return next(a for a in server.run.process.args if a.startswith("data_dir=")).split("=", 1)[1]
 
 
+def _stored_messages(server) -> int:
+    engine = create_engine(f"sqlite:///{_data_dir(server)}/cep.sqlite3")
+    with engine.connect() as connection:
+        return len(connection.execute(select(Message.id)).all())
+
+
 NO_ANNOTATIONS = ("mephisto.blueprint.do_interactive_online_annotations=''",
                   "mephisto.blueprint.do_interactive_offline_annotations=[]")
 
@@ -69,6 +82,7 @@ def test_paired_chat_to_the_end_streams_replies_and_stores_every_message(serve, 
     streamed: list[str] = []
     page.on("response", lambda r: "/events" in r.url and streamed.append(r.url))
     page.goto(server.link("worker_1", "1"))
+    _start(page)
     expect(page.get_by_role("heading", name=re.compile("Chat 1 of 2"))).to_be_visible()
     _chat(page, "Partner A", ["I love cooking <b>pizza</b>", "Do you like music?",
                               "I play the guitar"])
@@ -121,6 +135,7 @@ def test_single_chat_on_a_phone_survives_a_reload(serve, new_worker):
     worker = new_worker(viewport=(375, 740), mobile=True)
     page = worker.page
     page.goto(server.link("worker_2", "1"))
+    _start(page)
     log = _log(page, "Partner")
     expect(log).to_be_visible()
     _wait_for_reply(page)
@@ -146,7 +161,9 @@ def _rate_latest(page: Page, partner: str, clicked: dict[int, int], rating: int)
     group = page.get_by_role("group", name=re.compile(f"Your rating of {partner}'s message"))
     expect(group).to_have_count(1)
     index = int(group.get_attribute("data-message-index"))
-    expect(group).to_have_accessible_name(f"Your rating of {partner}'s message {index + 1}")
+    # The partner's messages are counted on their own; it answers each of the worker's, who
+    # opened with "Hi!" (index 0).
+    expect(group).to_have_accessible_name(f"Your rating of {partner}'s message {(index + 1) // 2}")
     group.get_by_role("radio", name=str(rating), exact=True).click()
     clicked[index] = rating
 
@@ -181,6 +198,19 @@ def test_paired_chat_with_online_labels_offline_ratings_and_a_comparison(serve, 
     server = serve("demo_chat")
     page = worker.page
     page.goto(server.link("worker_3", "1"))
+    # The task and its instructions come before the first message, and stay one click away.
+    expect(page.get_by_role("heading", name="Before you start")).to_be_visible()
+    expect(page.get_by_text(re.compile("You will chat with two partners, one after the other"))
+           ).to_be_visible()
+    expect(page.get_by_role("heading", name="Rating a reply")).to_be_visible()  # turn_quality.md
+    expect(page.get_by_text("You will chat with 2 partners, one after the other, and write 3 "
+                            "messages to each.")).to_be_visible()
+    assert _stored_messages(server) == 0
+    page.get_by_role("button", name="Start the chat").click()
+    page.get_by_role("button", name="Task instructions").click()
+    dialog = page.get_by_role("dialog", name="Task instructions")
+    expect(dialog.get_by_role("heading", name="Scoring the whole conversation")).to_be_visible()
+    dialog.get_by_role("button", name="Close").click()
     clicked: dict[str, dict[int, int]] = {}
     seen: list[tuple[str, str]] = []
     chosen: dict[str, object] = {}
@@ -197,6 +227,13 @@ def test_paired_chat_with_online_labels_offline_ratings_and_a_comparison(serve, 
             _rate_latest(page, partner, labels, n % 5 + 1)
             box.press("Enter")
             expect(_log(page, partner).get_by_text(text, exact=True)).to_be_visible()
+            if (number, n) == (1, 1):  # a reload shows the stored ratings as ratings
+                _wait_for_reply(page)
+                page.reload()
+                stored = _log(page, partner).locator("p", has_text="Your rating:")
+                expect(stored).to_have_count(2)
+                expect(stored.first).to_have_text(f"Your rating: Quality: {labels[1]}")
+                expect(_log(page, partner).get_by_text("no answer")).to_have_count(0)
         _wait_for_reply(page)
         _rate_latest(page, partner, labels, 5)
         page.get_by_role("button", name="End chat").click()
@@ -248,6 +285,7 @@ def test_a_reply_cut_at_its_limit_offers_try_again(serve, worker, tmp_path):
     server = serve(conf)
     page = worker.page
     page.goto(server.link("worker_1", "1"))
+    _start(page)
     alert = page.get_by_role("alert").filter(has_text="reply was too long")
     expect(alert).to_be_visible()
     log = _log(page, "Partner")

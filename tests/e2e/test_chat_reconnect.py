@@ -29,6 +29,7 @@ def test_the_page_reopens_a_stream_the_server_ended(tmp_path, worker, monkeypatc
         lost: list[str] = []
         page.expose_function("noteLost", lambda text: lost.append(text))
         page.goto(f"{server.base}/?worker_id=w1&assignment_id=1")
+        page.get_by_role("button", name="Start the chat").click()
         expect(_log(page, "Partner")).to_be_visible()
         _wait_for_reply(page)
         page.evaluate("""() => new MutationObserver(() => {

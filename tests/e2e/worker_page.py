@@ -469,6 +469,13 @@ class Worker(Training):
                       for name in d["annotation_tasks"]]
         return self.unit
 
+    def side_words(self, option: str) -> str:
+        """A comparison's option as shown: stacked dialogues (760 px or narrower) are "above"
+        and "below", not "left" and "right"."""
+        if self.page.viewport_size["width"] > 760:
+            return option
+        return option.replace("(left)", "(above)").replace("(right)", "(below)")
+
     def show(self, text: str, speaker: str | None = None) -> str:
         """A bucket text as displayed for a turn of `speaker`: `SPEAKER_X` is that speaker's
         name, `SPEAKER_Y` the other's (texts about the whole dialogue: X is the bot)."""
@@ -641,7 +648,7 @@ class Worker(Training):
         legend = self.show(bucket.get("question") or "Which dialogue is better?")
         field = region.get_by_role("group", name=legend, exact=True)
         option = bucket["options"][self.choices.pick(len(bucket["options"]))]
-        radio = field.get_by_role("radio", name=self.show(option), exact=True)
+        radio = field.get_by_role("radio", name=self.side_words(self.show(option)), exact=True)
         radio.click()
         expect(radio).to_be_checked()
         return option
@@ -791,8 +798,8 @@ class Worker(Training):
         for target, value in self.expected[key][name].items():
             if config == "comparative":
                 region = self.page.get_by_role("region", name="Comparison question")
-                expect(region.get_by_role("radio", name=self.show(value), exact=True)) \
-                    .to_be_checked()
+                expect(region.get_by_role(
+                    "radio", name=self.side_words(self.show(value)), exact=True)).to_be_checked()
             elif target == "dialogue":
                 self._expect_ratings(
                     self.page.get_by_role("region", name="Questions about the dialogue"),

@@ -74,6 +74,10 @@ class ChatAnnotations:
             raise UserError(f"do_interactive_online_annotations: '{online}' is a "
                             f"{buckets[online].config} bucket; online labels are per bot "
                             "message, so name a turn-level bucket")
+        if online and buckets[online].explain is not None:
+            raise UserError(f"do_interactive_online_annotations: '{online}' has \"explain\": "
+                            "true, which labels while chatting do not offer yet; ask for the "
+                            "explanation after the chat (do_interactive_offline_annotations)")
         if len(offline) > bots:
             raise UserError(f"do_interactive_offline_annotations has {len(offline)} lists but "
                             f"a unit has {bots} chat(s) (num_bots); one list per chat")

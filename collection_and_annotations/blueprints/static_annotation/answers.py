@@ -9,13 +9,19 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from collection_and_annotations.blueprints.static_annotation.buckets import TREE_CONFIGS, Bucket
+from collection_and_annotations.blueprints.static_annotation.buckets import (
+    TREE_CONFIGS,
+    Bucket,
+    TextLimits,
+)
 from collection_and_annotations.blueprints.static_annotation.dependencies import (
     TurnContext,
     is_shown,
 )
 
 DIALOGUE_TARGET = "dialogue"
+EXPLANATION_KEY = "explanation"  # beside the targets: {target: "the worker's reason"}
+EXPLAIN_QUESTION = "Explain your answer"
 LIKERT_RANGE = range(1, 6)
 
 
@@ -42,6 +48,12 @@ class DialogueView:
 
 def _is_rating(rating: Any) -> bool:
     return isinstance(rating, int) and not isinstance(rating, bool) and rating in LIKERT_RANGE
+
+
+def text_long_enough(text: str, limits: TextLimits) -> bool:
+    """A text counts as an answer once it has `min_chars` characters (at least one) besides
+    the whitespace around it."""
+    return len(text.strip()) >= max(limits.min_chars, 1)
 
 
 class _Checker:
@@ -117,8 +129,19 @@ class _Checker:
             self.fail("an option is listed twice")
         return True
 
+    def check_text(self, value: Any, limits: TextLimits, question: str | None) -> bool:
+        if not isinstance(value, str):
+            self.fail("expected a text", question)
+            return False
+        if len(value) > limits.max_chars:
+            self.fail(f"the text has {len(value)} characters; at most {limits.max_chars} are "
+                      "allowed", question)
+        return text_long_enough(value, limits)
+
     def check_value(self, value: Any, turn: TurnContext) -> bool:
         bucket = self.bucket
+        if bucket.text is not None:
+            return self.check_text(value, bucket.text, bucket.question)
         if bucket.config in TREE_CONFIGS:
             return self.check_tree(bucket.options, value, turn)
         if bucket.config == "multiselect":
@@ -133,6 +156,8 @@ class _Checker:
 
 
 def _missing_message(bucket: Bucket) -> str:
+    if bucket.text is not None and bucket.text.min_chars > 1:
+        return f"answer '{bucket.question}' in at least {bucket.text.min_chars} characters"
     if bucket.question:
         return f"answer '{bucket.question}'"
     if bucket.config in TREE_CONFIGS:
@@ -212,9 +237,13 @@ def check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> BucketCh
         targets = list(bucket.target_turns([[s] for s in dialogue.speakers]))
         allowed = {str(t) for t in targets}
     for target in given:
-        if target not in allowed:
+        if target == EXPLANATION_KEY and bucket.explain is None:
+            problems.append(Problem(dialogue.key, bucket.name, None, None,
+                                    "this bucket asks for no explanation"))
+        elif target not in allowed and target != EXPLANATION_KEY:
             problems.append(Problem(dialogue.key, bucket.name, None, None,
                                     f"'{target}' is not a target of this bucket"))
+    explanations = _explanations(dialogue, bucket, given, allowed, problems)
     answerable_complete = 0
     answerable = 0
     missing: list[int | None] = []
@@ -240,6 +269,10 @@ def check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> BucketCh
             result.answered += complete or _partly_answered(value)
         if not complete:
             missing.append(turn)
+        if bucket.explain is not None:
+            result.missing += _explanation_missing(
+                dialogue, bucket, bucket.explain, turn, explanations.get(key),
+                complete and key in given and not nothing_to_ask, problems)
     result.answerable = answerable
     level = bucket.require_level
     if level == "turn" or (level == "dialogue" and bucket.level == "dialogue"):
@@ -254,5 +287,38 @@ def check_bucket(dialogue: DialogueView, bucket: Bucket, given: Any) -> BucketCh
 
 def _partly_answered(value: Any) -> bool:
     """Some of a target's questions answered (a rating of one option of several, a chosen
-    answer whose follow-up is open): an answer, though not a complete one."""
+    answer whose follow-up is open, a text shorter than asked): an answer, though not a
+    complete one."""
+    if isinstance(value, str):
+        return bool(value.strip())
     return isinstance(value, dict) and any(v not in (None, {}, []) for v in value.values())
+
+
+def _explanations(dialogue: DialogueView, bucket: Bucket, given: dict[str, Any],
+                  allowed: set[str], problems: list[Problem]) -> dict[str, Any]:
+    """The bucket's `explanation` object (`{target: text}`); its unknown targets are
+    problems."""
+    explanations = given.get(EXPLANATION_KEY, {}) if bucket.explain is not None else {}
+    if not isinstance(explanations, dict):
+        problems.append(Problem(dialogue.key, bucket.name, None, EXPLAIN_QUESTION,
+                                "expected an object of target -> explanation text"))
+        return {}
+    for target in explanations:
+        if target not in allowed:
+            problems.append(Problem(dialogue.key, bucket.name, None, EXPLAIN_QUESTION,
+                                    f"'{target}' is not a target of this bucket"))
+    return explanations
+
+
+def _explanation_missing(dialogue: DialogueView, bucket: Bucket, limits: TextLimits,
+                         turn: int | None, text: Any, answered: bool,
+                         problems: list[Problem]) -> list[Problem]:
+    """Checks one target's explanation (invalid ones go to `problems`); returns it as missing
+    when the target is answered and `explain_min_chars` asks for more than was written."""
+    checker = _Checker(dialogue.key, bucket, turn)
+    long_enough = text is not None and checker.check_text(text, limits, EXPLAIN_QUESTION)
+    problems += checker.problems
+    if not answered or limits.min_chars == 0 or long_enough:
+        return []
+    return [Problem(dialogue.key, bucket.name, turn, EXPLAIN_QUESTION,
+                    f"missing: explain your answer in at least {limits.min_chars} characters")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from markdown_it import MarkdownIt
@@ -12,14 +13,21 @@ _markdown = MarkdownIt("commonmark", {"html": True})
 
 
 def load_instructions(directory: Path, bucket_names: list[str]) -> dict[str, str]:
-    """HTML per bucket that has a file; requester-authored, so trusted."""
+    """HTML per bucket that has a file; requester-authored, so trusted. Warns once, naming
+    the buckets without a file and where they were looked for: their workers would see the
+    questions with no explanation of the task."""
     found: dict[str, str] = {}
-    if not directory.is_dir():
-        return found
     for name in bucket_names:
         html_file, md_file = directory / f"{name}.html", directory / f"{name}.md"
         if html_file.is_file():
             found[name] = read_text(html_file, "instructions file")
         elif md_file.is_file():
             found[name] = _markdown.render(read_text(md_file, "instructions file"))
+    without = [name for name in bucket_names if name not in found]
+    if without:
+        warnings.warn(
+            f"no instructions for bucket(s) {', '.join(without)}: looked for <bucket>.md or "
+            f"<bucket>.html in {directory.resolve()}; workers see these questions without "
+            "instructions (write the files, or set mephisto.blueprint.instructions_dir)",
+            stacklevel=2)
     return found

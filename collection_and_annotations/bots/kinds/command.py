@@ -24,7 +24,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, NoReturn
 
-from collection_and_annotations.bots.base import BotContext, BotUnavailable, Turn
+from collection_and_annotations.bots.base import (
+    NO_REPLY,
+    NOTHING_SAID,
+    TOO_SLOW,
+    BotContext,
+    BotUnavailable,
+    Turn,
+)
 from collection_and_annotations.bots.kinds import BOT_KINDS
 from collection_and_annotations.bots.model_opts import BotSpec
 
@@ -32,7 +39,6 @@ log = logging.getLogger(__name__)
 
 LINE_LIMIT = 1 << 20  # longest line read from the process
 ABANDONED_KEPT = 1000  # given-up requests whose late lines are still recognised
-NO_REPLY = "The bot could not answer right now."
 
 
 class _Failed:
@@ -130,12 +136,12 @@ class CommandBot:
                         if text:
                             yield text
                         elif not said:
-                            raise BotUnavailable("The bot had nothing to say.")
+                            raise BotUnavailable(NOTHING_SAID)
                         return
                     elif message.get("done") is True:
                         over = True
                         if not said:
-                            raise BotUnavailable("The bot had nothing to say.")
+                            raise BotUnavailable(NOTHING_SAID)
                         return
                     else:
                         log.warning("bot %s: %s", self.nickname, _describe(message))
@@ -166,7 +172,7 @@ class CommandBot:
                 self._forget(process)
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
-            raise BotUnavailable("The bot took too long to answer.") from None
+            raise BotUnavailable(TOO_SLOW) from None
 
     def _report(self, message: dict[str, Any] | _Failed) -> NoReturn:
         """A request's failure (its process died or spoke nonsense, or it reported an error):

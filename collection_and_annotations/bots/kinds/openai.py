@@ -22,7 +22,14 @@ from typing import Any
 
 import httpx
 
-from collection_and_annotations.bots.base import BotContext, BotUnavailable, Turn
+from collection_and_annotations.bots.base import (
+    NO_REPLY,
+    NOTHING_SAID,
+    TOO_SLOW,
+    BotContext,
+    BotUnavailable,
+    Turn,
+)
 from collection_and_annotations.bots.kinds import BOT_KINDS
 from collection_and_annotations.bots.model_opts import BotSpec
 
@@ -32,7 +39,7 @@ RESERVED_PARAMS = {"model", "messages", "stream"}
 MAX_CONNECTIONS = 1000  # chats streaming at once, per bot and process
 MAX_BACKOFF = 8.0
 CHECK_TIMEOUT = 5.0
-NO_REPLY = "The bot could not answer right now."
+CHECK_BODY_CHARS = 300  # of a refused check's answer, quoted in the launch warning
 MIN_ANSWER_LIMIT = 1 << 20  # characters of one line of events (or a JSON answer) at least
 _LINE_END = re.compile(r"\r\n|\r(?!$)|\n")  # a lone \r at the end may be half of \r\n
 
@@ -81,6 +88,7 @@ class OpenAIBot:
         self._retries = int(options.get("retries", 3))
         self._backoff = float(options.get("backoff", 0.5))
         self._api_key = api_key
+        self._key_env: str | None = options.get("api_key_env")
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client: httpx.AsyncClient | None = None
 
@@ -180,7 +188,7 @@ class OpenAIBot:
             log.warning("bot %s: %s", self.nickname, type(exc).__name__)
             if isinstance(exc, httpx.ConnectTimeout) and not said:
                 raise _Retry("connect timeout") from None
-            raise BotUnavailable("The bot took too long to answer.") from None
+            raise BotUnavailable(TOO_SLOW) from None
         except httpx.TransportError as exc:
             if not said:
                 raise _Retry(f"{type(exc).__name__}: {exc}") from None
@@ -190,7 +198,7 @@ class OpenAIBot:
             log.warning("bot %s: malformed answer: %s", self.nickname, exc)
             raise BotUnavailable(NO_REPLY) from None
         if not said:
-            raise BotUnavailable("The bot had nothing to say.")
+            raise BotUnavailable(NOTHING_SAID)
 
     def _redact(self, text: str) -> str:
         """A server's error may quote the key it refused."""
@@ -204,8 +212,11 @@ class OpenAIBot:
         except httpx.HTTPError as exc:
             return f"{self._base_url} is unreachable ({type(exc).__name__}); chats will " \
                    "retry it"
-        if response.status_code in (401, 403):
-            return f"{self._base_url} refused the API key (HTTP {response.status_code})"
+        if 400 <= response.status_code < 500:  # a wrong key is 401, 403, or 400 (LiteLLM)
+            said = " ".join(self._redact(response.text).split())[:CHECK_BODY_CHARS]
+            hint = (f"is the key in {self._key_env} right?" if self._key_env else
+                    "the spec sends no key (api_key_env): does the endpoint need one?")
+            return f"{self._base_url}/models answered HTTP {response.status_code}: {said} ({hint})"
         if response.status_code >= 500:
             return f"{self._base_url} answers HTTP {response.status_code}"
         return None

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { Problem } from '../api';
 import type { Step } from '../answers';
-import { humanize, makeShowHtml, makeShows, placeholderNames, speakerNames, turnNumber, type Show } from '../display';
+import { bucketTitle, makeShowHtml, makeShows, placeholderNames, speakerNames, turnNumber, type Show } from '../display';
 import { formatMissing, stepMissing } from '../require';
 import type { Answers, Unit } from '../types';
 import { InstructionsDialog } from './InstructionsDialog';
@@ -266,7 +266,7 @@ export function AnnotationSteps({
       <InstructionsDialog
         id={dialogId}
         open={helpBucketObj !== null && helpBucketObj !== undefined}
-        title={`Instructions: ${humanize(helpBucketObj?.task_title || helpBucket || '')}`}
+        title={`Instructions: ${bucketTitle(helpBucketObj?.task_title || helpBucket || '')}`}
         html={showHtml(helpBucketObj?.instructions_html ?? '')}
         onClose={() => setHelpBucket(null)}
       />

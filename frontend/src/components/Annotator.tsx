@@ -1,7 +1,7 @@
 import { useCallback, useMemo, useRef, useState } from 'react';
 import { ApiError, checkDialogue, newClientId, submit } from '../api';
-import { answersForSubmit, buildSteps, restoredStep, sanitizeAnswers } from '../answers';
-import { humanize, makeShowHtml, makeShows, placeholderNames, speakerNames } from '../display';
+import { answersForSubmit, buildSteps, restoredStep, sanitizeAnswers, type Step } from '../answers';
+import { makeShows, speakerNames } from '../display';
 import { stepMissing } from '../require';
 import { checkAnnouncement, checkBody, endsDialogue, lastStepOf, needsCheck, stableJson, type CheckRecord } from '../screening';
 import { restoreTimings, submitTimings, useStepTimings } from '../timings';
@@ -11,25 +11,40 @@ import { AnnotationSteps, turnShow, type SubmitError } from './AnnotationSteps';
 import { Countdown, useCountdown } from './Countdown';
 import { SaveIndicator, SaveProblem } from './SaveIndicator';
 import { CheckFeedback, ScreeningIntro } from './Screening';
-import { TrustedHtml } from './TrustedHtml';
+import { BriefingButton, TaskBriefing } from './TaskBriefing';
 import { followCompletion } from '../platform';
+
+/**
+ * The line under a step's heading: "Dialogue 2 of 3" ("Training dialogue …" in training). A
+ * comparison shows two dialogues, so it says "Two dialogues to compare" (and which item of
+ * several it is), never "Dialogue 1 of 1".
+ */
+export function stepContext(unit: Unit, step: Step, training: boolean): string {
+  const position = unit.dialogues.findIndex((d) => d.key === step.dialogueKey) + 1;
+  const count = unit.dialogues.length;
+  if (unit.buckets[step.bucketName]?.config === 'comparative') {
+    return count > 1 ? `Two dialogues to compare (item ${position} of ${count})` : 'Two dialogues to compare';
+  }
+  return `${training ? 'Training dialogue' : 'Dialogue'} ${position} of ${count}`;
+}
 
 interface Props {
   unit: Unit;
   token: string;
   /** `screening` is the training outcome of a screening unit's submit. */
   onCompleted: (completionCode: string | null, screening?: ScreeningOutcome) => void;
+  /** The unit's time ran out and the worker asks for another one. */
+  onTakeNew: () => void;
   /** Test hooks. */
   advanceDelayMs?: number;
   draftDebounceMs?: number;
 }
 
-export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebounceMs }: Props) {
+export function Annotator({ unit, token, onCompleted, onTakeNew, advanceDelayMs, draftDebounceMs }: Props) {
   const steps = useMemo(() => buildSteps(unit), [unit]);
   const names = useMemo(() => speakerNames(unit.speaker_names), [unit]);
   const shows = useMemo(() => makeShows(names), [names]);
   const show = shows(null);
-  const showHtml = useMemo(() => makeShowHtml(placeholderNames(names, null)), [names]);
   const [answers, setAnswers] = useState<Answers>(() => sanitizeAnswers(unit, unit.draft?.answers));
   const update = useCallback((fn: (a: Answers) => Answers) => setAnswers(fn), []);
 
@@ -57,16 +72,18 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
   const timingsAt = useStepTimings(current, restoredTimings);
   const position = useMemo(() => ({ step: stepIndex }), [stepIndex]);
   const stamp = useCallback((p: { step: number }) => ({ ...p, timings: timingsAt(Date.now()) }), [timingsAt]);
+  const remaining = useCountdown(unit.seconds_remaining);
+  // Time over: the server has given the unit back to the pool; the form stays, read-only.
+  const timeOver = remaining === 0 && !submitted;
   const saver = useDraftSaver({
     unitId: unit.unit_id,
     token,
     answers,
     position,
-    enabled: !submitted,
+    enabled: !submitted && !timeOver,
     stamp,
     debounceMs: draftDebounceMs,
   });
-  const remaining = useCountdown(unit.seconds_remaining);
 
   const clientId = useRef(newClientId());
   const startedAt = useRef(new Date());
@@ -145,13 +162,7 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
     }
   };
 
-  const instructionBuckets = useMemo(() => {
-    const seen: string[] = [];
-    for (const s of steps) {
-      if (!seen.includes(s.bucketName) && unit.buckets[s.bucketName]?.instructions_html) seen.push(s.bucketName);
-    }
-    return seen;
-  }, [steps, unit]);
+  const bucketNames = useMemo(() => steps.map((s) => s.bucketName), [steps]);
 
   const lastCheck = current ? checks[current.dialogueKey]?.result : undefined;
   const toCorrect = !!lastCheck && !lastCheck.corrected;
@@ -162,79 +173,75 @@ export function Annotator({ unit, token, onCompleted, advanceDelayMs, draftDebou
       <header className="topbar">
         <h1 className="task-title">{show(unit.task?.title || 'Annotation task')}</h1>
         <div className="topbar-status">
+          <BriefingButton unit={unit} bucketNames={bucketNames} />
           {remaining !== null && <Countdown seconds={remaining} />}
           <SaveIndicator status={saver.status} error={saver.error} retrying={saver.retrying} />
         </div>
       </header>
       <SaveProblem status={saver.status} error={saver.error} retrying={saver.retrying} />
-      {remaining === 0 && (
-        <div className="banner is-warning" role="alert">
-          The time for this task is over.
+      {timeOver && (
+        <div className="banner is-warning time-over" role="alert">
+          <p>
+            <strong>The time for this unit is over.</strong> Your answers can no longer be changed or submitted, and the
+            unit went back to the pool.
+          </p>
+          <button type="button" className="btn btn-primary" onClick={onTakeNew}>
+            Take a new unit
+          </button>
         </div>
       )}
 
-      <AnnotationSteps
-        unit={unit}
-        steps={steps}
-        answers={answers}
-        update={update}
-        stepIndex={stepIndex}
-        onStep={goTo}
-        onAdvance={() => void advance()}
-        overview={
-          <>
-            {training && <ScreeningIntro info={training} />}
-            {unit.task?.description_html && <TrustedHtml className="rich" html={showHtml(unit.task.description_html)} />}
-            {instructionBuckets.length > 0 && (
-              <div className="instructions">
-                <h3>Instructions</h3>
-                {instructionBuckets.map((name) => (
-                  <section key={name} className="panel">
-                    <h4>{humanize(unit.buckets[name].task_title || name)}</h4>
-                    <TrustedHtml className="rich" html={showHtml(unit.buckets[name].instructions_html ?? '')} />
-                  </section>
-                ))}
-              </div>
-            )}
-            <p className="muted">
-              {steps.length === 1 ? 'This task has 1 step.' : `This task has ${steps.length} steps.`} Your answers are
-              saved as you go: if you reload this page or come back to the same link, you continue where you were.
-            </p>
-          </>
-        }
-        stepContext={(step) =>
-          `${training ? 'Training dialogue' : 'Dialogue'} ${unit.dialogues.findIndex((d) => d.key === step.dialogueKey) + 1} of ${unit.dialogues.length}`
-        }
-        feedback={
-          training &&
-          current &&
-          lastCheck && (
-            <CheckFeedback result={lastCheck} showFor={(turn) => turnShow(unit, shows, current.dialogueKey, turn)} />
-          )
-        }
-        notes={
-          <>
-            {training && (
-              <p className="check-status" role="status" aria-live="polite">
-                {checking ? 'Checking your answers…' : announcement}
+      <fieldset className="form-lock" disabled={timeOver}>
+        <AnnotationSteps
+          unit={unit}
+          steps={steps}
+          answers={answers}
+          update={update}
+          stepIndex={stepIndex}
+          onStep={goTo}
+          onAdvance={() => void advance()}
+          overview={
+            <>
+              {training && <ScreeningIntro info={training} />}
+              <TaskBriefing unit={unit} bucketNames={bucketNames} />
+              <p className="muted">
+                {steps.length === 1 ? 'This task has 1 step.' : `This task has ${steps.length} steps.`} Your answers are
+                saved as you go: if you reload this page or come back to the same link, you continue where you were.
               </p>
-            )}
-            {checkError && (
-              <div className="submit-error" role="alert">
-                <p>
-                  <strong>Your answers could not be checked:</strong> {checkError}
+            </>
+          }
+          stepContext={(step) => stepContext(unit, step, !!training)}
+          feedback={
+            training &&
+            current &&
+            lastCheck && (
+              <CheckFeedback result={lastCheck} showFor={(turn) => turnShow(unit, shows, current.dialogueKey, turn)} />
+            )
+          }
+          notes={
+            <>
+              {training && (
+                <p className="check-status" role="status" aria-live="polite">
+                  {checking ? 'Checking your answers…' : announcement}
                 </p>
-              </div>
-            )}
-          </>
-        }
-        submitError={submitError}
-        finishLabel="Submit"
-        advanceLabel={checksHere && toCorrect ? 'Check again' : null}
-        busy={submitting || checking}
-        status={submitting ? 'Submitting…' : null}
-        advanceDelayMs={advanceDelayMs}
-      />
+              )}
+              {checkError && (
+                <div className="submit-error" role="alert">
+                  <p>
+                    <strong>Your answers could not be checked:</strong> {checkError}
+                  </p>
+                </div>
+              )}
+            </>
+          }
+          submitError={submitError}
+          finishLabel="Submit"
+          advanceLabel={checksHere && toCorrect ? 'Check again' : null}
+          busy={submitting || checking}
+          status={submitting ? 'Submitting…' : null}
+          advanceDelayMs={advanceDelayMs}
+        />
+      </fieldset>
     </div>
   );
 }

@@ -1,7 +1,7 @@
 import { useId, useMemo, useState } from 'react';
 import { canWrite, type OutgoingMessage } from '../chat';
 import { labelContext, labelMissing, labelTarget, type OnlineView } from '../chatAnnotations';
-import { humanize, makeShowHtml, placeholderNames, showFor, turnNumber, type SpeakerNames } from '../display';
+import { bucketTitle, makeShowHtml, placeholderNames, showFor, type SpeakerNames } from '../display';
 import type { BucketValue, ChatMessage, ChatState, Conversation } from '../types';
 import type { SubmitError } from './AnnotationSteps';
 import { ChatComposer } from './ChatComposer';
@@ -75,7 +75,9 @@ export function ChatConversation({ chat, conversation, outgoing, busy, problem, 
   const bucket = labelling?.view.bucket;
   const help = bucket?.instructions_html ? { dialogId, open: () => setHelpOpen(true) } : null;
   const target = labelling ? labelTarget(conversation) : null;
-  const messageName = (index: number) => `${partner}'s message ${turnNumber(index)}`;
+  // The partner's messages are counted on their own: "Partner's message 2" is its second one.
+  const messageName = (index: number) =>
+    `${partner}'s message ${conversation.messages.filter((m) => m.role === 'bot' && m.index <= index).length}`;
   const missing =
     labelling?.required && target ? labelMissing(labelling.view, target.index, labelling.values, show) : [];
   const blocked = missing.length > 0;
@@ -150,7 +152,7 @@ export function ChatConversation({ chat, conversation, outgoing, busy, problem, 
         <InstructionsDialog
           id={dialogId}
           open={helpOpen}
-          title={`Instructions: ${humanize(bucket.task_title || labelling.bucketName)}`}
+          title={`Instructions: ${bucketTitle(bucket.task_title || labelling.bucketName)}`}
           html={showHtml(bucket.instructions_html ?? '')}
           onClose={() => setHelpOpen(false)}
         />

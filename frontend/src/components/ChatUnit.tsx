@@ -20,6 +20,7 @@ import {
 import { answersForSubmit, holdsNothing } from '../answers';
 import { chatOutcome, chatReducer, newSession, shownConversation } from '../chat';
 import { endedDialogues, labelTarget, onlineValues, onlineView } from '../chatAnnotations';
+import { bucketLabel } from '../dashboard/format';
 import { speakerNames } from '../display';
 import { submitTimings } from '../timings';
 import type { BucketValue, ChatState, Conversation, Unit } from '../types';
@@ -29,6 +30,7 @@ import type { SubmitError } from './AnnotationSteps';
 import { ChatConversation, type Labelling } from './ChatConversation';
 import { Countdown, useSecondsUntil } from './Countdown';
 import { OfflineAnnotation } from './OfflineAnnotation';
+import { BriefingButton, TaskBriefing } from './TaskBriefing';
 import { followCompletion } from '../platform';
 
 interface Props {
@@ -62,7 +64,18 @@ function conversationTitle(chat: ChatState, c: Conversation): string {
   return n > 1 ? `Chat ${number} of ${n}: ${c.partner}` : `Chat with ${c.partner}`;
 }
 
-function ChatHeader({ title, chat, conversation }: { title: string; chat: ChatState; conversation: Conversation | null }) {
+function ChatHeader({
+  title,
+  chat,
+  conversation,
+  instructions,
+}: {
+  title: string;
+  chat: ChatState;
+  conversation: Conversation | null;
+  /** The "Task instructions" button. */
+  instructions: ReactNode;
+}) {
   const showsTimer = conversation?.status === 'active' && !conversation.can_end && conversation.respond_by !== null;
   const deadline = showsTimer && conversation.respond_by ? Date.parse(conversation.respond_by) : NaN;
   const seconds = useSecondsUntil(Number.isFinite(deadline) ? deadline : null);
@@ -72,15 +85,66 @@ function ChatHeader({ title, chat, conversation }: { title: string; chat: ChatSt
         <h1 className="task-title">{title}</h1>
         {conversation && <h2 className="chat-partner">{conversationTitle(chat, conversation)}</h2>}
       </div>
-      {conversation && (
-        <div className="topbar-status">
+      <div className="topbar-status">
+        {instructions}
+        {conversation && (
           <span className="chat-turns">
             Turn {conversation.turns_done} of {chat.num_turns}
           </span>
-          {seconds !== null && <Countdown seconds={seconds} label="Time to reply" />}
-        </div>
-      )}
+        )}
+        {seconds !== null && <Countdown seconds={seconds} label="Time to reply" />}
+      </div>
     </header>
+  );
+}
+
+/** What the worker is about to do, in the words of the chat's settings. */
+export function chatFacts(chat: ChatState): string[] {
+  const n = chat.conversations.length;
+  const turns = chat.num_turns === 1 ? '1 message' : `${chat.num_turns} messages`;
+  const facts = [
+    n > 1
+      ? `You will chat with ${n} partners, one after the other, and write ${turns} to each.`
+      : `You will chat with a partner and write ${turns}.`,
+    'Your partner is a chatbot: a computer program writes its replies.',
+  ];
+  if (chat.max_resp_time > 0) facts.push(`You have ${bucketLabel(chat.max_resp_time)} to write each message.`);
+  const online = chat.annotations?.online;
+  if (online) {
+    facts.push(
+      online.required
+        ? "You rate each of your partner's messages before you write your next one."
+        : "You can rate each of your partner's messages as you go.",
+    );
+  }
+  if (chat.annotations?.offline.some((e) => e.dialogues.length > 0)) {
+    facts.push(n > 1 ? 'After a chat you answer some questions about it.' : 'After the chat you answer some questions about it.');
+  }
+  return facts;
+}
+
+/** "Before you start" of a chat unit: the task, its instructions and what the chat asks; the worker starts it. */
+function ChatIntro({ unit, chat, busy, problem, onStart }: { unit: Unit; chat: ChatState; busy: boolean; problem: string | null; onStart: () => void }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return (
+    <section className="overview chat-intro">
+      <h2 ref={ref} tabIndex={-1}>
+        Before you start
+      </h2>
+      <TaskBriefing unit={unit} bucketNames={Object.keys(unit.buckets ?? {})}>
+        <ul className="chat-facts">
+          {chatFacts(chat).map((fact) => (
+            <li key={fact}>{fact}</li>
+          ))}
+        </ul>
+      </TaskBriefing>
+      <Problem text={problem} />
+      <button type="button" className="btn btn-primary" onClick={onStart} disabled={busy}>
+        {problem ? 'Try again' : 'Start the chat'}
+      </button>
+      <p role="status">{busy ? 'Starting the chat…' : ''}</p>
+    </section>
   );
 }
 
@@ -122,7 +186,9 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
   const [problem, setProblem] = useState<string | null>(null);
   const current = chat.conversations.find((c) => c.position === chat.current) ?? null;
   const shown = shownConversation(chat);
-  const ann = useChatAnnotations({ unit, chat, token, enabled: outcome !== 'stopped', draftDebounceMs });
+  const [submitting, setSubmitting] = useState(false);
+  // No draft while the unit is being submitted: one arriving after the submit would be refused.
+  const ann = useChatAnnotations({ unit, chat, token, enabled: outcome !== 'stopped' && !submitting, draftDebounceMs });
   const online = chat.annotations?.online ?? null;
   const onlineBucket = online ? unit.buckets[online.bucket] : undefined;
   const names = useMemo(() => speakerNames(unit.speaker_names), [unit]);
@@ -216,17 +282,10 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
         }
       : null;
 
-  // The first conversation starts by itself; later ones when the worker is ready.
-  const autoStarted = useRef(false);
-  const startsItself = current !== null && current.status === 'pending' && chat.conversations.indexOf(current) === 0;
-  useEffect(() => {
-    if (!startsItself || autoStarted.current) return;
-    autoStarted.current = true;
-    void start();
-  });
+  // Every conversation starts when the worker is ready: the first one after "Before you start".
+  const firstPending = current !== null && current.status === 'pending' && chat.conversations.indexOf(current) === 0;
 
   const [submitError, setSubmitError] = useState<SubmitError | null>(null);
-  const [submitting, setSubmitting] = useState(false);
   const submitId = useRef(newClientId());
   const loadedAt = useRef(new Date());
   const submitted = useRef(false);
@@ -262,6 +321,7 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
   }, [readyToSubmit, submitUnit]);
 
   const title = unit.task?.title || 'Chat task';
+  const briefing = <BriefingButton unit={unit} bucketNames={Object.keys(unit.buckets ?? {})} />;
   if (ann.shown) {
     return (
       <OfflineAnnotation
@@ -277,6 +337,7 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
         submitting={submitting}
         submitError={ann.reviewing ? submitError : null}
         saver={ann.saver}
+        instructions={briefing}
         advanceDelayMs={advanceDelayMs}
       />
     );
@@ -297,18 +358,8 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
     );
   } else if (shown === null) {
     body = <Problem text="This chat could not be shown. Please reload the page." />;
-  } else if (shown.status === 'pending' && startsItself) {
-    body = (
-      <ChatNotice heading={conversationTitle(chat, shown)}>
-        <p role="status">{busy ? 'Starting the chat…' : ''}</p>
-        <Problem text={problem} />
-        {problem && (
-          <button type="button" className="btn btn-primary" onClick={() => void start()} disabled={busy}>
-            Try again
-          </button>
-        )}
-      </ChatNotice>
-    );
+  } else if (shown.status === 'pending' && firstPending) {
+    body = <ChatIntro unit={unit} chat={chat} busy={busy} problem={problem} onStart={() => void start()} />;
   } else if (shown.status === 'pending') {
     const done = chat.conversations.indexOf(shown);
     body = (
@@ -339,7 +390,7 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
   const inConversation = shown !== null && shown.status !== 'pending' && outcome !== 'finished';
   return (
     <div className="app chat-app">
-      <ChatHeader title={title} chat={chat} conversation={inConversation ? shown : null} />
+      <ChatHeader title={title} chat={chat} conversation={inConversation ? shown : null} instructions={briefing} />
       <p className="chat-connection" role="status">
         {outcome === 'chatting' && connection === 'lost' ? 'Connection lost — reconnecting…' : ''}
       </p>

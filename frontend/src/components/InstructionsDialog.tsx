@@ -1,19 +1,21 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, type ReactNode } from 'react';
 import { TrustedHtml } from './TrustedHtml';
 
 interface Props {
   id: string;
   open: boolean;
   title: string;
-  html: string;
+  /** Requester-authored HTML, or `children` instead. */
+  html?: string;
+  children?: ReactNode;
   onClose: () => void;
 }
 
 const FOCUSABLE =
   'a[href], button:not([disabled]), input:not([disabled]), select, textarea, [tabindex]:not([tabindex="-1"])';
 
-/** A modal panel showing a bucket's instructions. Escape or "Close" returns focus to the opener. */
-export function InstructionsDialog({ id, open, title, html, onClose }: Props) {
+/** A modal panel showing instructions. Escape or "Close" returns focus to the opener. */
+export function InstructionsDialog({ id, open, title, html = '', children, onClose }: Props) {
   const panelRef = useRef<HTMLDivElement>(null);
   const openerRef = useRef<Element | null>(null);
 
@@ -68,7 +70,7 @@ export function InstructionsDialog({ id, open, title, html, onClose }: Props) {
             Close
           </button>
         </div>
-        {open && <TrustedHtml className="rich modal-body" html={html} />}
+        {open && (children ? <div className="modal-body">{children}</div> : <TrustedHtml className="rich modal-body" html={html} />)}
       </div>
     </div>
   );

@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import type { Step } from '../answers';
 import { offlineContext } from '../chatAnnotations';
 import type { Answers, ChatState, Unit } from '../types';
@@ -21,6 +22,8 @@ interface Props {
   submitting: boolean;
   submitError: SubmitError | null;
   saver: { status: SaveStatus; error: string | null; retrying: boolean };
+  /** The "Task instructions" button. */
+  instructions: ReactNode;
   advanceDelayMs?: number;
 }
 
@@ -42,6 +45,7 @@ export function OfflineAnnotation({
   submitting,
   submitError,
   saver,
+  instructions,
   advanceDelayMs,
 }: Props) {
   const dialogues = (chat.annotations?.offline ?? []).flatMap((e) => e.dialogues);
@@ -50,6 +54,7 @@ export function OfflineAnnotation({
       <header className="topbar">
         <h1 className="task-title">{title}</h1>
         <div className="topbar-status">
+          {instructions}
           <SaveIndicator {...saver} />
         </div>
       </header>

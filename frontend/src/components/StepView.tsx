@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { getValue, setValue, type Step } from '../answers';
+import { explanationOf, setExplanation } from '../explain';
 import type { DepContext } from '../dependencies';
-import { humanize, makeShows, speakerNames, turnNumber, type Show } from '../display';
+import { bucketTitle, makeShows, speakerNames, turnNumber, type Show } from '../display';
 import { settleStep, targetsOf, turnContext } from '../context';
 import { checkboxesSeen } from '../seen';
 import type { Answers, Bucket, BucketValue, Dialogue, Turn, Unit } from '../types';
@@ -10,7 +11,9 @@ import { isTreeBucket, isValueComplete, valueGaps } from '../values';
 import { DialogueView } from './DialogueView';
 import { ComparativeQuestion, ForeachQuestions, LikertQuestions } from './Renderers';
 import type { HelpLink } from './TreeQuestions';
+import { ExplainField, TextAnswer } from './TextAnswer';
 import { TurnAnswers } from './TurnAnswers';
+import { stackedSides, useStacked } from '../stacked';
 
 export type Update = (fn: (answers: Answers) => Answers) => void;
 
@@ -53,6 +56,18 @@ function useTargetSetter(props: InnerProps) {
         return next === old ? a : settleStep(setValue(a, step.dialogueKey, step.bucketName, target, next), bucket, dialogue, step.bucketName);
       }),
     [update, step.dialogueKey, step.bucketName, bucket, dialogue],
+  );
+}
+
+/** The step's "Explain your answer" field for one target, when its bucket asks for one. */
+function Explanation({ update, step, bucket, answers, target }: InnerProps & { target: string }) {
+  if (!bucket.explain) return null;
+  return (
+    <ExplainField
+      limits={bucket.explain}
+      value={explanationOf(answers[step.dialogueKey]?.[step.bucketName], target)}
+      onChange={(text) => update((a) => setExplanation(a, step.dialogueKey, step.bucketName, target, text))}
+    />
   );
 }
 
@@ -182,6 +197,7 @@ function TurnLevelStep(props: InnerProps) {
           setNone={(none) => setConfirmedNone((c) => ({ ...c, [index]: none }))}
           onTreeClick={(before, after, noneBefore, noneAfter) => maybeAdvance(index, before, after, noneBefore, noneAfter)}
         />
+        <Explanation {...props} target={key} />
         {next !== null && (
           <div className="turn-nav">
             <button type="button" className="btn btn-small" onClick={() => openTurn(next, true)}>
@@ -225,6 +241,7 @@ function DialogueLevelStep(props: InnerProps) {
   const value = answers[dialogue.key]?.[step.bucketName]?.[DIALOGUE_TARGET];
   const onChange = (v: Record<string, number>) => setTarget(DIALOGUE_TARGET, () => v);
   const names = useMemo(() => speakerNames(props.unit.speaker_names), [props.unit]);
+  const ratings = value as Record<string, number> | undefined;
   return (
     <div className="step-body split">
       <DialogueView
@@ -235,11 +252,19 @@ function DialogueLevelStep(props: InnerProps) {
         show={show}
       />
       <section className="panel questions-panel" aria-label="Questions about the dialogue">
-        {bucket.config === 'likert-5-dialogue' ? (
-          <LikertQuestions bucket={bucket} value={value as Record<string, number> | undefined} onChange={onChange} show={show} />
+        {bucket.text ? (
+          <TextAnswer
+            label={show(bucket.question ?? '')}
+            limits={bucket.text}
+            value={typeof value === 'string' ? value : ''}
+            onChange={(v) => setTarget(DIALOGUE_TARGET, () => (v === '' ? undefined : v))}
+          />
+        ) : bucket.config === 'likert-5-dialogue' ? (
+          <LikertQuestions bucket={bucket} value={ratings} onChange={onChange} show={show} />
         ) : (
-          <ForeachQuestions bucket={bucket} value={value as Record<string, number> | undefined} onChange={onChange} show={show} />
+          <ForeachQuestions bucket={bucket} value={ratings} onChange={onChange} show={show} />
         )}
+        <Explanation {...props} target={DIALOGUE_TARGET} />
       </section>
     </div>
   );
@@ -250,25 +275,29 @@ function ComparativeStep(props: InnerProps) {
   const setTarget = useTargetSetter(props);
   const value = answers[dialogue.key]?.[step.bucketName]?.[DIALOGUE_TARGET];
   const names = useMemo(() => speakerNames(props.unit.speaker_names), [props.unit]);
+  const stacked = useStacked();
+  const showSide = stacked ? (text: string) => stackedSides(show(text)) : show;
+  // The question first, sticky under the top bar: it stays in view however long the dialogues.
   return (
     <div className="step-body">
-      <div className="compare">
-        <DialogueView dialogueKey={dialogue.key} side={1} title="Dialogue 1" turns={dialogue.turns} persona={dialogue.persona} names={names} show={show} />
-        <DialogueView dialogueKey={dialogue.key} side={2} title="Dialogue 2" turns={dialogue.turns2 ?? []} names={names} show={show} />
-      </div>
-      <section className="panel" aria-label="Comparison question">
+      <section className="panel compare-question" aria-label="Comparison question">
         <ComparativeQuestion
           bucket={bucket}
           value={typeof value === 'string' ? value : undefined}
           onChange={(v) => setTarget(DIALOGUE_TARGET, () => v)}
-          show={show}
+          show={showSide}
         />
+        <Explanation {...props} target={DIALOGUE_TARGET} />
       </section>
+      <div className="compare">
+        <DialogueView dialogueKey={dialogue.key} side={1} title="Dialogue 1" turns={dialogue.turns} persona={dialogue.persona} names={names} show={show} />
+        <DialogueView dialogueKey={dialogue.key} side={2} title="Dialogue 2" turns={dialogue.turns2 ?? []} names={names} show={show} />
+      </div>
     </div>
   );
 }
 
 export function stepTitle(unit: Unit, step: Step): string {
   const bucket = unit.buckets[step.bucketName];
-  return humanize(bucket?.task_title || step.bucketName);
+  return bucketTitle(bucket?.task_title || step.bucketName);
 }

@@ -6,6 +6,7 @@ import { chooseRadio, normalizeTree, toggleCheckbox, type TreePath } from '../tr
 import type { Bucket, BucketValue, TreeValue } from '../types';
 import { isTreeBucket } from '../values';
 import { ForeachQuestions, LikertQuestions, MultiselectQuestion } from './Renderers';
+import { TextAnswer } from './TextAnswer';
 import { TreeQuestions, type HelpLink } from './TreeQuestions';
 
 export interface TurnAnswersProps {
@@ -77,6 +78,16 @@ export function TurnAnswers({ bucket, turn, value, show, help, setValue, none, s
     );
   }
   const ratings = value as Record<string, number> | undefined;
+  if (bucket.text) {
+    return (
+      <TextAnswer
+        label={show(bucket.question ?? '')}
+        limits={bucket.text}
+        value={typeof value === 'string' ? value : ''}
+        onChange={(v) => setValue(() => (v === '' ? undefined : v))}
+      />
+    );
+  }
   switch (bucket.config) {
     case 'multiselect':
       return (

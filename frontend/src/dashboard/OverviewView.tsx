@@ -1,6 +1,6 @@
 import { useCallback } from 'react';
 import { useDashboard } from './context';
-import { formatDuration, formatRate, formatTime, label } from './format';
+import { formatDuration, formatRate, formatTime, label, UNIT_STATUS_LABELS } from './format';
 import { ProgressCard } from './ProgressCard';
 import { ScrollTable } from './ScrollTable';
 import { StatCard } from './StatCard';
@@ -45,12 +45,16 @@ export function OverviewView() {
               >
                 median; 90th percentile {formatDuration(o.time_per_unit.p90_s)} ({o.time_per_unit.count} {o.time_per_unit.count === 1 ? 'unit' : 'units'})
               </StatCard>
-              <StatCard title="Screening pass rate" value={formatRate(o.screening.pass_rate)}>
-                {passDetail(o.screening)}
-              </StatCard>
-              <StatCard title="Gold pass rate" value={formatRate(o.gold.pass_rate)}>
-                {passDetail(o.gold)}
-              </StatCard>
+              {o.screening.used !== false && (
+                <StatCard title="Screening pass rate" value={formatRate(o.screening.pass_rate)}>
+                  {passDetail(o.screening)}
+                </StatCard>
+              )}
+              {o.gold.used !== false && (
+                <StatCard title="Gold pass rate" value={formatRate(o.gold.pass_rate)}>
+                  {passDetail(o.gold)}
+                </StatCard>
+              )}
               <StatCard title="Live chats" value={o.live_chats}>
                 conversations going on now
               </StatCard>
@@ -115,19 +119,19 @@ function RunsTable({ overview }: { overview: Overview }) {
           <th scope="col">Started</th>
           {statuses.map((s) => (
             <th scope="col" key={s}>
-              {label(s)}
+              {UNIT_STATUS_LABELS[s] ?? label(s)}
             </th>
           ))}
         </>
       }
     >
-      {overview.runs.map((r) => (
+      {overview.runs.map((r, i) => (
         <tr key={r.run_id}>
           <th scope="row">
-            {r.run_id}
+            {i + 1}
             {r.run_id === overview.current_run && <span className="muted"> (current)</span>}
           </th>
-          <td>{label(r.status)}</td>
+          <td>{label(r.run_id === overview.current_run && overview.state === 'complete' ? 'complete' : r.status)}</td>
           <td>{formatTime(r.started_at)}</td>
           {statuses.map((s) => (
             <td key={s}>{r.units[s] ?? 0}</td>

@@ -1,4 +1,4 @@
-import { label } from './format';
+import { label, runNumber } from './format';
 import type { Overview } from './types';
 
 /** Done of total with a bar, what is in progress and waiting, and the run's state. */
@@ -29,7 +29,7 @@ export function ProgressCard({ overview }: { overview: Overview }) {
         {inProgress} in progress · {waiting} waiting
       </p>
       <p className={complete ? 'state-badge is-complete' : 'state-badge'}>
-        {complete ? '✓ Complete: every unit is done' : `Run ${overview.current_run ?? '–'}: ${label(overview.state)}`}
+        {complete ? '✓ Complete: every unit is done' : `Run ${runNumber(overview.runs, overview.current_run) ?? '–'}: ${label(overview.state)}`}
       </p>
     </section>
   );

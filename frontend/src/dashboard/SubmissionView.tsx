@@ -52,6 +52,7 @@ export function SubmissionView({ unit }: { unit: UnitDetail }) {
         <StaticDialogue
           key={d.key}
           number={i + 1}
+          dataId={unit.dialogue_ids?.[d.key] ?? null}
           dialogue={d}
           buckets={buckets}
           names={names}
@@ -73,13 +74,15 @@ export function SubmissionView({ unit }: { unit: UnitDetail }) {
 
 interface DialogueProps {
   number: number;
+  /** The data's `dialogue_id`, shown instead of the opaque key. */
+  dataId: string | null;
   dialogue: Dialogue;
   buckets: Record<string, Bucket>;
   names: ReturnType<typeof speakerNames>;
   answers: BucketAnswers;
 }
 
-function StaticDialogue({ number, dialogue, buckets, names, answers }: DialogueProps) {
+function StaticDialogue({ number, dataId, dialogue, buckets, names, answers }: DialogueProps) {
   const show = showFor(names, null);
   const targets = new Set<number>();
   for (const name of dialogue.annotation_tasks ?? []) {
@@ -120,7 +123,7 @@ function StaticDialogue({ number, dialogue, buckets, names, answers }: DialogueP
   return (
     <section className="panel submission-dialogue" aria-labelledby={`sd-${dialogue.key}`}>
       <h3 id={`sd-${dialogue.key}`}>
-        {title} <span className="muted small mono">{dialogue.key}</span>
+        {title} <span className="muted small mono">{dataId ?? dialogue.key}</span>
       </h3>
       <p className="muted small">Tasks: {(dialogue.annotation_tasks ?? []).map((n) => bucketTitle(n, buckets)).join(', ') || '–'}</p>
       {dialogue.turns2 ? (

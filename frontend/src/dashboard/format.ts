@@ -67,6 +67,19 @@ export const SYNC_LABELS: Record<string, string> = {
   uncertain: 'uncertain: check on the platform',
 };
 
+/** Unit statuses in the words the progress card uses ("3 done · 1 in progress · 5 waiting"). */
+export const UNIT_STATUS_LABELS: Record<string, string> = {
+  launched: 'Waiting',
+  assigned: 'In progress',
+  completed: 'Done',
+};
+
+/** A run's number within its task (1 for the first launch), from the overview's runs in order. */
+export function runNumber(runs: ReadonlyArray<{ run_id: number }>, runId: number | null): number | null {
+  const at = runs.findIndex((r) => r.run_id === runId);
+  return at === -1 ? null : at + 1;
+}
+
 export const FLAG_LABELS: Record<string, string> = {
   blocked: 'Blocked',
   disqualified: 'Disqualified',

@@ -29,6 +29,8 @@ export interface PassRate {
   passed: number;
   failed: number;
   pass_rate: number | null;
+  /** The task screens workers / mixes in gold units (absent from older servers: shown). */
+  used?: boolean;
 }
 
 export interface Quota {
@@ -138,6 +140,8 @@ export interface UnitDetail extends Omit<ReviewItem, 'buckets' | 'bots'> {
   answers: Record<string, unknown> | null;
   timings: Record<string, unknown> | null;
   conversations: ConversationLog[];
+  /** The data's `dialogue_id` per dialogue key (absent from older servers). */
+  dialogue_ids?: Record<string, string | null>;
 }
 
 export type BulkResult =
