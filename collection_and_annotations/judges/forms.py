@@ -97,6 +97,8 @@ def make_form(bucket: Bucket, speakers: list[str], names: Mapping[str, str]) -> 
         lines, one, convert, finish = _multiselect(bucket, show, names, speakers)
     elif bucket.config == "comparative":
         lines, one, convert, finish = _comparative(bucket, show)
+    elif bucket.text is not None:
+        lines, one, convert, finish = _text(bucket, show)
     else:
         lines, one, convert, finish = _ratings(bucket, show)
     schema = _object({target_name(t): one(t) for t in targets})
@@ -189,6 +191,29 @@ def _comparative(bucket: Bucket, show: Show):
         return shown[reply]
 
     return lines, lambda _target: {"type": "string", "enum": list(shown)}, convert, _same
+
+
+# -- free text -------------------------------------------------------------------------------
+
+def _text(bucket: Bucket, show: Show):
+    limits = bucket.text
+    assert limits is not None
+    least = max(limits.min_chars, 1)
+    lines = [show(bucket.question or "Your answer:"),
+             f"Answer in words: a string of {least} to {limits.max_chars} characters"
+             + ("." if limits.multiline else ", on one line.")]
+    one = {"type": "string", "minLength": least, "maxLength": limits.max_chars}
+
+    def convert(reply: Any, _target: int | None) -> str:
+        if not isinstance(reply, str) or len(reply.strip()) < least:
+            raise FormError(f"expected a text of at least {least} characters")
+        if len(reply) > limits.max_chars:
+            raise FormError(f"expected a text of at most {limits.max_chars} characters")
+        if not limits.multiline and "\n" in reply:
+            raise FormError("expected a text on one line")
+        return reply
+
+    return lines, lambda _target: one, convert, _same
 
 
 # -- question trees --------------------------------------------------------------------------

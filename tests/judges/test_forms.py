@@ -176,3 +176,19 @@ def test_every_bucket_of_the_original_study_has_a_form(cep_fixtures):
         form = make_form(_bucket(spec, name), speakers, NAMES)
         assert form.targets and form.schema["required"], name
         assert "SPEAKER_" not in form.text + json.dumps(form.schema), name
+
+
+def test_a_text_bucket_asks_for_words_and_keeps_them_as_given():
+    bucket = _bucket({"config": "text", "indices": "no_indices", "min_chars": 5,
+                      "max_chars": 40, "question": "Why did SPEAKER_X answer so?"})
+    form = make_form(bucket, SPEAKERS, NAMES)
+    assert "Why did Assistant answer so?" in form.text
+    assert form.schema["properties"]["dialogue"] == {"type": "string", "minLength": 5,
+                                                     "maxLength": 40}
+    value = form.value({"dialogue": "It was asked twice."})
+    assert value == {"dialogue": "It was asked twice."}
+    check = check_bucket(DialogueView("d", SPEAKERS, ["b"]), bucket, value)
+    assert check.invalid == [] and check.missing == []
+    for reply in ("ok", "x" * 41, 3):
+        with pytest.raises(FormError):
+            form.value({"dialogue": reply})
