@@ -192,13 +192,13 @@ def open_task(
 
 def _load(cfg: DictConfig, conf_path: str) -> ServedTask:
     """Checks, then the run. A large task builds hundreds of thousands of objects that live as
-    long as the server: collecting garbage while they are made costs 40% of start-up, and
-    frozen afterwards they stay out of every later collection (and are shared, not copied, by
-    forked server processes).
+    long as the server: collecting garbage while they are made is a large share of start-up,
+    and frozen afterwards they stay out of every later collection (and are shared, not copied,
+    by forked server processes).
 
     Serving then makes fewer, larger young collections (SERVING_GC_THRESHOLDS): with
-    Python's defaults, 2,000 open chats made the collector run every few milliseconds and
-    stop the event loop for up to 280 ms at a time (bench/RESULTS.md, issue 9)."""
+    Python's defaults, thousands of open chats made the collector run every few milliseconds,
+    its full collections stopping the event loop (bench/RESULTS.md, "Live chat load")."""
     gc.disable()
     try:
         db, blueprint = prepare(cfg)

@@ -200,7 +200,7 @@ def _claim_task(session: Session, task_name: str, blueprint_name: str,
 
 def _create_assignments(session: Session, task_id: int, plans: list[AssignmentPlan]) -> None:
     """Bulk inserts (a task can hold hundreds of thousands of rows): no ORM objects."""
-    connection = session.connection()  # Core executemany: the ORM's bulk path costs 4x
+    connection = session.connection()  # Core executemany: the ORM's bulk path is much slower
     ids: dict[str, int] = {}
     now = utcnow()
     for chunk in _chunks(plans):
