@@ -3,18 +3,19 @@
 Correct under concurrent claims: on PostgreSQL the worker row is locked and units are taken with
 FOR UPDATE SKIP LOCKED; on SQLite every write transaction is BEGIN IMMEDIATE. The unique key of
 `worker_groups` is the last guard against a worker getting a group twice. The statements are
-in `hot_sql` (built once, not per request).
+in `work_sql`.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy import Connection, Row, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import (
@@ -24,7 +25,15 @@ from collection_and_annotations.blueprints.base import (
     ResumeUnit,
     WorkerContext,
 )
-from collection_and_annotations.engine.hot_sql import Claimant, NewWorkerTake, TakenUnit, hot
+from collection_and_annotations.engine.work import worker_step
+from collection_and_annotations.engine.work_sql import (
+    ADD_GROUPS,
+    CLEAR_OTHER_DRAFTS,
+    HELD_QUALIFICATIONS,
+    HELD_UNITS,
+    TAKE_UNIT,
+    UPSERT_WORKER,
+)
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Conversation,
@@ -62,7 +71,21 @@ class ClaimRefused(Exception):
 def lock_worker(connection: Connection, provider: str, provider_worker_id: str) -> int:
     """The worker's id, created on first sight; the row stays locked until the transaction
     ends, so one worker's claims happen one by one (a single upsert, one round trip)."""
-    return hot(connection).upsert_worker(connection, provider, provider_worker_id, utcnow())
+    return connection.execute(UPSERT_WORKER, {
+        "provider": provider, "provider_worker_id": provider_worker_id,
+        "pseudonym": "w_" + secrets.token_hex(6), "now": utcnow()}).scalar_one()
+
+
+def _worker_and_units(connection: Connection, provider: str, provider_worker_id: str,
+                      task_id: int
+                      ) -> tuple[int, list[tuple[str, str, str | None, str]], frozenset[str]]:
+    """`lock_worker`, the worker's units in the task, newest first ((public id, status,
+    provider session, pool) each), and the names of the qualifications they hold: read after
+    the row is locked, so every earlier claim of theirs is seen."""
+    worker_id = lock_worker(connection, provider, provider_worker_id)
+    held = connection.execute(HELD_UNITS, {"task_id": task_id, "worker_id": worker_id}).all()
+    names = connection.execute(HELD_QUALIFICATIONS, {"worker_id": worker_id}).scalars()
+    return worker_id, [tuple(row) for row in held], frozenset(names)
 
 
 def expire_overdue(connection: Connection | Session, run_id: int) -> int:
@@ -136,24 +159,29 @@ def _check_limits(connection: Connection, run_id: int, held: list[tuple[str, str
 
 
 def _claimant(task_id: int, run_id: int, worker_id: int, provider_worker_id: str,
-              provider_session: str, duration: int) -> Claimant:
+              provider_session: str, duration: int) -> dict[str, Any]:
+    """The binds of `TAKE_UNIT`, but the pool: who takes a unit, in which run, until when."""
     now = utcnow()
-    return Claimant(run_id, task_id, worker_id, provider_worker_id, provider_session, now,
-                    _deadline(now, duration))
+    return {"run_id": run_id, "task_id": task_id, "worker_id": worker_id,
+            "provider_worker_id": provider_worker_id, "session_id": provider_session,
+            "now": now, "deadline": now + timedelta(seconds=duration) if duration > 0 else None}
 
 
-def _deadline(now: datetime, duration: int) -> datetime | None:
-    return now + timedelta(seconds=duration) if duration > 0 else None
-
-
-def _take_free_unit(connection: Connection, pools: list[str], claimant: Claimant
-                    ) -> TakenUnit | None:
-    """Assign the first unit this worker may take from the first pool that has one (see
-    `HotStatements.assign_unit`)."""
+def _take_free_unit(connection: Connection, pools: list[str], claimant: dict[str, Any]
+                    ) -> Row | None:
+    """Assign the first unit this worker may take from the first pool that has one, note its
+    groups as theirs and clear drafts an earlier worker left on it."""
+    take = TAKE_UNIT.on(connection)
     for pool in pools:
-        taken = hot(connection).assign_unit(connection, claimant, pool)
-        if taken is not None:
-            return taken
+        taken = connection.execute(take, {**claimant, "pool": pool}).first()
+        if taken is None:
+            continue
+        mine = {"unit_id": taken.id, "worker_id": claimant["worker_id"]}
+        if taken.times_expired:  # a unit that changed hands keeps nothing of its earlier worker
+            connection.execute(CLEAR_OTHER_DRAFTS, mine)
+        connection.execute(ADD_GROUPS, {**mine, "task_id": claimant["task_id"],
+                                        "assignment_id": taken.assignment_id})
+        return taken
     return None
 
 
@@ -223,26 +251,18 @@ def claim_unit(
     db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
     provider_session: str, limits: Limits, blocked: frozenset[str] = frozenset(),
     pools_for: Callable[[Connection, WorkerContext], list[str]] = _main_pool,
-    rehearse: bool = False, first_pools: Sequence[str] | None = None,
+    rehearse: bool = False,
 ) -> Claim:
     """Resume the unit of this (worker, provider session), or assign a new one from the first
     pool (as the task kind's `pools_for` routes this worker) that has one for them.
-    `rehearse`: find the unit, then roll everything back (raises _Rehearsed).
-    `first_pools`: where `pools_for` routes a worker seen for the first time, when the task
-    kind knows it without reading the database (its `new_worker_pools`); on PostgreSQL such a
-    worker is then made and takes their unit in one statement."""
+    `rehearse`: find the unit, then roll everything back (raises _Rehearsed)."""
     if provider_worker_id in blocked:
         raise ClaimRefused("this worker is not eligible for this task", status=403)
-    if db.one_statement_writes and not rehearse and limits.max_num_concurrent_units <= 0:
-        claim = _claim_optimistically(db, task_id, run_id, provider, provider_worker_id,
-                                      provider_session, limits, pools_for, first_pools)
-        if claim is not None:
-            return claim
-    with db.transaction() as connection:
+    with worker_step(db) as connection:
         # The worker's row, locked (one worker's claims happen one by one), and their units
         # here: for both resuming and the per-worker limits.
-        worker_id, held, holds = hot(connection).worker_and_units(
-            connection, provider, provider_worker_id, utcnow(), task_id)
+        worker_id, held, holds = _worker_and_units(connection, provider, provider_worker_id,
+                                                   task_id)
         resumed = _resumed(worker_id, held, provider_session)
         if resumed is not None:
             return resumed
@@ -262,46 +282,3 @@ def claim_unit(
         if rehearse:
             raise _Rehearsed
         return Claim(worker_id, taken.public_id, "assigned")
-
-
-def _claim_optimistically(
-    db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
-    provider_session: str, limits: Limits,
-    pools_for: Callable[[Connection, WorkerContext], list[str]],
-    first_pools: Sequence[str] | None,
-) -> Claim | None:
-    """PostgreSQL: the claim as two statements without a transaction, two round trips
-    where the locked claim takes four (with BEGIN and COMMIT). The first reads the worker
-    without locking or writing their row, the second takes a unit only if that row is
-    unchanged, and changes it when it does. A worker seen for the first time takes a unit
-    of `first_pools[0]` in the first statement already (nothing they hold or have been
-    granted can change where they go). None when the claim must run under the worker's
-    lock instead: another claim of theirs came between the two, their first claim raced
-    another, or no pool had a free unit (the locked claim returns overdue units first)."""
-    with db.one_statement() as connection:
-        statements = hot(connection)
-        now = utcnow()
-        take = None if not first_pools else NewWorkerTake(
-            run_id, provider_session, _deadline(now, limits.assignment_duration_in_seconds),
-            first_pools[0])
-        worker = statements.worker_view(connection, provider, provider_worker_id, now,
-                                        task_id, take)
-        if worker is None:
-            return None
-        resumed = _resumed(worker.id, worker.held, provider_session)
-        if resumed is not None:
-            return resumed
-        pools = _pools(connection, task_id, run_id, worker.id, provider_worker_id, worker.held,
-                       worker.qualifications, limits, pools_for)
-        if isinstance(pools, Claim):
-            return pools
-        claimant = _claimant(task_id, run_id, worker.id, provider_worker_id, provider_session,
-                             limits.assignment_duration_in_seconds)
-        for pool in pools:
-            unchanged, taken = statements.assign_unit_if_unchanged(
-                connection, worker.version, claimant, pool)
-            if not unchanged:
-                return None
-            if taken is not None:
-                return Claim(worker.id, taken.public_id, "assigned")
-    return None
