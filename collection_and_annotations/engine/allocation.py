@@ -15,7 +15,18 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Row, delete, func, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    DateTime,
+    Row,
+    Update,
+    bindparam,
+    delete,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import (
@@ -88,51 +99,59 @@ def _worker_and_units(connection: Connection, provider: str, provider_worker_id:
     return worker_id, [tuple(row) for row in held], frozenset(names)
 
 
-def expire_overdue(connection: Connection | Session, run_id: int) -> int:
-    """Return units whose worker ran out of time to the pool; returns how many.
+def release_statement(*condition: ColumnElement[bool]) -> Update:
+    """The one statement that returns the units meeting `condition` to the pool, returning
+    their ids (built once per condition, its values bound at each call).
 
-    One conditional UPDATE: only units still `assigned` and past their deadline change, and the
-    condition is re-checked on each row as it is written, so a submit that commits first wins
-    (its unit is `completed` and stays so). Rows another transaction holds (a submit in
-    progress) are skipped, not waited for, so concurrent sweeps cannot deadlock; the next sweep
-    sees them. Group rows, drafts and live chats are cleaned for exactly the units that changed.
-    """
-    now = utcnow()
-    return len(release_units(connection, (Unit.task_run_id == run_id, Unit.status == "assigned",
-                                     Unit.deadline < now), "timed_out"))
+    A conditional UPDATE: the condition is re-checked on each row as it is written, so a
+    submit that commits first wins (its unit is `completed` and stays so). Rows another
+    transaction holds (a submit in progress) are skipped, not waited for, so concurrent
+    sweeps cannot deadlock; the next sweep sees them."""
+    locked = (select(Unit.id).where(*condition).order_by(Unit.id)
+              .with_for_update(skip_locked=True).scalar_subquery())
+    return (update(Unit).where(Unit.id.in_(locked), *condition)
+            .values(status="launched", worker_id=None, provider_session=None, assigned_at=None,
+                    deadline=None, times_expired=Unit.times_expired + 1)
+            .returning(Unit.id).execution_options(synchronize_session=False))
+
+
+_OVERDUE = release_statement(Unit.task_run_id == bindparam("run_id"),
+                             Unit.status == "assigned", Unit.deadline < bindparam("now"))
+_ONE_UNIT = release_statement(Unit.id == bindparam("unit_id"), Unit.status == "assigned")
+_RELEASED = bindparam("ids", expanding=True)
+_FORGET_GROUPS = delete(WorkerGroup).where(WorkerGroup.unit_id.in_(_RELEASED))
+_FORGET_DRAFTS = delete(Draft).where(Draft.unit_id.in_(_RELEASED))
+# A chat in progress ends, its transcript kept and marked.
+_END_CHATS = (update(Conversation)
+              .where(Conversation.unit_id.in_(_RELEASED), Conversation.status == "active")
+              .values(status=bindparam("chat_status"),
+                      ended_at=bindparam("now", type_=DateTime()))
+              .execution_options(synchronize_session=False))
+
+
+def expire_overdue(connection: Connection | Session, run_id: int) -> int:
+    """Return units whose worker ran out of time to the pool; returns how many. Group rows,
+    drafts and live chats are cleaned for exactly the units that changed."""
+    return len(release_units(connection, _OVERDUE, {"run_id": run_id, "now": utcnow()},
+                             "timed_out"))
 
 
 def return_unit(connection: Connection | Session, unit_id: int, chat_status: str) -> bool:
     """Give one assigned unit back to the pool now (its chat failed for good); False when it
     is no longer assigned. Its open chat ends with `chat_status`."""
-    return bool(release_units(connection, (Unit.id == unit_id, Unit.status == "assigned"),
-                         chat_status))
+    return bool(release_units(connection, _ONE_UNIT, {"unit_id": unit_id}, chat_status))
 
 
-def release_units(connection: Connection | Session, condition: tuple, chat_status: str
-                  ) -> list[int]:
-    """Return the units that meet `condition` to the pool (rows another transaction holds are
-    skipped); returns their ids."""
-    locked = (
-        select(Unit.id).where(*condition).order_by(Unit.id)
-        .with_for_update(skip_locked=True).scalar_subquery()
-    )
-    ids = list(connection.scalars(
-        update(Unit).where(Unit.id.in_(locked), *condition)
-        .values(status="launched", worker_id=None, provider_session=None, assigned_at=None,
-                deadline=None, times_expired=Unit.times_expired + 1)
-        .returning(Unit.id)
-        .execution_options(synchronize_session=False)
-    ))
+def release_units(connection: Connection | Session, statement: Update, values: dict[str, Any],
+                  chat_status: str) -> list[int]:
+    """Return the units `statement` (`release_statement`) releases with `values` to the pool;
+    returns their ids."""
+    ids = list(connection.scalars(statement, values))
     if ids:
-        connection.execute(delete(WorkerGroup).where(WorkerGroup.unit_id.in_(ids)))
-        connection.execute(delete(Draft).where(Draft.unit_id.in_(ids)))
-        # A chat in progress ends, its transcript kept and marked.
-        connection.execute(
-            update(Conversation)
-            .where(Conversation.unit_id.in_(ids), Conversation.status == "active")
-            .values(status=chat_status, ended_at=utcnow())
-            .execution_options(synchronize_session=False))
+        connection.execute(_FORGET_GROUPS, {"ids": ids})
+        connection.execute(_FORGET_DRAFTS, {"ids": ids})
+        connection.execute(_END_CHATS, {"ids": ids, "chat_status": chat_status,
+                                        "now": utcnow()})
     return ids
 
 

@@ -23,7 +23,11 @@ from sqlalchemy import Connection, Row, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 
 from collection_and_annotations.bots.base import Turn
-from collection_and_annotations.engine.allocation import release_units, return_unit
+from collection_and_annotations.engine.allocation import (
+    release_statement,
+    release_units,
+    return_unit,
+)
 from collection_and_annotations.engine.chat_sql import (
     ADD_CONVERSATION,
     ADD_MESSAGE,
@@ -586,15 +590,18 @@ def reply_failed(db: Database, job: ReplyJob, message: str, retryable: bool) -> 
         return True
 
 
+_IDLE = release_statement(
+    Unit.task_run_id == bindparam("run_id"), Unit.status == "assigned",
+    Unit.id.in_(select(Conversation.unit_id).where(
+        Conversation.status == "active", Conversation.awaiting == WORKER,
+        Conversation.respond_by < bindparam("now")).scalar_subquery()))
+
+
 def expire_idle_chats(connection: Connection, run_id: int) -> int:
     """Units whose worker let `max_resp_time` pass without answering go back to the pool, the
     chat marked timed out; returns how many."""
-    now = utcnow()
-    idle = (select(Conversation.unit_id)
-            .where(Conversation.status == "active", Conversation.awaiting == WORKER,
-                   Conversation.respond_by < now).scalar_subquery())
-    return len(release_units(connection, (Unit.task_run_id == run_id, Unit.status == "assigned",
-                                          Unit.id.in_(idle)), "timed_out"))
+    return len(release_units(connection, _IDLE, {"run_id": run_id, "now": utcnow()},
+                             "timed_out"))
 
 
 def ended_conversations(db: Database, conversation_ids: list[int]) -> list[int]:

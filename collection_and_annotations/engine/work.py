@@ -30,7 +30,7 @@ from collection_and_annotations.storage.sql import waited_too_long
 
 MAX_DRAFT_BYTES = 1_000_000
 RETRY_AFTER_S = 2  # a step refused for a lock it waited too long on: when to come back
-OwnedT = TypeVar("OwnedT", bound=tuple)  # a unit row with `worker_id` and `times_expired`
+OwnedT = TypeVar("OwnedT")  # a unit row with `worker_id` and `times_expired`
 
 
 class WorkRefused(Exception):
