@@ -38,12 +38,10 @@ from collection_and_annotations.blueprints.base import (
 )
 from collection_and_annotations.engine.work import worker_step
 from collection_and_annotations.engine.work_sql import (
-    ADD_GROUPS,
-    CLEAR_OTHER_DRAFTS,
-    HELD_QUALIFICATIONS,
-    HELD_UNITS,
+    AFTER_TAKE,
     TAKE_UNIT,
     UPSERT_WORKER,
+    WORKER_STATE,
 )
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -94,9 +92,9 @@ def _worker_and_units(connection: Connection, provider: str, provider_worker_id:
     provider session, pool) each), and the names of the qualifications they hold: read after
     the row is locked, so every earlier claim of theirs is seen."""
     worker_id = lock_worker(connection, provider, provider_worker_id)
-    held = connection.execute(HELD_UNITS, {"task_id": task_id, "worker_id": worker_id}).all()
-    names = connection.execute(HELD_QUALIFICATIONS, {"worker_id": worker_id}).scalars()
-    return worker_id, [tuple(row) for row in held], frozenset(names)
+    rows = connection.execute(WORKER_STATE, {"task_id": task_id, "worker_id": worker_id}).all()
+    return worker_id, [tuple(row)[1:] for row in rows if row.status is not None], \
+        frozenset(row.name for row in rows if row.status is None)
 
 
 def release_statement(*condition: ColumnElement[bool]) -> Update:
@@ -195,11 +193,9 @@ def _take_free_unit(connection: Connection, pools: list[str], claimant: dict[str
         taken = connection.execute(take, {**claimant, "pool": pool}).first()
         if taken is None:
             continue
-        mine = {"unit_id": taken.id, "worker_id": claimant["worker_id"]}
-        if taken.times_expired:  # a unit that changed hands keeps nothing of its earlier worker
-            connection.execute(CLEAR_OTHER_DRAFTS, mine)
-        connection.execute(ADD_GROUPS, {**mine, "task_id": claimant["task_id"],
-                                        "assignment_id": taken.assignment_id})
+        for statement in AFTER_TAKE.on(connection):
+            connection.execute(statement, {**claimant, "unit_id": taken.id,
+                                           "assignment_id": taken.assignment_id})
         return taken
     return None
 

@@ -15,14 +15,12 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from collection_and_annotations.blueprints.base import SubmitRefused, SubmittedUnit, TaskBlueprint
 from collection_and_annotations.engine.runs import DONE_STATUSES
 from collection_and_annotations.engine.work_sql import (
-    COMPLETE_UNIT,
-    DELETE_DRAFTS,
-    INSERT_SUBMISSION,
-    LOCK_UNIT,
+    AFTER_LOCKING_DRAFT,
     LOCK_UNIT_WITH_DATA,
+    SAVE_DRAFT,
+    STORE_SUBMISSION,
     STORED_ANSWERS,
     UNIT_VIEW,
-    UPSERT_DRAFT,
 )
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import iso_utc, utcnow
@@ -104,14 +102,15 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
     with worker_step(db) as connection:
         # The unit row is locked before the draft is written: an expiry cannot slip between
         # the ownership check and the write and hand the unit to someone else.
-        unit = owned_unit(connection.execute(LOCK_UNIT.on(connection),
-                                             {"public_id": public_id}).first(), worker_id)
+        values = {"public_id": public_id, "worker_id": worker_id, "answers": answers,
+                  "position": position, "now": utcnow()}
+        unit = owned_unit(connection.execute(SAVE_DRAFT.on(connection), values).first(),
+                          worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; drafts are closed", 409)
-        now = utcnow()
-        connection.execute(UPSERT_DRAFT, {"unit_id": unit.id, "worker_id": worker_id,
-                                          "answers": answers, "position": position, "now": now})
-        return iso_utc(now)
+        for statement in AFTER_LOCKING_DRAFT.on(connection):
+            connection.execute(statement, {**values, "unit_id": unit.id})
+        return iso_utc(values["now"])
 
 
 def submit(
@@ -157,12 +156,11 @@ def _store_submission(
         raise WorkRefused(_summary(problems), 422, problems)
     stored_answers = _stored(connection, blueprint, submitted)
     now = utcnow()
-    connection.execute(INSERT_SUBMISSION, {
-        "unit_id": unit.id, "worker_id": worker_id, "task_run_id": unit.task_run_id,
-        "answers": stored_answers, "timings": _timings(unit.assigned_at, now, timings),
-        "client_id": client_id, "now": now})
-    connection.execute(DELETE_DRAFTS, {"unit_id": unit.id})
-    connection.execute(COMPLETE_UNIT, {"unit_id": unit.id, "now": now})
+    values = {"unit_id": unit.id, "worker_id": worker_id, "task_run_id": unit.task_run_id,
+              "answers": stored_answers, "timings": _timings(unit.assigned_at, now, timings),
+              "client_id": client_id, "now": now}
+    for statement in STORE_SUBMISSION.on(connection):
+        connection.execute(statement, values)
     try:
         told = blueprint.after_submit(connection, replace(submitted, stored=stored_answers))
     except SubmitRefused as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Generic, NamedTuple, TypeVar
 
 from sqlalchemy import JSON, Connection, DateTime, Executable, column, text
 from sqlalchemy.exc import DBAPIError
@@ -23,18 +23,21 @@ def columns(*names: str | ColumnClause) -> list[ColumnClause]:
     return [column(name) if isinstance(name, str) else name for name in names]
 
 
-class PerDialect(NamedTuple):
-    """A statement in its PostgreSQL and its SQLite version."""
+StatementT = TypeVar("StatementT")
 
-    postgresql: Executable
-    sqlite: Executable
 
-    def on(self, connection: Connection) -> Executable:
+class PerDialect(NamedTuple, Generic[StatementT]):
+    """A statement (or a step's statements) in its PostgreSQL and its SQLite version."""
+
+    postgresql: StatementT
+    sqlite: StatementT
+
+    def on(self, connection: Connection) -> StatementT:
         return getattr(self, connection.dialect.name)
 
 
 def locking(sql: str, lock: str, result: Sequence[str | ColumnClause] = (),
-            binds: Sequence[BindParameter] = ()) -> PerDialect:
+            binds: Sequence[BindParameter] = ()) -> PerDialect[Executable]:
     """`sql` with its `{lock}` placed: `lock` (a row-lock clause) on PostgreSQL, nothing on
     SQLite, whose write transactions hold the whole database (BEGIN IMMEDIATE)."""
     versions = []
