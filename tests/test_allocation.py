@@ -18,11 +18,9 @@ TASKS = ["overall_quality"]
 
 
 def _claim(served, worker, session="s1", limits=None):
-    """As the server claims: on PostgreSQL a new worker takes their unit in the statement
-    that makes them (the task kind knows where a new worker goes)."""
+    """As the server claims."""
     return claim_unit(served.db, served.task_id, served.run_id, "local", worker, session,
-                      limits or served.limits, served.blocked_workers,
-                      first_pools=served.new_worker_pools)
+                      limits or served.limits, served.blocked_workers)
 
 
 def _answer(served, claim):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy
 from chat_helpers import write_chat_conf
 from helpers import BUCKETS, run_coroutine
 
@@ -482,15 +483,9 @@ def test_a_transaction_that_fails_after_its_insert_is_rolled_back_before_the_fal
     task = make_task("task", 4)
     steps, repeated_index = mixed_batch(task)
     fallbacks.expected = True
-    statements = chat_batch.chat_sql("sqlite")
-
-    class Broken:
-        def __getattr__(self, name: str) -> Any:
-            if name == "workers_spoke":  # runs after the messages were inserted
-                return "UPDATE no_such_table SET x = 1"
-            return getattr(statements, name)
-
-    monkeypatch.setattr(chat_batch, "chat_sql", lambda _dialect: Broken())
+    # the statement that runs after the messages were inserted fails
+    monkeypatch.setattr(chat_batch, "WORKERS_SPOKE",
+                        sqlalchemy.text("UPDATE no_such_table SET x = 1"))
     outcomes = write_batch(task.db, steps, task.rules)
     assert fallbacks.steps == steps
     assert_mixed_outcomes(task, outcomes, repeated_index)  # no row twice

@@ -201,8 +201,12 @@ def test_submits_racing_the_sweep_from_several_processes(tmp_path, database_url,
                 assert unit.status == "completed" and stored is not None, worker
                 assert session.scalar(select(WorkerGroup.group_id)
                                       .where(WorkerGroup.unit_id == unit.id)) is not None
-            else:
-                assert unit.status != "completed" and stored is None, worker
+            else:  # refused: nothing of theirs stored (a late claim may have taken the unit)
+                mine = session.scalar(
+                    select(Submission.id).join(Worker, Submission.worker_id == Worker.id)
+                    .where(Submission.unit_id == unit.id, Worker.provider_worker_id == worker))
+                assert mine is None, worker
+                assert unit.status != "completed" or stored is not None, worker
     db.dispose()
 
 

@@ -118,7 +118,8 @@ def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
         raise UserError("mephisto.architect.join=true lets launchers on several machines serve "
                         "one run through one PostgreSQL database; SQLite is a file of one "
                         "machine: set database_url to PostgreSQL, or leave join out")
-    db = Database(cfg.database_url or default_url(cfg.data_dir))  # creates data_dir: last
+    # creates data_dir: last
+    db = Database(cfg.database_url or default_url(cfg.data_dir), architect.lock_timeout_s)
     db.check_reachable()
     return db, blueprint
 

@@ -116,6 +116,9 @@ class ArchitectConfig:
     public_url: str | None = None
     # addresses of reverse proxies whose X-Forwarded-For/-Proto headers are believed
     trusted_proxies: list[str] | None = None
+    # seconds a request waits for a row lock another holds; then 503 with Retry-After
+    # (PostgreSQL's lock_timeout)
+    lock_timeout_s: int = ranged(5, 1, 600)
     # accepted, not used: Mephisto's server kinds and its heroku/ec2 architects
     server_type: str | None = unused(_SERVER)
     server_source_path: str | None = unused(_SERVER)

@@ -3,18 +3,30 @@
 Correct under concurrent claims: on PostgreSQL the worker row is locked and units are taken with
 FOR UPDATE SKIP LOCKED; on SQLite every write transaction is BEGIN IMMEDIATE. The unique key of
 `worker_groups` is the last guard against a worker getting a group twice. The statements are
-in `hot_sql` (built once, not per request).
+in `work_sql`.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    DateTime,
+    Row,
+    Update,
+    bindparam,
+    delete,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import (
@@ -24,7 +36,13 @@ from collection_and_annotations.blueprints.base import (
     ResumeUnit,
     WorkerContext,
 )
-from collection_and_annotations.engine.hot_sql import Claimant, NewWorkerTake, TakenUnit, hot
+from collection_and_annotations.engine.work import worker_step
+from collection_and_annotations.engine.work_sql import (
+    AFTER_TAKE,
+    TAKE_UNIT,
+    UPSERT_WORKER,
+    WORKER_STATE,
+)
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Conversation,
@@ -62,54 +80,76 @@ class ClaimRefused(Exception):
 def lock_worker(connection: Connection, provider: str, provider_worker_id: str) -> int:
     """The worker's id, created on first sight; the row stays locked until the transaction
     ends, so one worker's claims happen one by one (a single upsert, one round trip)."""
-    return hot(connection).upsert_worker(connection, provider, provider_worker_id, utcnow())
+    return connection.execute(UPSERT_WORKER, {
+        "provider": provider, "provider_worker_id": provider_worker_id,
+        "pseudonym": "w_" + secrets.token_hex(6), "now": utcnow()}).scalar_one()
+
+
+def _worker_and_units(connection: Connection, provider: str, provider_worker_id: str,
+                      task_id: int
+                      ) -> tuple[int, list[tuple[str, str, str | None, str]], frozenset[str]]:
+    """`lock_worker`, the worker's units in the task, newest first ((public id, status,
+    provider session, pool) each), and the names of the qualifications they hold: read after
+    the row is locked, so every earlier claim of theirs is seen."""
+    worker_id = lock_worker(connection, provider, provider_worker_id)
+    rows = connection.execute(WORKER_STATE, {"task_id": task_id, "worker_id": worker_id}).all()
+    return worker_id, [tuple(row)[1:] for row in rows if row.status is not None], \
+        frozenset(row.name for row in rows if row.status is None)
+
+
+def release_statement(*condition: ColumnElement[bool]) -> Update:
+    """The one statement that returns the units meeting `condition` to the pool, returning
+    their ids (built once per condition, its values bound at each call).
+
+    A conditional UPDATE: the condition is re-checked on each row as it is written, so a
+    submit that commits first wins (its unit is `completed` and stays so). Rows another
+    transaction holds (a submit in progress) are skipped, not waited for, so concurrent
+    sweeps cannot deadlock; the next sweep sees them."""
+    locked = (select(Unit.id).where(*condition).order_by(Unit.id)
+              .with_for_update(skip_locked=True).scalar_subquery())
+    return (update(Unit).where(Unit.id.in_(locked), *condition)
+            .values(status="launched", worker_id=None, provider_session=None, assigned_at=None,
+                    deadline=None, times_expired=Unit.times_expired + 1)
+            .returning(Unit.id).execution_options(synchronize_session=False))
+
+
+_OVERDUE = release_statement(Unit.task_run_id == bindparam("run_id"),
+                             Unit.status == "assigned", Unit.deadline < bindparam("now"))
+_ONE_UNIT = release_statement(Unit.id == bindparam("unit_id"), Unit.status == "assigned")
+_RELEASED = bindparam("ids", expanding=True)
+_FORGET_GROUPS = delete(WorkerGroup).where(WorkerGroup.unit_id.in_(_RELEASED))
+_FORGET_DRAFTS = delete(Draft).where(Draft.unit_id.in_(_RELEASED))
+# A chat in progress ends, its transcript kept and marked.
+_END_CHATS = (update(Conversation)
+              .where(Conversation.unit_id.in_(_RELEASED), Conversation.status == "active")
+              .values(status=bindparam("chat_status"),
+                      ended_at=bindparam("now", type_=DateTime()))
+              .execution_options(synchronize_session=False))
 
 
 def expire_overdue(connection: Connection | Session, run_id: int) -> int:
-    """Return units whose worker ran out of time to the pool; returns how many.
-
-    One conditional UPDATE: only units still `assigned` and past their deadline change, and the
-    condition is re-checked on each row as it is written, so a submit that commits first wins
-    (its unit is `completed` and stays so). Rows another transaction holds (a submit in
-    progress) are skipped, not waited for, so concurrent sweeps cannot deadlock; the next sweep
-    sees them. Group rows, drafts and live chats are cleaned for exactly the units that changed.
-    """
-    now = utcnow()
-    return len(release_units(connection, (Unit.task_run_id == run_id, Unit.status == "assigned",
-                                     Unit.deadline < now), "timed_out"))
+    """Return units whose worker ran out of time to the pool; returns how many. Group rows,
+    drafts and live chats are cleaned for exactly the units that changed."""
+    return len(release_units(connection, _OVERDUE, {"run_id": run_id, "now": utcnow()},
+                             "timed_out"))
 
 
 def return_unit(connection: Connection | Session, unit_id: int, chat_status: str) -> bool:
     """Give one assigned unit back to the pool now (its chat failed for good); False when it
     is no longer assigned. Its open chat ends with `chat_status`."""
-    return bool(release_units(connection, (Unit.id == unit_id, Unit.status == "assigned"),
-                         chat_status))
+    return bool(release_units(connection, _ONE_UNIT, {"unit_id": unit_id}, chat_status))
 
 
-def release_units(connection: Connection | Session, condition: tuple, chat_status: str
-                  ) -> list[int]:
-    """Return the units that meet `condition` to the pool (rows another transaction holds are
-    skipped); returns their ids."""
-    locked = (
-        select(Unit.id).where(*condition).order_by(Unit.id)
-        .with_for_update(skip_locked=True).scalar_subquery()
-    )
-    ids = list(connection.scalars(
-        update(Unit).where(Unit.id.in_(locked), *condition)
-        .values(status="launched", worker_id=None, provider_session=None, assigned_at=None,
-                deadline=None, times_expired=Unit.times_expired + 1)
-        .returning(Unit.id)
-        .execution_options(synchronize_session=False)
-    ))
+def release_units(connection: Connection | Session, statement: Update, values: dict[str, Any],
+                  chat_status: str) -> list[int]:
+    """Return the units `statement` (`release_statement`) releases with `values` to the pool;
+    returns their ids."""
+    ids = list(connection.scalars(statement, values))
     if ids:
-        connection.execute(delete(WorkerGroup).where(WorkerGroup.unit_id.in_(ids)))
-        connection.execute(delete(Draft).where(Draft.unit_id.in_(ids)))
-        # A chat in progress ends, its transcript kept and marked.
-        connection.execute(
-            update(Conversation)
-            .where(Conversation.unit_id.in_(ids), Conversation.status == "active")
-            .values(status=chat_status, ended_at=utcnow())
-            .execution_options(synchronize_session=False))
+        connection.execute(_FORGET_GROUPS, {"ids": ids})
+        connection.execute(_FORGET_DRAFTS, {"ids": ids})
+        connection.execute(_END_CHATS, {"ids": ids, "chat_status": chat_status,
+                                        "now": utcnow()})
     return ids
 
 
@@ -136,24 +176,27 @@ def _check_limits(connection: Connection, run_id: int, held: list[tuple[str, str
 
 
 def _claimant(task_id: int, run_id: int, worker_id: int, provider_worker_id: str,
-              provider_session: str, duration: int) -> Claimant:
+              provider_session: str, duration: int) -> dict[str, Any]:
+    """The binds of `TAKE_UNIT`, but the pool: who takes a unit, in which run, until when."""
     now = utcnow()
-    return Claimant(run_id, task_id, worker_id, provider_worker_id, provider_session, now,
-                    _deadline(now, duration))
+    return {"run_id": run_id, "task_id": task_id, "worker_id": worker_id,
+            "provider_worker_id": provider_worker_id, "session_id": provider_session,
+            "now": now, "deadline": now + timedelta(seconds=duration) if duration > 0 else None}
 
 
-def _deadline(now: datetime, duration: int) -> datetime | None:
-    return now + timedelta(seconds=duration) if duration > 0 else None
-
-
-def _take_free_unit(connection: Connection, pools: list[str], claimant: Claimant
-                    ) -> TakenUnit | None:
-    """Assign the first unit this worker may take from the first pool that has one (see
-    `HotStatements.assign_unit`)."""
+def _take_free_unit(connection: Connection, pools: list[str], claimant: dict[str, Any]
+                    ) -> Row | None:
+    """Assign the first unit this worker may take from the first pool that has one, note its
+    groups as theirs and clear drafts an earlier worker left on it."""
+    take = TAKE_UNIT.on(connection)
     for pool in pools:
-        taken = hot(connection).assign_unit(connection, claimant, pool)
-        if taken is not None:
-            return taken
+        taken = connection.execute(take, {**claimant, "pool": pool}).first()
+        if taken is None:
+            continue
+        for statement in AFTER_TAKE.on(connection):
+            connection.execute(statement, {**claimant, "unit_id": taken.id,
+                                           "assignment_id": taken.assignment_id})
+        return taken
     return None
 
 
@@ -223,26 +266,18 @@ def claim_unit(
     db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
     provider_session: str, limits: Limits, blocked: frozenset[str] = frozenset(),
     pools_for: Callable[[Connection, WorkerContext], list[str]] = _main_pool,
-    rehearse: bool = False, first_pools: Sequence[str] | None = None,
+    rehearse: bool = False,
 ) -> Claim:
     """Resume the unit of this (worker, provider session), or assign a new one from the first
     pool (as the task kind's `pools_for` routes this worker) that has one for them.
-    `rehearse`: find the unit, then roll everything back (raises _Rehearsed).
-    `first_pools`: where `pools_for` routes a worker seen for the first time, when the task
-    kind knows it without reading the database (its `new_worker_pools`); on PostgreSQL such a
-    worker is then made and takes their unit in one statement."""
+    `rehearse`: find the unit, then roll everything back (raises _Rehearsed)."""
     if provider_worker_id in blocked:
         raise ClaimRefused("this worker is not eligible for this task", status=403)
-    if db.one_statement_writes and not rehearse and limits.max_num_concurrent_units <= 0:
-        claim = _claim_optimistically(db, task_id, run_id, provider, provider_worker_id,
-                                      provider_session, limits, pools_for, first_pools)
-        if claim is not None:
-            return claim
-    with db.transaction() as connection:
+    with worker_step(db) as connection:
         # The worker's row, locked (one worker's claims happen one by one), and their units
         # here: for both resuming and the per-worker limits.
-        worker_id, held, holds = hot(connection).worker_and_units(
-            connection, provider, provider_worker_id, utcnow(), task_id)
+        worker_id, held, holds = _worker_and_units(connection, provider, provider_worker_id,
+                                                   task_id)
         resumed = _resumed(worker_id, held, provider_session)
         if resumed is not None:
             return resumed
@@ -262,46 +297,3 @@ def claim_unit(
         if rehearse:
             raise _Rehearsed
         return Claim(worker_id, taken.public_id, "assigned")
-
-
-def _claim_optimistically(
-    db: Database, task_id: int, run_id: int, provider: str, provider_worker_id: str,
-    provider_session: str, limits: Limits,
-    pools_for: Callable[[Connection, WorkerContext], list[str]],
-    first_pools: Sequence[str] | None,
-) -> Claim | None:
-    """PostgreSQL: the claim as two statements without a transaction, two round trips
-    where the locked claim takes four (with BEGIN and COMMIT). The first reads the worker
-    without locking or writing their row, the second takes a unit only if that row is
-    unchanged, and changes it when it does. A worker seen for the first time takes a unit
-    of `first_pools[0]` in the first statement already (nothing they hold or have been
-    granted can change where they go). None when the claim must run under the worker's
-    lock instead: another claim of theirs came between the two, their first claim raced
-    another, or no pool had a free unit (the locked claim returns overdue units first)."""
-    with db.one_statement() as connection:
-        statements = hot(connection)
-        now = utcnow()
-        take = None if not first_pools else NewWorkerTake(
-            run_id, provider_session, _deadline(now, limits.assignment_duration_in_seconds),
-            first_pools[0])
-        worker = statements.worker_view(connection, provider, provider_worker_id, now,
-                                        task_id, take)
-        if worker is None:
-            return None
-        resumed = _resumed(worker.id, worker.held, provider_session)
-        if resumed is not None:
-            return resumed
-        pools = _pools(connection, task_id, run_id, worker.id, provider_worker_id, worker.held,
-                       worker.qualifications, limits, pools_for)
-        if isinstance(pools, Claim):
-            return pools
-        claimant = _claimant(task_id, run_id, worker.id, provider_worker_id, provider_session,
-                             limits.assignment_duration_in_seconds)
-        for pool in pools:
-            unchanged, taken = statements.assign_unit_if_unchanged(
-                connection, worker.version, claimant, pool)
-            if not unchanged:
-                return None
-            if taken is not None:
-                return Claim(worker.id, taken.public_id, "assigned")
-    return None

@@ -20,13 +20,33 @@ from datetime import datetime, timedelta
 from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import Connection, Row, bindparam, select, update
+from sqlalchemy.exc import IntegrityError
 
 from collection_and_annotations.bots.base import Turn
-from collection_and_annotations.engine.allocation import release_units, return_unit
-from collection_and_annotations.engine.chat_sql import ChatStatements, chat_sql
-from collection_and_annotations.engine.driver_sql import driver_cursor
-from collection_and_annotations.engine.hot_sql import UnitWithData, hot
-from collection_and_annotations.engine.work import WorkRefused, owned_unit
+from collection_and_annotations.engine.allocation import (
+    release_statement,
+    release_units,
+    return_unit,
+)
+from collection_and_annotations.engine.chat_sql import (
+    ADD_CONVERSATION,
+    ADD_MESSAGE,
+    ASK_AGAIN,
+    BOT_SPOKE,
+    END_CONVERSATION,
+    LOCK_CHAT,
+    LOCK_WAITING,
+    SET_LABELS,
+    WORKER_SPOKE,
+    message,
+)
+from collection_and_annotations.engine.work import (
+    WorkRefused,
+    locked_unit_with_data,
+    owned_unit,
+    worker_step,
+)
+from collection_and_annotations.engine.work_sql import UNIT_VIEW
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
     Assignment,
@@ -61,8 +81,7 @@ class Annotations(Protocol):
         """The `annotations` of the chat object."""
 
 
-# The statements of every chat step, built once: building a statement per call cost more CPU
-# than the database work (as for the worker API's hot path, hot_sql.py).
+# The statements that read chats, built once.
 _CONVERSATIONS = (select(Conversation)
                   .where(Conversation.unit_id == bindparam("unit_id"),
                          Conversation.attempt == bindparam("attempt"))
@@ -227,8 +246,8 @@ def read_chat(db: Database, public_id: str, worker_id: int, rules: ChatRules,
               live_text: Callable[[int], str | None]) -> dict[str, Any]:
     """The `chat` object of a worker's unit that is still theirs."""
     with db.snapshot() as connection:
-        unit = _open(owned_unit(hot(connection).unit_view(connection, public_id, worker_id),
-                                worker_id))
+        unit = _open(owned_unit(connection.execute(
+            UNIT_VIEW, {"public_id": public_id, "worker_id": worker_id}).first(), worker_id))
         return chat_state(connection, unit.id, unit.times_expired,
                           full_layout(unit.data, unit.layout), rules, live_text)
 
@@ -246,10 +265,9 @@ def job_state(db: Database, job: ReplyJob, rules: ChatRules,
 
 # -- the worker's steps ----------------------------------------------------------------------
 
-def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> UnitWithData:
+def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
     """The worker's unit, locked, with its data and layout (a step that shows the state)."""
-    return _open(owned_unit(hot(connection).lock_unit_with_data(connection, public_id),
-                            worker_id))
+    return _open(owned_unit(locked_unit_with_data(connection, public_id), worker_id))
 
 
 def _open(unit: Any) -> Any:
@@ -303,10 +321,9 @@ class LockedChat:
         return tuple(Turn(m.role, m.text) for m in self.messages)
 
 
-def _lock_chat(cursor: Any, sql: ChatStatements, public_id: str, worker_id: int) -> LockedChat:
+def _lock_chat(connection: Connection, public_id: str, worker_id: int) -> LockedChat:
     """One statement: the unit row locked first, as every step does."""
-    cursor.execute(sql.lock_chat, {"public_id": public_id})
-    rows = cursor.fetchall()
+    rows = connection.execute(LOCK_CHAT.on(connection), {"public_id": public_id}).all()
     return locked_chat(rows[0][:10] if rows else None,
                        [row[10:] for row in rows if row[10] is not None], worker_id)
 
@@ -326,7 +343,7 @@ def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     """Begin the current conversation if it has not begun (idempotent); with the `hi` start
     mode the worker's opener is stored and the bot answers first. Returns the bot turn to
     run, if any, and the `chat` object after the step."""
-    with db.transaction() as connection:
+    with worker_step(db) as connection:
         unit = _assigned_unit(connection, public_id, worker_id)
         layout = full_layout(unit.data, unit.layout)
         job = _begin(connection, unit, public_id, worker_id, layout, rules)
@@ -352,17 +369,16 @@ def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
         return None  # every chat is done: the page submits
     now = utcnow()
     opens = rules.start_mode == "hi"
-    sql, cursor = chat_sql(connection.dialect.name), driver_cursor(connection)
-    cursor.execute(sql.add_conversation, {
+    conversation_id = connection.execute(ADD_CONVERSATION, {
         "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
         "position": position, "bot": bots[position], "awaiting": BOT if opens else WORKER,
-        "started_at": sql.time(now),
-        "respond_by": None if opens else sql.time(now + timedelta(seconds=rules.max_resp_time))})
-    conversation_id = cursor.fetchone()[0]
+        "started_at": now,
+        "respond_by": None if opens else now + timedelta(seconds=rules.max_resp_time)}
+    ).scalar_one()
     if not opens:
         return None
-    cursor.execute(sql.add_message, sql.message(conversation_id, 0, "worker", OPENER, now,
-                                                opener=True))
+    connection.execute(ADD_MESSAGE, message(conversation_id, 0, "worker", OPENER, now,
+                                            opener=True))
     return ReplyJob(unit.id, public_id, conversation_id, unit.times_expired, position,
                     bots[position], layout, 1, (Turn("worker", OPENER),), now)
 
@@ -397,16 +413,15 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
     retry of a message already stored)."""
     step = (db, public_id, worker_id, check_text(text, rules), client_id_of(client_message_id),
             rules, label)
-    duplicate = db.engine.dialect.loaded_dbapi.IntegrityError  # the driver's own cursor's
     try:
         return _store_message(*step)
-    except duplicate:
+    except IntegrityError:
         # PostgreSQL: a message of this chat committed while this step waited for the unit's
         # lock, after the statement that read the chat took its snapshot. Read again: the
         # step then sees it (a repeat, or "wait for the reply").
         try:
             return _store_message(*step)
-        except duplicate:
+        except IntegrityError:
             raise WorkRefused("another message of this chat was stored at the same time; "
                               "wait for the reply", 409) from None
 
@@ -415,18 +430,17 @@ def _store_message(db: Database, public_id: str, worker_id: int, text: str,
                    client_id: str | None, rules: ChatRules, label: Any
                    ) -> tuple[dict[str, Any], ReplyJob | None]:
     """`send` in one transaction."""
-    sql = chat_sql(db.engine.dialect.name)
-    with db.driver_transaction() as cursor:
-        chat = _lock_chat(cursor, sql, public_id, worker_id)
-        answer, job, row = accept_message(cursor, sql, chat, public_id, text, client_id,
+    with worker_step(db) as connection:
+        chat = _lock_chat(connection, public_id, worker_id)
+        answer, job, row = accept_message(connection, chat, public_id, text, client_id,
                                           label, rules, utcnow())
         if row is not None:
-            cursor.execute(sql.add_message, row)
-            cursor.execute(sql.worker_spoke, {"conversation_id": chat.conversation.id})
+            connection.execute(ADD_MESSAGE, row)
+            connection.execute(WORKER_SPOKE, {"conversation_id": chat.conversation.id})
         return answer, job
 
 
-def accept_message(cursor: Any, sql: ChatStatements, chat: LockedChat, public_id: str,
+def accept_message(connection: Connection, chat: LockedChat, public_id: str,
                    text: str, client_id: str | None, label: Any, rules: ChatRules,
                    now: datetime) -> tuple[dict[str, Any], ReplyJob | None, dict[str, Any] | None]:
     """The checks of a worker's message against its locked chat (WorkRefused when it may not
@@ -436,8 +450,7 @@ def accept_message(cursor: Any, sql: ChatStatements, chat: LockedChat, public_id
     if client_id is not None:
         repeated = next((m for m in chat.messages if m.client_message_id == client_id), None)
         if repeated is not None:
-            return {"index": repeated.index,
-                    "sent_at": iso_utc(sql.read_time(repeated.sent_at))}, None, None
+            return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, None, None
     if conversation is None or conversation.status != "active":
         raise WorkRefused("no chat is open: start the chat first", 409)
     if conversation.awaiting != WORKER:
@@ -446,12 +459,12 @@ def accept_message(cursor: Any, sql: ChatStatements, chat: LockedChat, public_id
         raise WorkRefused(f"this chat has its {rules.num_turns} turns; end it with the "
                           "End chat button", 409)
     history = chat.history
-    _label_last_reply(cursor, sql, conversation.id, chat, label, rules)
+    _label_last_reply(connection, conversation.id, chat, label, rules)
     index = len(history)
     job = ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
                    conversation.position, conversation.bot, None, index + 1,
                    (*history, Turn("worker", text)), now)
-    row = sql.message(conversation.id, index, "worker", text, now, client_message_id=client_id)
+    row = message(conversation.id, index, "worker", text, now, client_message_id=client_id)
     return {"index": index, "sent_at": iso_utc(now)}, job, row
 
 
@@ -460,23 +473,22 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
         ) -> tuple[int, dict[str, Any]]:
     """End the current conversation (only once it has its turns; `label` is the online
     annotation of the bot's last message); returns its id and the `chat` object after."""
-    with db.transaction() as connection:
+    with worker_step(db) as connection:
         unit = _assigned_unit(connection, public_id, worker_id)
-        sql, cursor = chat_sql(connection.dialect.name), driver_cursor(connection)
-        conversation = (chat := _lock_chat(cursor, sql, public_id, worker_id)).conversation
+        conversation = (chat := _lock_chat(connection, public_id, worker_id)).conversation
         if conversation is None or conversation.status != "active":
             raise WorkRefused("no chat is open to end", 409)
         if conversation.awaiting != WORKER or conversation.turns_done < rules.num_turns:
             raise WorkRefused(f"the chat can end after {rules.num_turns} of your messages, "
                               "each answered", 409)
-        _label_last_reply(cursor, sql, conversation.id, chat, label, rules)
-        cursor.execute(sql.end_conversation, {"conversation_id": conversation.id,
-                                              "now": sql.time(utcnow())})
+        _label_last_reply(connection, conversation.id, chat, label, rules)
+        connection.execute(END_CONVERSATION, {"conversation_id": conversation.id,
+                                              "now": utcnow()})
     return conversation.id, _state_after(db, unit, full_layout(unit.data, unit.layout), rules,
                                          live_text)
 
 
-def _label_last_reply(cursor: Any, sql: ChatStatements, conversation_id: int,
+def _label_last_reply(connection: Connection, conversation_id: int,
                       chat: LockedChat, label: Any, rules: ChatRules) -> None:
     """Check and store the online label of the conversation's last bot message, before the
     worker moves on; a required label that is missing refuses the step (422)."""
@@ -502,22 +514,21 @@ def _label_last_reply(cursor: Any, sql: ChatStatements, conversation_id: int,
         raise WorkRefused(f"label your partner's message {number} first "
                           f"('{annotations.online}'): {first}", 422, details)
     if label is not None:
-        cursor.execute(sql.set_labels, {"conversation_id": conversation_id, "index": index,
-                                        "labels": sql.json({annotations.online: label})})
+        connection.execute(SET_LABELS, {"conversation_id": conversation_id, "index": index,
+                                        "labels": {annotations.online: label}})
 
 
 def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
     """Ask the bot again for a reply that failed with a retryable error."""
-    sql = chat_sql(db.engine.dialect.name)
-    with db.driver_transaction() as cursor:
-        chat = _lock_chat(cursor, sql, public_id, worker_id)
+    with worker_step(db) as connection:
+        chat = _lock_chat(connection, public_id, worker_id)
         unit, conversation, history = chat.unit, chat.conversation, chat.history
         refused = WorkRefused("there is no failed reply to ask for again", 409)
         if conversation is None or conversation.status != "active" \
                 or conversation.awaiting != RETRY:
             raise refused
-        cursor.execute(sql.ask_again, {"conversation_id": conversation.id})
-        if cursor.rowcount == 0:  # another retry asked first
+        if not connection.execute(ASK_AGAIN, {"conversation_id": conversation.id}).rowcount:
+            # another retry asked first
             raise refused
         return ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
                         conversation.position, conversation.bot, None,
@@ -526,11 +537,11 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
 
 # -- the runner's side -----------------------------------------------------------------------
 
-def _waits_for(cursor: Any, sql: ChatStatements, job: ReplyJob) -> bool:
+def _waits_for(connection: Connection, job: ReplyJob) -> bool:
     """Whether the job's conversation still waits for this reply (the unit row locked first)."""
-    cursor.execute(sql.lock_waiting, {"unit_id": job.unit_id,
-                                      "conversation_id": job.conversation_id})
-    return cursor.fetchone() == ("active", BOT)
+    waiting = connection.execute(LOCK_WAITING.on(connection), {
+        "unit_id": job.unit_id, "conversation_id": job.conversation_id}).first()
+    return waiting is not None and tuple(waiting) == ("active", BOT)
 
 
 def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, Any],
@@ -538,29 +549,28 @@ def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, 
                 ) -> dict[str, Any] | None:
     """Store the bot's message; None when the conversation stopped waiting for it (the unit
     timed out or went back to the pool meanwhile): the reply is dropped."""
-    sql, text = chat_sql(db.engine.dialect.name), storable(text)
-    with db.driver_transaction() as cursor:
-        if not _waits_for(cursor, sql, job):
+    text = storable(text)
+    with worker_step(db) as connection:
+        if not _waits_for(connection, job):
             return None
         now = utcnow()
-        cursor.execute(sql.add_message, reply_row(sql, job, text, bot_settings, first_piece_ms,
+        connection.execute(ADD_MESSAGE, reply_row(job, text, bot_settings, first_piece_ms,
                                                   latency_ms, now))
-        cursor.execute(sql.bot_spoke, {"conversation_id": job.conversation_id,
-                                       "respond_by": respond_by(sql, now, rules)})
+        connection.execute(BOT_SPOKE, {"conversation_id": job.conversation_id,
+                                       "respond_by": respond_by(now, rules)})
         return shown_reply(job, text, now)
 
 
-def reply_row(sql: ChatStatements, job: ReplyJob, text: str, bot_settings: dict[str, Any],
+def reply_row(job: ReplyJob, text: str, bot_settings: dict[str, Any],
               first_piece_ms: int | None, latency_ms: int, now: datetime) -> dict[str, Any]:
     """The bot message's row to insert (`text` as `storable` gives it)."""
-    return sql.message(job.conversation_id, job.index, "bot", text, now, bot=job.bot,
-                       settings=bot_settings, first_piece_ms=first_piece_ms,
-                       latency_ms=latency_ms)
+    return message(job.conversation_id, job.index, "bot", text, now, bot=job.bot,
+                   settings=bot_settings, first_piece_ms=first_piece_ms, latency_ms=latency_ms)
 
 
-def respond_by(sql: ChatStatements, now: datetime, rules: ChatRules) -> Any:
+def respond_by(now: datetime, rules: ChatRules) -> datetime:
     """The worker's deadline for answering a reply stored `now`."""
-    return sql.time(now + timedelta(seconds=rules.max_resp_time))
+    return now + timedelta(seconds=rules.max_resp_time)
 
 
 def shown_reply(job: ReplyJob, text: str, now: datetime) -> dict[str, Any]:
@@ -573,8 +583,8 @@ def reply_failed(db: Database, job: ReplyJob, message: str, retryable: bool) -> 
     """Record a failed bot turn. Retryable: the worker may ask again. Otherwise the chat ends
     as failed and the unit goes back to the pool. Returns False when the conversation had
     already stopped waiting for this reply."""
-    with db.transaction() as connection:
-        if not _waits_for(driver_cursor(connection), chat_sql(connection.dialect.name), job):
+    with worker_step(db) as connection:
+        if not _waits_for(connection, job):
             return False
         error = {"message": message, "retry": retryable}
         connection.execute(update(Conversation).where(Conversation.id == job.conversation_id)
@@ -584,15 +594,18 @@ def reply_failed(db: Database, job: ReplyJob, message: str, retryable: bool) -> 
         return True
 
 
+_IDLE = release_statement(
+    Unit.task_run_id == bindparam("run_id"), Unit.status == "assigned",
+    Unit.id.in_(select(Conversation.unit_id).where(
+        Conversation.status == "active", Conversation.awaiting == WORKER,
+        Conversation.respond_by < bindparam("now")).scalar_subquery()))
+
+
 def expire_idle_chats(connection: Connection, run_id: int) -> int:
     """Units whose worker let `max_resp_time` pass without answering go back to the pool, the
     chat marked timed out; returns how many."""
-    now = utcnow()
-    idle = (select(Conversation.unit_id)
-            .where(Conversation.status == "active", Conversation.awaiting == WORKER,
-                   Conversation.respond_by < now).scalar_subquery())
-    return len(release_units(connection, (Unit.task_run_id == run_id, Unit.status == "assigned",
-                                          Unit.id.in_(idle)), "timed_out"))
+    return len(release_units(connection, _IDLE, {"run_id": run_id, "now": utcnow()},
+                             "timed_out"))
 
 
 def ended_conversations(db: Database, conversation_ids: list[int]) -> list[int]:

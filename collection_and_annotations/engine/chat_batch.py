@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from collection_and_annotations.engine.chat import (
@@ -32,8 +33,14 @@ from collection_and_annotations.engine.chat import (
     storable,
     store_reply,
 )
-from collection_and_annotations.engine.chat_sql import chat_sql
-from collection_and_annotations.engine.work import WorkRefused
+from collection_and_annotations.engine.chat_sql import (
+    ADD_MESSAGES,
+    BOTS_SPOKE,
+    LOCK_BATCH,
+    WORKERS_SPOKE,
+    sqlite_message_values,
+)
+from collection_and_annotations.engine.work import WorkRefused, worker_step
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import utcnow
 
@@ -109,19 +116,17 @@ def write_batch(db: Database, steps: list[Step], rules: ChatRules) -> list[Outco
 
 
 def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> list[Outcome]:
-    sql = chat_sql(db.engine.dialect.name)
     outcomes: list[Outcome] = []
     rows: list[list[Any]] = []
     spoke: list[int] = []
     answered: list[int] = []
-    with db.driver_transaction() as cursor:
+    with worker_step(db) as connection:
         now = utcnow()
-        cursor.execute(sql.lock_batch, {
+        chats_json, waiting_json = connection.execute(LOCK_BATCH, {
             "public_ids": json.dumps([step.public_id for step in steps
                                       if isinstance(step, MessageStep)]),
             "conversation_ids": json.dumps([step.job.conversation_id for step in steps
-                                            if isinstance(step, ReplyStep)])})
-        chats_json, waiting_json = cursor.fetchone()
+                                            if isinstance(step, ReplyStep)])}).one()
         chats = {row[0]: row[1:] for row in json.loads(chats_json)}
         waiting = {row[0]: (row[1], row[2]) for row in json.loads(waiting_json)}
         for step in steps:
@@ -131,29 +136,35 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
                     outcomes.append(Outcome(None))  # dropped, as store_reply drops it
                     continue
                 text = storable(step.text)
-                rows.append(sql.message_values(reply_row(
-                    sql, job, text, step.settings, step.first_piece_ms, step.latency_ms, now)))
+                rows.append(sqlite_message_values(reply_row(
+                    job, text, step.settings, step.first_piece_ms, step.latency_ms, now)))
                 answered.append(job.conversation_id)
                 outcomes.append(Outcome(shown_reply(job, text, now)))
                 continue
             found = chats.get(step.public_id)
             try:
-                chat = locked_chat(found[:10] if found else None, found[10] if found else [],
-                                   step.worker_id)
-                answer, job, row = accept_message(cursor, sql, chat, step.public_id, step.text,
+                chat = locked_chat(found[:10] if found else None,
+                                   _messages(found[10]) if found else [], step.worker_id)
+                answer, job, row = accept_message(connection, chat, step.public_id, step.text,
                                                   step.client_id, step.label, rules, now)
             except WorkRefused as exc:
                 outcomes.append(Outcome(error=exc))
                 continue
             outcomes.append(Outcome((answer, job)))
             if row is not None:
-                rows.append(sql.message_values(row))
+                rows.append(sqlite_message_values(row))
                 spoke.append(chat.conversation.id)
         if rows:
-            cursor.execute(sql.add_messages, {"rows": json.dumps(rows)})
+            connection.execute(ADD_MESSAGES, {"rows": json.dumps(rows)})
         if spoke:
-            cursor.execute(sql.workers_spoke, {"conversation_ids": json.dumps(spoke)})
+            connection.execute(WORKERS_SPOKE, {"conversation_ids": json.dumps(spoke)})
         if answered:
-            cursor.execute(sql.bots_spoke, {"conversation_ids": json.dumps(answered),
-                                            "respond_by": respond_by(sql, now, rules)})
+            connection.execute(BOTS_SPOKE, {"conversation_ids": json.dumps(answered),
+                                            "respond_by": respond_by(now, rules)})
     return outcomes
+
+
+def _messages(rows: list[list[Any]]) -> list[list[Any]]:
+    """A chat's messages as `LOCK_BATCH` lists them, their times (as SQLite stores them)
+    read back."""
+    return [[*row[:4], datetime.fromisoformat(row[4]), *row[5:]] for row in rows]

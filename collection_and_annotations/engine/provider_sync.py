@@ -13,9 +13,9 @@ import sys
 import threading
 from datetime import timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 
-from collection_and_annotations.engine.allocation import release_units
+from collection_and_annotations.engine.allocation import release_statement, release_units
 from collection_and_annotations.engine.runs import task_units
 from collection_and_annotations.providers.base import Provider, ProviderError, Visit
 from collection_and_annotations.storage.database import Database
@@ -39,6 +39,10 @@ INTERRUPTED_PAY = ("the server stopped while this bonus was being paid, so the p
                    "have paid it: check there, then mark it paid or not paid")
 # platform statuses of a visit the worker gave up (Prolific's): its unit goes back to the pool
 ABANDONED = frozenset({"RETURNED", "TIMED-OUT"})
+# Abandoned visits' units back to the pool, only if still open: a submit that committed
+# meanwhile stays.
+_ABANDONED = release_statement(Unit.id.in_(bindparam("ids", expanding=True)),
+                               Unit.status == "assigned")
 
 
 def backoff(attempts: int) -> timedelta:
@@ -161,9 +165,8 @@ def verify_visits(db: Database, provider: Provider, task_id: int) -> int:
                             .values(provider_verified=False))
             session.execute(update(Submission).where(Submission.unit_id.in_(forged))
                             .values(flagged_for_review=True))
-        if abandoned:  # only if still open: a submit that committed meanwhile stays
-            release_units(session, (Unit.id.in_(abandoned), Unit.status == "assigned"),
-                          "timed_out")
+        if abandoned:
+            release_units(session, _ABANDONED, {"ids": abandoned}, "timed_out")
     return len(forged)
 
 def settle_interrupted_pays(db: Database, task_id: int) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from collection_and_annotations.blueprints.base import TaskBlueprint
 from collection_and_annotations.engine.allocation import Limits
@@ -27,13 +26,6 @@ class ServedTask:
     return_rejected_units: bool = False  # a rejected unit's work goes back to the pool
     # False for `serve --task`: the dashboard of a stored task, where no worker gets new work
     taking_work: bool = True
-
-    @cached_property
-    def new_worker_pools(self) -> list[str] | None:
-        """Where the task kind routes a worker seen for the first time, when it knows without
-        reading the database (`TaskBlueprint.pools_for`)."""
-        hook = getattr(self.blueprint, "new_worker_pools", None)
-        return None if hook is None else hook()
 
     @property
     def chats(self) -> bool:

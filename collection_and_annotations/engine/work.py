@@ -3,32 +3,60 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection, Row
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from collection_and_annotations.blueprints.base import SubmitRefused, SubmittedUnit, TaskBlueprint
-from collection_and_annotations.engine.hot_sql import UnitWithData, hot
 from collection_and_annotations.engine.runs import DONE_STATUSES
-from collection_and_annotations.engine.viewed_units import ViewedUnits
+from collection_and_annotations.engine.work_sql import (
+    AFTER_LOCKING_DRAFT,
+    LOCK_UNIT_WITH_DATA,
+    SAVE_DRAFT,
+    STORE_SUBMISSION,
+    STORED_ANSWERS,
+    UNIT_VIEW,
+)
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import iso_utc, utcnow
+from collection_and_annotations.storage.sql import waited_too_long
 
 MAX_DRAFT_BYTES = 1_000_000
-_VIEWED = ViewedUnits()  # this process's units as their pages last read them
-OwnedT = TypeVar("OwnedT", bound=tuple)  # a unit row with `worker_id` and `times_expired`
+RETRY_AFTER_S = 2  # a step refused for a lock it waited too long on: when to come back
+OwnedT = TypeVar("OwnedT")  # a unit row with `worker_id` and `times_expired`
 
 
 class WorkRefused(Exception):
-    """The request cannot be served; `status` is the HTTP status, `problems` any details."""
+    """The request cannot be served; `status` is the HTTP status, `problems` any details,
+    `retry_after` the seconds after which the same request may succeed (503)."""
 
-    def __init__(self, message: str, status: int, problems: list[dict[str, Any]] | None = None):
+    def __init__(self, message: str, status: int, problems: list[dict[str, Any]] | None = None,
+                 retry_after: int | None = None):
         super().__init__(message)
         self.status = status
         self.problems = problems
+        self.retry_after = retry_after
+
+
+@contextmanager
+def worker_step(db: Database) -> Iterator[Connection]:
+    """A worker's step in one write transaction; a step that waited too long for a lock
+    another step holds (lock_timeout, or SQLite's busy timeout) is refused with a 503 that
+    says when to try again, never a 500. Its transaction is rolled back: nothing is half
+    written."""
+    try:
+        with db.transaction() as connection:
+            yield connection
+    except OperationalError as exc:
+        if not waited_too_long(exc):
+            raise
+        raise WorkRefused("this unit is busy with another request; try again in a moment",
+                          503, retry_after=RETRY_AFTER_S) from None
 
 
 def owned_unit(unit: OwnedT | None, worker_id: int) -> OwnedT:
@@ -45,11 +73,10 @@ def unit_view(
 ) -> dict[str, Any]:
     """Everything the page shows for a unit, with this worker's latest draft (one query)."""
     with db.snapshot() as connection:
-        unit = owned_unit(hot(connection).unit_view(connection, public_id, worker_id), worker_id)
+        unit = owned_unit(connection.execute(
+            UNIT_VIEW, {"public_id": public_id, "worker_id": worker_id}).first(), worker_id)
         state = ({} if unit.status != "assigned" else blueprint.unit_state(
             connection, unit.id, unit.times_expired, unit.data, unit.layout))
-    if unit.status == "assigned" and _submits_in_one_statement(db, blueprint, unit.pool):
-        _VIEWED.keep(public_id, unit.for_submit())  # for the submit that follows
     seconds = None
     if unit.deadline is not None and unit.status == "assigned":
         seconds = max(0, int((unit.deadline - utcnow()).total_seconds()))
@@ -72,17 +99,18 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
         raise WorkRefused("a draft needs 'answers' as an object", 400)
     if len(json.dumps([answers, position])) > MAX_DRAFT_BYTES:
         raise WorkRefused("the draft is larger than 1 MB", 413)
-    with db.one_statement() as connection:
+    with worker_step(db) as connection:
         # The unit row is locked before the draft is written: an expiry cannot slip between
-        # the ownership check and the write and hand the unit to someone else. The draft is
-        # written only to a unit that is this worker's and still assigned (one statement on
-        # PostgreSQL, so it needs no transaction of its own).
-        now = utcnow()
-        unit = owned_unit(hot(connection).save_draft(connection, public_id, worker_id, answers,
-                                                     position, now), worker_id)
+        # the ownership check and the write and hand the unit to someone else.
+        values = {"public_id": public_id, "worker_id": worker_id, "answers": answers,
+                  "position": position, "now": utcnow()}
+        unit = owned_unit(connection.execute(SAVE_DRAFT.on(connection), values).first(),
+                          worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; drafts are closed", 409)
-        return iso_utc(now)
+        for statement in AFTER_LOCKING_DRAFT.on(connection):
+            connection.execute(statement, {**values, "unit_id": unit.id})
+        return iso_utc(values["now"])
 
 
 def submit(
@@ -96,110 +124,63 @@ def submit(
     had already gone back to the pool and the submit gets a 409."""
     if not isinstance(timings, dict):
         raise WorkRefused("'timings' must be an object", 400)
+    extra = {} if outcome is None else outcome
     try:
-        if db.one_statement_writes:
-            stored = _store_in_one_statement(db, blueprint, public_id, worker_id, answers,
-                                             timings, client_id)
-            if stored:
-                return "completed"
-        return _store_submission(db, blueprint, public_id, worker_id, answers, timings,
-                                 client_id, {} if outcome is None else outcome)
+        with worker_step(db) as connection:
+            return _store_submission(connection, blueprint, public_id, worker_id, answers,
+                                     timings, client_id, extra)
     except IntegrityError:
         # Only a concurrent submit of the same unit can get here: it won.
         raise WorkRefused("this unit was just submitted from another window", 409) from None
 
 
 def _store_submission(
-    db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int, answers: Any,
-    timings: dict[str, Any], client_id: str | None, extra: dict[str, Any],
+    connection: Connection, blueprint: TaskBlueprint, public_id: str, worker_id: int,
+    answers: Any, timings: dict[str, Any], client_id: str | None, extra: dict[str, Any],
 ) -> str:
-    with db.transaction() as connection:
-        statements = hot(connection)
-        unit = owned_unit(statements.lock_unit_with_data(connection, public_id), worker_id)
-        submitted = SubmittedUnit(unit.id, unit.pool, unit.task_run_id, worker_id, unit.data,
-                                  unit.layout, answers, unit.times_expired)
-        if unit.status in DONE_STATUSES:
-            stored = statements.stored_answers(connection, unit.id)
-            if stored == _stored(connection, blueprint, submitted):
-                return unit.status
-            raise WorkRefused("this unit was already submitted with other answers", 409)
-        if unit.status == "retired":
-            raise WorkRefused("the requester withdrew this item from the task; nothing to "
-                              "submit", 409)
-        if unit.status != "assigned":
-            raise WorkRefused(f"this unit is {unit.status} and takes no submission", 409)
-        _check(blueprint, unit, answers)
-        stored_answers = _stored(connection, blueprint, submitted)
-        now = utcnow()
-        statements.store_submission(
-            connection, unit_id=unit.id, worker_id=worker_id, task_run_id=unit.task_run_id,
-            answers=stored_answers, timings=_timings(unit, now, timings),
-            client_id=client_id, now=now)
-        try:
-            outcome = blueprint.after_submit(connection, replace(submitted, stored=stored_answers))
-        except SubmitRefused as exc:
-            raise WorkRefused(str(exc), exc.status, exc.problems) from None
-        if outcome:
-            extra.update(outcome)
-        return "completed"
-
-
-def _store_in_one_statement(
-    db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int, answers: Any,
-    timings: dict[str, Any], client_id: str | None,
-) -> bool:
-    """PostgreSQL: the unit read without a lock (or as this worker's page last read it in
-    this process, `ViewedUnits`), the answers judged, then stored in one statement if the
-    unit is still the same open unit of this worker: one or two round trips where the locked
-    submit takes four (with BEGIN and COMMIT). False when the submit must run in the locked
-    transaction instead: the unit is not (or no longer) this worker's open unit (that
-    transaction says why, or answers a retry as before), or the task kind writes more at
-    submit (it completes the answers from the database, or scores the unit)."""
-    if getattr(blueprint, "complete_answers", None) is not None:
-        return False
-    unit = _VIEWED.take(public_id, worker_id)
-    if unit is None:
-        with db.snapshot() as connection:
-            unit = hot(connection).unit_with_data(connection, public_id)
-    if unit is None or unit.worker_id != worker_id or unit.status != "assigned" \
-            or _writes_after_submit(blueprint, unit.pool):
-        return False
-    _check(blueprint, unit, answers)
-    stored = blueprint.stored_answers(unit.data, unit.layout, answers)
-    now = utcnow()
-    with db.one_statement() as connection:
-        return hot(connection).store_if_unchanged(connection, unit, worker_id, stored,
-                                                  _timings(unit, now, timings), client_id, now)
-
-
-def _check(blueprint: TaskBlueprint, unit: UnitWithData, answers: Any) -> None:
-    """Refuse (422) answers the task kind finds problems in."""
+    unit = owned_unit(locked_unit_with_data(connection, public_id), worker_id)
+    submitted = SubmittedUnit(unit.id, unit.pool, unit.task_run_id, worker_id, unit.data,
+                              unit.layout, answers, unit.times_expired)
+    if unit.status in DONE_STATUSES:
+        stored = connection.execute(STORED_ANSWERS, {"unit_id": unit.id}).scalar_one()
+        if stored == _stored(connection, blueprint, submitted):
+            return unit.status
+        raise WorkRefused("this unit was already submitted with other answers", 409)
+    if unit.status == "retired":
+        raise WorkRefused("the requester withdrew this item from the task; nothing to "
+                          "submit", 409)
+    if unit.status != "assigned":
+        raise WorkRefused(f"this unit is {unit.status} and takes no submission", 409)
     problems = blueprint.check_submission(unit.data, unit.layout, answers)
     if problems:
         raise WorkRefused(_summary(problems), 422, problems)
+    stored_answers = _stored(connection, blueprint, submitted)
+    now = utcnow()
+    values = {"unit_id": unit.id, "worker_id": worker_id, "task_run_id": unit.task_run_id,
+              "answers": stored_answers, "timings": _timings(unit.assigned_at, now, timings),
+              "client_id": client_id, "now": now}
+    for statement in STORE_SUBMISSION.on(connection):
+        connection.execute(statement, values)
+    try:
+        told = blueprint.after_submit(connection, replace(submitted, stored=stored_answers))
+    except SubmitRefused as exc:
+        raise WorkRefused(str(exc), exc.status, exc.problems) from None
+    if told:
+        extra.update(told)
+    return "completed"
 
 
-def _submits_in_one_statement(db: Database, blueprint: TaskBlueprint, pool: str) -> bool:
-    """Whether a unit of `pool` is stored in one statement (`_store_in_one_statement`):
-    on PostgreSQL, when the task kind writes nothing else at submit."""
-    return db.one_statement_writes and getattr(blueprint, "complete_answers", None) is None \
-        and not _writes_after_submit(blueprint, pool)
+def locked_unit_with_data(connection: Connection, public_id: str) -> Row | None:
+    """The unit locked, with its data and layout (None when there is no such unit)."""
+    return connection.execute(LOCK_UNIT_WITH_DATA.on(connection),
+                              {"public_id": public_id}).first()
 
 
-def _writes_after_submit(blueprint: TaskBlueprint, pool: str) -> bool:
-    """Whether the task kind's `after_submit` writes for a unit of `pool` (when it does not
-    say, it may)."""
-    if getattr(blueprint, "after_submit", None) is None:
-        return False
-    writes = getattr(blueprint, "after_submit_writes", None)
-    return writes is None or writes(pool)
-
-
-def _timings(unit: UnitWithData, now: datetime, client: dict[str, Any]) -> dict[str, Any]:
+def _timings(assigned_at: datetime, now: datetime, client: dict[str, Any]) -> dict[str, Any]:
     """A submission's timings: the server's (assigned, submitted, how long between) and what
     the page sent."""
-    return {"server": {"assigned_at": iso_utc(unit.assigned_at), "submitted_at": iso_utc(now),
-                       "duration_seconds": round((now - unit.assigned_at).total_seconds(), 3)},
+    return {"server": {"assigned_at": iso_utc(assigned_at), "submitted_at": iso_utc(now),
+                       "duration_seconds": round((now - assigned_at).total_seconds(), 3)},
             "client": client}
 
 
@@ -228,8 +209,8 @@ def check_dialogue(
 ) -> dict[str, Any]:
     """Score one dialogue of a unit the task kind checks per dialogue (screening): this is
     the dialogue's submission, so the feedback it returns may name the expected answers."""
-    with db.transaction() as connection:
-        unit = owned_unit(hot(connection).lock_unit_with_data(connection, public_id), worker_id)
+    with worker_step(db) as connection:
+        unit = owned_unit(locked_unit_with_data(connection, public_id), worker_id)
         if unit.status != "assigned":
             raise WorkRefused(f"this unit is {unit.status}; nothing to check", 409)
         result = blueprint.check_dialogue(connection, SubmittedUnit(

@@ -136,16 +136,8 @@ def _real_work(settings: QualitySettings, done: Mapping[str, int]) -> list[str]:
     return [GOLD_POOL, MAIN_POOL] if done.get(GOLD_POOL, 0) < due else [MAIN_POOL]
 
 
-# A run never changes task: asked once per process and database.
-_TASK_OF_RUN: dict[tuple[str, int], int] = {}
-
-
 def _task_id(connection: Connection, run_id: int) -> int:
-    key = (str(connection.engine.url), run_id)
-    if key not in _TASK_OF_RUN:
-        _TASK_OF_RUN[key] = connection.execute(score_sql.TASK_OF_RUN,
-                                               {"run_id": run_id}).scalar_one()
-    return _TASK_OF_RUN[key]
+    return connection.execute(score_sql.TASK_OF_RUN, {"run_id": run_id}).scalar_one()
 
 
 def _score_row(connection: Connection, unit: SubmittedUnit) -> dict[str, Any]:

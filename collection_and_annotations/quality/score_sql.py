@@ -1,18 +1,17 @@
-"""The statements screening and gold run on every check, submit and claim, written once.
-
-Building SQLAlchemy expressions (an ORM upsert especially) per request cost more CPU than the
-database work, and under paced load at C=1000 that CPU is what queues (bench/RESULTS.md,
-"Screening overhead"). `INSERT ... ON CONFLICT` reads the same on SQLite and PostgreSQL.
-"""
+"""The statements screening and gold run on every check, submit and claim, each written once
+as a text() constant with typed binds (`INSERT ... ON CONFLICT` reads the same on SQLite and
+PostgreSQL)."""
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Boolean, DateTime, bindparam, column, text
+from sqlalchemy import Boolean, bindparam, column, text
+
+from collection_and_annotations.storage.sql import DOCUMENT, TIME
 
 # One worker's try at a unit: the unit and its `times_expired` then (`attempt`).
 SCORE_CHECKS = text(
     "SELECT checks FROM unit_scores WHERE unit_id = :unit_id AND attempt = :attempt").columns(
-    column("checks", JSON()))
+    column("checks", DOCUMENT))
 
 SAVE_SCORE = text(
     "INSERT INTO unit_scores (unit_id, attempt, worker_id, task_id, pool, checks, mistakes, "
@@ -20,8 +19,8 @@ SAVE_SCORE = text(
     ":mistakes, :passed, :scored_at) ON CONFLICT (unit_id, attempt) DO UPDATE SET "
     "checks = excluded.checks, mistakes = excluded.mistakes, passed = excluded.passed, "
     "scored_at = excluded.scored_at"
-).bindparams(bindparam("checks", type_=JSON()), bindparam("passed", type_=Boolean()),
-             bindparam("scored_at", type_=DateTime()))
+).bindparams(bindparam("checks", type_=DOCUMENT), bindparam("passed", type_=Boolean()),
+             bindparam("scored_at", type_=TIME))
 
 # The worker's failed golds in a task (at each gold submit).
 FAILED_GOLDS = text(
@@ -42,10 +41,10 @@ FREE_SCREENING_UNIT = text(
 
 ADD_QUALIFICATION = text(
     "INSERT INTO qualifications (name, created_at) VALUES (:name, :now) "
-    "ON CONFLICT (name) DO NOTHING").bindparams(bindparam("now", type_=DateTime()))
+    "ON CONFLICT (name) DO NOTHING").bindparams(bindparam("now", type_=TIME))
 
 GRANT = text(
     "INSERT INTO granted_qualifications (qualification_id, worker_id, value, granted_at) "
     "SELECT id, :worker_id, :value, :now FROM qualifications WHERE name = :name "
     "ON CONFLICT (qualification_id, worker_id) DO UPDATE SET value = excluded.value, "
-    "granted_at = excluded.granted_at").bindparams(bindparam("now", type_=DateTime()))
+    "granted_at = excluded.granted_at").bindparams(bindparam("now", type_=TIME))

@@ -53,8 +53,7 @@ def claim(request: Request) -> Response:
     identity = task.provider.identify(json_body(request))
     result = claim_unit(task.db, task.task_id, task.run_id, task.provider.name,
                         identity.worker_id, identity.session_id, task.limits,
-                        task.blocked_workers, task.blueprint.pools_for,
-                        first_pools=task.new_worker_pools)
+                        task.blocked_workers, task.blueprint.pools_for)
     return JSON({
         "token": worker_token(task.secret, result.worker_id),
         "unit_id": result.unit_public_id,

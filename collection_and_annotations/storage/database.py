@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 import secrets
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.dialects import postgresql, sqlite
@@ -21,7 +17,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.models import Base, Setting
-from collection_and_annotations.storage.socket_wait import blocking_waits
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -48,6 +43,7 @@ def default_url(data_dir: str | Path) -> str:
 
 
 READ_ONLY = "cep_read_only"
+LOCK_TIMEOUT_S = 5  # how long a step waits for a row lock another holds (PostgreSQL)
 
 
 def _setup_sqlite(engine: Engine) -> None:
@@ -78,22 +74,25 @@ def _setup_sqlite(engine: Engine) -> None:
             raise DBAPIError.instance(statement, (), exc, sqlite3.Error) from None
 
 
-def _setup_postgres(engine: Engine) -> None:
+def _setup_postgres(engine: Engine, lock_timeout_s: int) -> None:
     """Every connection at READ COMMITTED, whatever the server's or database's default
     (`default_transaction_isolation`): the claim, submit and expiry statements rely on it
     (re-checking a row a concurrent transaction changed, `SKIP LOCKED`); at REPEATABLE READ
-    concurrent claims fail with serialization errors. Set for the session, so it holds for
-    the statements run without BEGIN too, and before SQLAlchemy reads the default."""
+    concurrent claims fail with serialization errors. Set for the session, before SQLAlchemy
+    reads the default. A statement waits at most `lock_timeout_s` for a lock: a step stuck
+    behind another is refused (engine/work.py `worker_step`) instead of holding its client
+    and its connection without end."""
 
     @event.listens_for(engine, "connect", insert=True)
     def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
         with dbapi_connection.cursor() as cursor:
             cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL "
                            "READ COMMITTED")
+            cursor.execute(f"SET lock_timeout = '{int(lock_timeout_s * 1000)}ms'")
         dbapi_connection.commit()
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, lock_timeout_s: int = LOCK_TIMEOUT_S) -> Engine:
     if url.startswith("sqlite"):
         database = make_url(url).database
         if database and database != ":memory:":
@@ -104,7 +103,7 @@ def make_engine(url: str) -> Engine:
         # No pre-ping: it costs a round trip per request; a dropped connection invalidates the
         # pool and fails one request instead.
         engine = create_engine(url, pool_size=20, max_overflow=20, pool_recycle=1800)
-        _setup_postgres(engine)
+        _setup_postgres(engine, lock_timeout_s)
     return engine
 
 
@@ -130,62 +129,23 @@ def _check_schema(connection: Connection, shown: str) -> None:
                         "or use another database (database_url=...)")
 
 
-@dataclass
-class _Held:
-    """The connections a thread (or greenlet) keeps, and of which kinds it keeps them."""
-
-    kinds: frozenset[str]
-    connections: dict[tuple[int, str], Connection] = field(default_factory=dict)
-
-
-# Per thread, and per greenlet of the event loop (server/greenlet_pool.py): each has its own
-# context.
-_held: ContextVar[_Held | None] = ContextVar("cep_held_connections", default=None)
-_serials = itertools.count()
-
-
-@contextmanager
-def reused_connections(kinds: tuple[str, ...] = ("read", "write")) -> Iterator[None]:
-    """For a long-lived thread that runs many short transactions (a server's request threads):
-    inside this block each database keeps one connection per kind (of `kinds`: write, read)
-    for the thread instead of taking one from its pool for every transaction. Under load the
-    pool's check-out and check-in cost a fifth of a worker API request's CPU. The connections
-    close when the block ends."""
-    held = _Held(frozenset(kinds))
-    token = _held.set(held)
-    try:
-        yield
-    finally:
-        _held.reset(token)
-        for connection in held.connections.values():
-            connection.close()
-
-
 class Database:
     """One per process: the engine and a session factory."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, lock_timeout_s: int = LOCK_TIMEOUT_S):
         self.url = url
-        self._serial = next(_serials)  # this database's key among a thread's held connections
-        self.engine = make_engine(url)
-        # PostgreSQL reads without BEGIN and COMMIT, two round trips fewer: at its READ
-        # COMMITTED level a transaction gives each statement its own snapshot anyway. Writes
-        # of one statement use it too (`one_statement`).
-        self._read_engine = self.engine.execution_options(**{READ_ONLY: True}, **(
-            {} if url.startswith("sqlite") else {"isolation_level": "AUTOCOMMIT"}))
+        self.engine = make_engine(url, lock_timeout_s)
+        # Reads see one snapshot: on PostgreSQL a REPEATABLE READ READ ONLY transaction, on
+        # SQLite (WAL) any read transaction is one.
+        self._snapshot_engine = self.engine.execution_options(**{READ_ONLY: True}, **(
+            {} if url.startswith("sqlite") else
+            {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}))
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._read_sessions = sessionmaker(self._read_engine, expire_on_commit=False)
+        self._read_sessions = sessionmaker(self._snapshot_engine, expire_on_commit=False)
         # SQLite takes one writer at a time; queueing this process's writers here is fairer and
         # faster than letting them poll the file lock through busy_timeout's sleeps. Readers
         # never wait for it.
-        self._sqlite = url.startswith("sqlite")
-        self._serialize_writes = threading.Lock() if self._sqlite else nullcontext()
-
-    @property
-    def one_statement_writes(self) -> bool:
-        """PostgreSQL: a write of one statement is atomic on its own (`one_statement`), so a
-        step written as checked single statements saves the round trips of BEGIN and COMMIT."""
-        return not self._sqlite
+        self._serialize_writes = threading.Lock() if url.startswith("sqlite") else nullcontext()
 
     def check_reachable(self) -> None:
         """Connect and check the schema is ours and not newer, before anything is written."""
@@ -211,85 +171,33 @@ class Database:
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS_DIR))
         with self.engine.begin() as connection:
+            if connection.dialect.name == "postgresql":  # a migration waits for its locks
+                connection.exec_driver_sql("SET LOCAL lock_timeout = 0")
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
 
     @contextmanager
     def session(self) -> Iterator[Session]:
         """A write transaction: committed when the block ends, rolled back on an exception."""
-        with blocking_waits(), self._serialize_writes, self._sessions() as session, \
-                session.begin():
+        with self._serialize_writes, self._sessions() as session, session.begin():
             yield session
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
-        """A write transaction on a plain connection: the worker API's hot path, where the ORM's
-        per-statement work would cost more than the database."""
-        with blocking_waits(), self._serialize_writes, \
-                self._connection(self.engine, "write") as connection, connection.begin():
+        """A write transaction on a plain connection (the worker steps' Core statements)."""
+        with self._serialize_writes, self.engine.begin() as connection:
             yield connection
-
-    def one_statement(self) -> AbstractContextManager[Connection]:
-        """A write that PostgreSQL runs as one statement (atomic on its own): on the
-        autocommit connection `snapshot` gives there, without BEGIN and COMMIT, two round
-        trips fewer. On SQLite, where the same step may take several statements, a write
-        transaction as `transaction` gives."""
-        return self.transaction() if self._sqlite else self.snapshot()
-
-    @contextmanager
-    def driver_transaction(self) -> Iterator[Any]:
-        """A write transaction on the driver's own connection, yielding its cursor: for the
-        chat's frequent steps (engine/chat_sql.py), where even a plain connection's work per
-        statement and per transaction would cost more than the database."""
-        with blocking_waits(), self._serialize_writes:
-            connection = self.engine.raw_connection()
-            try:
-                cursor = connection.cursor()
-                if self._sqlite:
-                    cursor.execute("BEGIN IMMEDIATE")
-                yield cursor
-                connection.commit()
-            except BaseException:
-                connection.rollback()
-                raise
-            finally:
-                connection.close()
 
     @contextmanager
     def snapshot(self) -> Iterator[Connection]:
-        """A read transaction on a plain connection (see `read`)."""
-        with self._connection(self._read_engine, "read") as connection, connection.begin():
+        """A read-only transaction on a plain connection that sees one snapshot of the
+        database; it never waits for writers, nor they for it."""
+        with self._snapshot_engine.begin() as connection:
             yield connection
-
-    @contextmanager
-    def _connection(self, engine: Engine, kind: str) -> Iterator[Connection]:
-        """The thread's held connection of `kind` when it has one free (see
-        `reused_connections`), else one from the pool for this block."""
-        state = _held.get()
-        held = None if state is None or kind not in state.kinds else state.connections
-        key = (self._serial, kind)
-        connection = None if held is None else held.get(key)
-        # No held connections here, or a transaction inside another: one from the pool.
-        if held is None or (connection is not None and connection.in_transaction()):
-            with engine.connect() as connection:
-                yield connection
-            return
-        if connection is None or connection.closed:
-            connection = held[key] = engine.connect()
-        try:
-            yield connection
-        except (DBAPIError, engine.dialect.loaded_dbapi.Error):
-            # The connection may be broken (statements on the driver's cursor bypass
-            # SQLAlchemy's disconnect handling): the next transaction takes a new one.
-            del held[key]
-            connection.close()
-            raise
 
     @contextmanager
     def read(self) -> Iterator[Session]:
-        """A read that never waits for writers (and that writers never wait for); it must not
-        write. On SQLite it is one consistent snapshot; on PostgreSQL each statement sees what
-        was committed when it began (as in its default READ COMMITTED transactions)."""
+        """`snapshot` as an ORM session; it must not write."""
         with self._read_sessions() as session, session.begin():
             yield session
 

@@ -1,23 +1,20 @@
-"""The worker API's hot path on both databases: its driver SQL stores exactly what the ORM
-stores, and a request thread keeps its connections."""
+"""The worker steps on both databases: their Core statements store exactly what the ORM
+reads, refused steps write nothing, and a snapshot is one."""
 
 from __future__ import annotations
 
 import sqlite3
-import threading
-import time
 from datetime import timedelta
 
 import pytest
 from helpers import dialogue, write_task
 from sqlalchemy import select, text
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit
-from collection_and_annotations.engine.driver_sql import driver_cursor
-from collection_and_annotations.engine.hot_sql import hot
 from collection_and_annotations.engine.work import WorkRefused, save_draft, submit, unit_view
-from collection_and_annotations.storage.database import Database, reused_connections
+from collection_and_annotations.engine.work_sql import TAKE_UNIT
+from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import Draft, Submission, Unit, iso_utc, utcnow
 
 TASKS = ["overall_quality"]
@@ -39,7 +36,7 @@ def _key(served, claim) -> str:
     return view["dialogues"][0]["key"]
 
 
-def test_driver_sql_writes_what_the_orm_reads(tmp_path, database_url, open_conf):
+def test_worker_steps_write_what_the_orm_reads(tmp_path, database_url, open_conf):
     """Times keep their microseconds, JSON round-trips (a None position is JSON null, as the
     ORM stores it), and the unit view reads back what was written."""
     served = _served(tmp_path, database_url, open_conf)
@@ -72,22 +69,6 @@ def test_driver_sql_writes_what_the_orm_reads(tmp_path, database_url, open_conf)
     assert submission.timings["client"] == {key: [1.25, 2.5]}
     assert submission.client_id == "client-1" and unit.status == "completed"
     assert before <= submission.created_at == unit.completed_at <= utcnow()
-
-
-def test_a_second_submission_row_is_sqlalchemys_integrity_error(tmp_path, database_url,
-                                                                open_conf):
-    """The driver's own IntegrityError reaches the caller as SQLAlchemy's (submit turns it
-    into a 409)."""
-    served = _served(tmp_path, database_url, open_conf)
-    claim = _claim(served)
-    submit(served.db, served.blueprint, claim.unit_public_id, claim.worker_id,
-           {_key(served, claim): {"overall_quality": {"dialogue": {"Overall": 5}}}}, {}, None)
-    with served.db.read() as session:
-        unit = session.scalars(select(Unit)).one()
-    with pytest.raises(IntegrityError), served.db.transaction() as connection:
-        hot(connection).store_submission(
-            connection, unit_id=unit.id, worker_id=claim.worker_id,
-            task_run_id=unit.task_run_id, answers={}, timings={}, client_id=None, now=utcnow())
 
 
 def test_refused_drafts_write_nothing(tmp_path, database_url, open_conf):
@@ -140,79 +121,21 @@ def test_a_unit_that_changes_hands_keeps_nothing_of_its_earlier_worker(tmp_path,
                    served.limits, served.blocked_workers)
 
 
-def test_a_request_thread_keeps_its_connections(database_url):
-    db = Database(database_url)
-    db.migrate()
-    seen: dict[str, object] = {}
-
-    def work() -> None:
-        with reused_connections():
-            with db.transaction() as first:
-                seen["write"] = first
-            with db.transaction() as second:
-                seen["write again"] = second
-            with db.snapshot() as read:
-                seen["read"] = read
-                with db.snapshot() as inner:  # a read inside a read: its own connection
-                    seen["inner"] = inner
-                    inner.execute(text("SELECT 1"))
-            with db.snapshot() as read_again:
-                seen["read again"] = read_again
-            with pytest.raises(DBAPIError), db.transaction() as broken:
-                broken.execute(text("SELECT * FROM no_such_table"))
-            with db.transaction() as after_error:  # a database error drops the held one
-                seen["after error"] = after_error
-                seen["works"] = after_error.execute(text("SELECT 1")).scalar()
-
-    thread = threading.Thread(target=work)
-    thread.start()
-    thread.join(30)
-    assert seen["write"] is seen["write again"]
-    assert seen["read"] is seen["read again"] and seen["read"] is not seen["write"]
-    assert seen["inner"] is not seen["read"]
-    assert seen["after error"] is not seen["write"] and seen["works"] == 1
-    # Outside the block every transaction takes a connection from the pool and gives it back.
-    with db.transaction() as outside:
-        assert not outside.closed
-    assert outside.closed
-    db.dispose()
-
-
-def test_held_connections_close_when_the_block_ends(database_url):
-    db = Database(database_url)
-    db.migrate()
-    held = []
-
-    def work() -> None:
-        with reused_connections():
-            with db.transaction() as connection:
-                held.append(connection)
-            with db.snapshot() as connection:
-                held.append(connection)
-            assert not any(c.closed for c in held)
-
-    thread = threading.Thread(target=work)
-    thread.start()
-    thread.join(30)
-    assert len(held) == 2 and all(c.closed for c in held)
-    db.dispose()
-
-
-def test_postgresql_reads_take_no_transaction(postgres_url):
-    """A read on PostgreSQL sends no BEGIN or COMMIT (two round trips a request): each
-    statement stands alone, as it would at READ COMMITTED inside a transaction."""
-    db = Database(postgres_url)
-    db.migrate()
-    with db.snapshot() as connection:
-        first = connection.execute(text("SELECT now()")).scalar()
-        time.sleep(0.05)
-        second = connection.execute(text("SELECT now()")).scalar()
-    assert second > first  # now() is the transaction's start: a new one per statement
-    with db.transaction() as connection:  # writes keep their transaction
-        first = connection.execute(text("SELECT now()")).scalar()
-        time.sleep(0.05)
-        assert connection.execute(text("SELECT now()")).scalar() == first
-    db.dispose()
+def test_a_snapshot_sees_one_moment_of_the_database(tmp_path, database_url, open_conf):
+    """What commits while a snapshot reads is not in it (PostgreSQL: REPEATABLE READ READ
+    ONLY; SQLite: one read transaction), and the snapshot writes nothing."""
+    served = _served(tmp_path, database_url, open_conf)
+    count = text("SELECT count(*) FROM workers")
+    with served.db.snapshot() as connection:
+        before = connection.execute(count).scalar()
+        _claim(served, "w_new")  # commits a new worker meanwhile
+        assert connection.execute(count).scalar() == before
+    with served.db.snapshot() as connection:
+        assert connection.execute(count).scalar() == before + 1
+    if served.db.engine.dialect.name == "postgresql":
+        with pytest.raises(DBAPIError, match="read-only"), \
+                served.db.snapshot() as connection:
+            connection.execute(text("DELETE FROM drafts"))
 
 
 def test_a_begin_that_fails_is_sqlalchemys_error(tmp_path):
@@ -241,13 +164,10 @@ def _plan_nodes(plan: dict):
         yield from _plan_nodes(child)
 
 
-@pytest.mark.parametrize("statement", ["_assign_unit", "_assign_unit_if_unchanged"])
-def test_a_claim_walks_only_free_units_on_stale_statistics(tmp_path, postgres_url, open_conf,
-                                                            statement):
+def test_a_claim_walks_only_free_units_on_stale_statistics(tmp_path, postgres_url, open_conf):
     """PostgreSQL: statistics taken while every unit was free (the launch's ANALYZE) must not
     lead a claim to walk the primary key past every taken unit (its cost grew with the task's
-    progress): the claim finds its unit through the index of free units. Both takes: the
-    optimistic one (without a transaction) and the one under the worker's lock."""
+    progress): the claim finds its unit through the index of free units."""
     lines = [{"data": [dialogue(f"d{n}", f"g{n}", TASKS)]} for n in range(300)]
     conf = write_task(tmp_path, lines, {f"g{n}": 1 for n in range(300)})
     served = open_conf(str(conf), postgres_url)
@@ -255,14 +175,11 @@ def test_a_claim_walks_only_free_units_on_stale_statistics(tmp_path, postgres_ur
         c.exec_driver_sql("ANALYZE units")  # all 300 free
     claims = [_claim(served, f"w{n}") for n in range(250)]
     with served.db.engine.connect() as connection, connection.begin() as transaction:
-        cursor = driver_cursor(connection)
-        version = connection.exec_driver_sql(
-            f"SELECT xmin::text FROM workers WHERE id = {claims[0].worker_id}").scalar()
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + getattr(hot(connection), statement), {
+        plan = connection.execute(text(
+            "EXPLAIN (ANALYZE, FORMAT JSON) " + str(TAKE_UNIT.postgresql)), {
             "worker_id": claims[0].worker_id, "session_id": "s2", "now": utcnow(),
             "deadline": None, "run_id": served.run_id, "pool": "main",
-            "task_id": served.task_id, "provider_worker_id": "w0", "version": version})
-        plan = cursor.fetchone()[0][0]["Plan"]
+            "task_id": served.task_id, "provider_worker_id": "w0"}).scalar()[0]["Plan"]
         transaction.rollback()  # EXPLAIN ANALYZE ran the claim
     on_units = [node for node in _plan_nodes(plan) if node.get("Relation Name") == "units"]
     # the free units' index was walked (the claim ran), and no taken unit was read on the way
