@@ -119,3 +119,22 @@ def test_a_step_that_waits_past_lock_timeout_is_a_503_with_retry_after(tmp_path,
         assert again.status_code == 200 and again.json()["status"] == "completed"
     finally:
         run.process.kill()
+
+
+@pytest.mark.postgres
+def test_a_requester_request_that_waits_past_lock_timeout_is_a_503_too(tmp_path, postgres_url):
+    run, base = _start(tmp_path, postgres_url, "mephisto.architect.lock_timeout_s=1")
+    try:
+        token = run.wait_for(r"  token: (\S+)").group(1)
+        progress = f"{base}/api/requester/progress"
+        headers = {"Authorization": f"Bearer {token}"}
+        with _connect(postgres_url) as holder:  # a migration-like lock on the units
+            holder.execute("LOCK TABLE units IN ACCESS EXCLUSIVE MODE")
+            refused = httpx.get(progress, headers=headers, timeout=30)
+            assert refused.status_code == 503, refused.text
+            assert refused.headers["Retry-After"] == "2"
+            assert "try again" in refused.json()["error"]
+            holder.rollback()
+        assert httpx.get(progress, headers=headers, timeout=30).status_code == 200
+    finally:
+        run.process.kill()

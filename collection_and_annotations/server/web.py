@@ -7,6 +7,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -16,9 +17,10 @@ from collection_and_annotations.engine.allocation import ClaimRefused
 from collection_and_annotations.engine.review import ReviewRefused
 from collection_and_annotations.engine.review_queue import QueueRefused
 from collection_and_annotations.engine.served import ServedTask
-from collection_and_annotations.engine.work import WorkRefused
+from collection_and_annotations.engine.work import RETRY_AFTER_S, WorkRefused
 from collection_and_annotations.providers.base import IdentityRefused
 from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
+from collection_and_annotations.storage.sql import waited_too_long
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
@@ -72,9 +74,18 @@ async def refused(_request: Request, exc: Exception) -> Response:
     if isinstance(exc, QueueRefused):
         return error(str(exc), 400)
     assert isinstance(exc, WorkRefused)
-    retry_after = getattr(exc, "retry_after", None)
     return error(str(exc), exc.status, exc.problems,
-                 None if retry_after is None else {"Retry-After": str(retry_after)})
+                 None if exc.retry_after is None else {"Retry-After": str(exc.retry_after)})
+
+
+async def database_error(_request: Request, exc: Exception) -> Response:
+    """A request of any route (the requester's too) that waited past the lock timeout for a
+    lock another transaction holds is told to come back; any other database error is a 500,
+    logged."""
+    if isinstance(exc, DBAPIError) and waited_too_long(exc):
+        return error("the task is busy with another request; try again in a moment", 503,
+                     headers={"Retry-After": str(RETRY_AFTER_S)})
+    raise exc
 
 
 async def http_error(_request: Request, exc: Exception) -> Response:
@@ -88,6 +99,7 @@ async def server_error(_request: Request, _exc: Exception) -> Response:
 
 EXCEPTION_HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
     HTTPException: http_error,
+    DBAPIError: database_error,
     **{kind: refused for kind in (WorkRefused, InvalidJson, IdentityRefused, ClaimRefused,
                                   ReviewRefused, QueueRefused)},
     Exception: server_error,
