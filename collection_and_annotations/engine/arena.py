@@ -80,10 +80,11 @@ _UNIT = (select(Unit.id, Unit.status, Unit.worker_id, Unit.times_expired, Unit.l
 _LOCKED_UNIT = _UNIT.with_for_update(of=Unit)
 
 
-def _open_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
-    """The worker's assigned unit, its row locked first on PostgreSQL (SQLite's write
-    transaction holds the database's one write lock already)."""
-    statement = _LOCKED_UNIT if connection.dialect.name == "postgresql" else _UNIT
+def _open_unit(connection: Connection, public_id: str, worker_id: int,
+               lock: bool = True) -> Row:
+    """The worker's assigned unit, its row locked first on PostgreSQL when the step writes
+    (SQLite's write transaction holds the database's one write lock already)."""
+    statement = _LOCKED_UNIT if lock and connection.dialect.name == "postgresql" else _UNIT
     unit = owned_unit(connection.execute(statement, {"public_id": public_id}).first(),
                       worker_id)
     if unit.status != "assigned":
@@ -145,7 +146,7 @@ def read_battle(db: Database, public_id: str, worker_id: int, rules: ArenaRules,
                 live_text: Callable[[int], str | None]) -> dict[str, Any]:
     """The state of a worker's battle that is still theirs."""
     with db.snapshot() as connection:
-        unit = _open_unit(connection, public_id, worker_id)
+        unit = _open_unit(connection, public_id, worker_id, lock=False)
         return arena_state(connection, unit.id, unit.times_expired,
                            battle_bots(unit.data, unit.layout), rules, live_text)
 
