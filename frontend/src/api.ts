@@ -290,3 +290,8 @@ export function newClientId(): string {
   const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/** The message of a failed call. */
+export function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -5,7 +5,7 @@
  * (the events' `position` names the pane) and sends the worker's actions.
  */
 import { useCallback, useEffect, useReducer, useRef, useState, type ReactNode } from 'react';
-import { ApiError, NetworkError, newClientId, retryArenaSide, sendChatMessage, startChat, submit, voteArena } from '../api';
+import { ApiError, NetworkError, messageOf, newClientId, retryArenaSide, sendChatMessage, startChat, submit, voteArena } from '../api';
 import { canWrite, chatReducer, newSession, type OutgoingMessage } from '../chat';
 import { ChatComposer } from '../components/ChatComposer';
 import { ChatLog } from '../components/ChatLog';
@@ -13,6 +13,7 @@ import { Countdown, useSecondsUntil } from '../components/Countdown';
 import { followCompletion } from '../platform';
 import { submitTimings } from '../timings';
 import type { ArenaVote, ChatState, Conversation, Unit } from '../types';
+import { usePerform } from '../usePerform';
 import { useChatEvents, type ReconnectDelays } from '../useChatEvents';
 
 interface Props {
@@ -22,10 +23,6 @@ interface Props {
   onCompleted: (completionCode: string | null) => void;
   onRefused: (error: ApiError) => void;
   reconnectDelays?: ReconnectDelays;
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 function Problem({ text }: { text: string | null }) {
@@ -112,20 +109,8 @@ export function ArenaUnit({ unit, chat: loaded, token, onCompleted, onRefused, r
     onRefused,
     delays: reconnectDelays,
   });
-  const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
+  const { busy, problem, setProblem, perform } = usePerform();
   const replaceChat = (next: ChatState) => dispatch({ type: 'event', event: { type: 'state', chat: next } });
-  const perform = async (request: () => Promise<void>, failure: string) => {
-    setBusy(true);
-    setProblem(null);
-    try {
-      await request();
-    } catch (e) {
-      setProblem(`${failure}: ${messageOf(e)}`);
-    } finally {
-      setBusy(false);
-    }
-  };
   const start = () => perform(async () => replaceChat(await startChat(unitId, token)), 'The battle could not be started');
   const vote = (choice: string) => perform(async () => replaceChat(await voteArena(unitId, token, choice)), 'Your vote was not stored');
   const retry = (position: number) =>

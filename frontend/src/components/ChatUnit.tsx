@@ -9,6 +9,7 @@ import { useCallback, useEffect, useMemo, useReducer, useRef, useState, type Rea
 import {
   ApiError,
   endChat,
+  messageOf,
   NetworkError,
   newClientId,
   retryChat,
@@ -25,6 +26,7 @@ import { speakerNames } from '../display';
 import { submitTimings } from '../timings';
 import type { BucketValue, ChatState, Conversation, Unit } from '../types';
 import { useChatAnnotations } from '../useChatAnnotations';
+import { usePerform } from '../usePerform';
 import { useChatEvents, type ReconnectDelays } from '../useChatEvents';
 import type { SubmitError } from './AnnotationSteps';
 import { ChatConversation, type Labelling } from './ChatConversation';
@@ -51,10 +53,6 @@ interface Props {
 interface SentLabel {
   index: number;
   value: BucketValue | undefined;
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 /** "Chat 1 of 2: Partner A" in a paired unit, else "Chat with Partner". */
@@ -182,8 +180,7 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
     onRefused,
     delays: reconnectDelays,
   });
-  const [busy, setBusy] = useState(false);
-  const [problem, setProblem] = useState<string | null>(null);
+  const { busy, problem, setProblem, perform } = usePerform();
   const current = chat.conversations.find((c) => c.position === chat.current) ?? null;
   const shown = shownConversation(chat);
   const [submitting, setSubmitting] = useState(false);
@@ -208,17 +205,6 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
     return true;
   };
 
-  const perform = async (request: () => Promise<void>, failure: string) => {
-    setBusy(true);
-    setProblem(null);
-    try {
-      await request();
-    } catch (e) {
-      setProblem(`${failure}: ${messageOf(e)}`);
-    } finally {
-      setBusy(false);
-    }
-  };
   const replaceChat = (next: ChatState) => dispatch({ type: 'event', event: { type: 'state', chat: next } });
   const start = () => perform(async () => replaceChat(await startChat(unitId, token)), 'The chat could not be started');
   const end = (c: Conversation) =>

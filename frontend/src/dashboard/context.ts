@@ -19,7 +19,4 @@ export function useDashboard(): DashboardContext {
   return value;
 }
 
-/** The message of a failed call. */
-export function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
+export { messageOf } from '../api';
