@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chat_helpers import ChatServer, auth, event_stream
+from chat_helpers import ChatServer, auth, event_stream, write_model_opts
 from helpers import free_port
 
 
@@ -13,10 +13,7 @@ def write_arena_conf(folder: Path, bots: list[str] | str, *, battles_per_pair: i
                      task: str = "", reveal: bool = False) -> Path:
     """An arena conf in `folder`; `bots` are nicknames of scripted bots (given to ChatServer),
     or the text of a model_opts.yaml for a server started with welcome.py."""
-    folder.mkdir(parents=True, exist_ok=True)
-    opts = folder / "model_opts.yaml"
-    opts.write_text(bots if isinstance(bots, str)
-                    else "".join(f"{bot}: --model {bot}\n" for bot in bots))
+    opts = write_model_opts(folder, bots)
     conf = folder / "arena.yaml"
     conf.write_text(
         "#@package _global_\n"

@@ -66,14 +66,21 @@ class ScriptedBot:
         pass
 
 
-def write_chat_conf(folder: Path, needed: str, bots: list[str] | str, *, num_bots: int = 1,
-                    num_turns: int = 2, max_resp_time: int = 600, extra: str = "") -> Path:
-    """A chat conf in `folder`; `bots` are nicknames of scripted bots (given to ChatServer), or
-    the text of a model_opts.yaml for a server started with welcome.py."""
+def write_model_opts(folder: Path, bots: list[str] | str) -> Path:
+    """`folder`'s model_opts.yaml: scripted bots by nickname (for ChatServer), or the text of
+    a model_opts.yaml as given."""
     folder.mkdir(parents=True, exist_ok=True)
     opts = folder / "model_opts.yaml"
     opts.write_text(bots if isinstance(bots, str)
                     else "".join(f"{bot}: --model {bot}\n" for bot in bots))
+    return opts
+
+
+def write_chat_conf(folder: Path, needed: str, bots: list[str] | str, *, num_bots: int = 1,
+                    num_turns: int = 2, max_resp_time: int = 600, extra: str = "") -> Path:
+    """A chat conf in `folder`; `bots` are nicknames of scripted bots (given to ChatServer), or
+    the text of a model_opts.yaml for a server started with welcome.py."""
+    opts = write_model_opts(folder, bots)
     conf = folder / "chat.yaml"
     conf.write_text(
         "#@package _global_\n"
