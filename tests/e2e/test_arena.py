@@ -187,8 +187,9 @@ def test_one_side_failing_shows_try_again_in_its_pane_only(serve, new_worker, en
     box.press("Enter")
     engine = create_engine(_database(server))
     with engine.connect() as connection:
-        failing_side = "AB"[connection.execute(select(Unit.layout)).scalar()["bots"]
-                            .index("betabot")]
+        held = connection.execute(
+            select(Unit.layout).where(Unit.worker_id.is_not(None))).scalar_one()
+    failing_side = "AB"[held["bots"].index("betabot")]
     engine.dispose()
     working_side = "B" if failing_side == "A" else "A"
     failing = page.locator(".arena-pane").filter(has=_pane(page, failing_side))
