@@ -22,6 +22,7 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from collection_and_annotations.blueprints.base import SubmitRefused
 from collection_and_annotations.blueprints.static_annotation.answers import (
     DialogueView,
     Problem,
@@ -262,3 +263,22 @@ def chat_submission(task_name: str, chats: list[Transcript], layout: Mapping[str
             "tasks": compared, "left": layout["left"][key],
             "source_fields": {"bot": earlier.bot, "bot2": later.bot}})
     return {"dialogues": dialogues, "answers": stored}
+
+
+def checked_submission(task_name: str, chats: list[Transcript], layout: Mapping[str, Any],
+                       answers: Any, annotations: ChatAnnotations | None, no_questions: str
+                       ) -> dict[str, Any]:
+    """The offline answers checked against the conversations the worker had (refused naming
+    the first problem, or with `no_questions` when none are asked) and stored with them, as
+    `chat_submission` shapes them (`layout` as `full_layout` gives it)."""
+    if annotations is None:
+        if answers not in ({}, None):
+            raise SubmitRefused(no_questions, 422)
+        return chat_submission(task_name, chats, layout, {}, None)
+    turns = {c.position: [[SPEAKERS[m.role], m.text] for m in c.messages] for c in chats}
+    problems = annotations.check_offline(layout, turns, answers)
+    if problems:
+        details = [{**p.as_dict(), "where": p.dialogue} for p in problems]
+        raise SubmitRefused(problems[0].message, 422, details)
+    return chat_submission(task_name, chats, layout,
+                           stored_answers(answers, layout, annotations.buckets), annotations)
