@@ -5,12 +5,16 @@ the stored labels and answers name each side's bot, never the side."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from arena_helpers import sides, write_arena_conf
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream
+from click.testing import CliRunner
 from helpers import BUCKETS
 from sqlalchemy import select
 
+from collection_and_annotations.cli import main
 from collection_and_annotations.export.battles import battles
 from collection_and_annotations.export.submissions import answered_items, whole_submissions
 from collection_and_annotations.storage.models import Message
@@ -58,7 +62,7 @@ def _send(server, unit, token, stream, n, labels=None):
             replied.add(data["position"])
 
 
-def test_labels_per_side_before_the_vote_and_offline_answers_name_the_bots(arena):
+def test_labels_per_side_before_the_vote_and_offline_answers_name_the_bots(arena, tmp_path):
     server = arena(ONLINE + ONE_BUCKET, num_turns=2, vote="per_turn")
     unit, token = server.claim("w1")
     view = server.client.get(f"/api/units/{unit}", headers=auth(token)).json()
@@ -132,6 +136,15 @@ def test_labels_per_side_before_the_vote_and_offline_answers_name_the_bots(arena
     exported = list(battles(server.db, "arena"))
     assert [(x["model_a"], x["winner"]) for x in exported] == [(a, "model_a"), (a, "model_b")]
     assert not any("labels" in str(x) for x in exported)
+    # analyze reads the labels per bot, beside the leaderboard
+    results = tmp_path / "results.json"
+    analysed = CliRunner().invoke(main, ["analyze", "--task", "arena", "--json", str(results),
+                                         "--resamples", "20", "--database-url", server.db.url])
+    assert analysed.exit_code == 0, analysed.output
+    likert = {(r["bucket"], r["bot"]): (r["mean"], r["n"])
+              for r in json.loads(results.read_text())["likert"]}
+    assert likert == {("overall_quality", a): (5, 1), ("overall_quality", b): (1, 1),
+                      ("turn_quality", a): (3, 2), ("turn_quality", b): (3, 2)}
 
 
 def test_the_next_message_waits_for_the_labels_of_the_replies(arena):
