@@ -5,6 +5,7 @@ browser received names a bot or a model, and a phone's 375 px shows both replies
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -299,3 +300,18 @@ def test_a_worker_labels_both_panes_votes_and_rates_each_side_after(serve, new_w
     rated = {r["bot"]: r["answer"] for r in rows if r["bucket"] == "overall_quality"}
     assert rated == {bot_a: 5, bot_b: 1}
     assert [r["chosen"] for r in rows if r["bucket"] == "vote"] == [bot_b, None]
+
+    # the review shows the labels under the replies and the answers about each side
+    requester = new_worker().page
+    requester.goto(server.dashboard)
+    requester.get_by_label("Requester token").fill(server.token)
+    requester.get_by_role("button", name="Sign in").click()
+    requester.get_by_role("tab", name="Review").click()
+    requester.get_by_role("button", name=re.compile("^Open ")).click()
+    side_a = requester.get_by_role("region", name=f"Model A: {bot_a}")
+    expect(side_a.get_by_text("Turn quality")).to_have_count(2)
+    for side, rating in overall.items():
+        about = requester.get_by_role("region", name=f"Answers about {side}")
+        expect(about).to_contain_text("Overall quality")
+        expect(about).to_contain_text(str(rating))
+        expect(about).not_to_contain_text("Turn quality")  # shown under the replies
