@@ -190,3 +190,30 @@ def test_an_adaptive_battle_keeps_its_offline_questions_when_its_pair_is_chosen(
     assert sorted(sides(server, unit)) == BOTS
     assert [d["key"] for e in started.json()["annotations"]["offline"]
             for d in e["dialogues"]] == ["c0", "c1"]
+
+
+def test_a_comparison_of_the_two_sides_names_the_bot_preferred(arena):
+    """Two offline lists: the first about Model A, the second about Model B, whose comparative
+    bucket compares both conversations side by side (the left one drawn per unit)."""
+    server = arena(f"    annotations_config_path: {BUCKETS}\n"
+                   "    do_interactive_offline_annotations: "
+                   "[[overall_quality], [overall_quality, preference]]\n")
+    unit, token = server.claim("w1")
+    with event_stream(server.base, unit, token) as stream:
+        stream.next("state")
+        assert _post(server, unit, token, "start", {}).status_code == 200
+        _send(server, unit, token, stream, 0)
+        state = _post(server, unit, token, "vote", {"choice": "a"}).json()
+    comparison = state["annotations"]["offline"][1]["dialogues"][1]
+    assert comparison["key"] == "c0_c1" and {comparison["left"], comparison["right"]} == {0, 1}
+    answers = {f"c{n}": {"overall_quality": {"dialogue": {"Overall": 3}}} for n in (0, 1)}
+    answers["c0_c1"] = {"preference": {"dialogue": "Dialogue 1 (left)"}}
+    stored = server.client.post(f"/api/units/{unit}/submit", headers=auth(token),
+                                json={"answers": answers})
+    assert stored.status_code == 200, stored.text
+    a, b = sides(server, unit)
+    [(record, definitions)] = list(whole_submissions(server.db, "arena"))
+    [row] = [r for r in answered_items(record, definitions) if r["bucket"] == "preference"]
+    left_bot = (a, b)[comparison["left"]]
+    assert (row["bot"], row["bot2"]) == (a, b)
+    assert record["answers"]["c0_c1"]["preference"]["dialogue"]["bot"] == left_bot

@@ -315,3 +315,37 @@ def test_a_worker_labels_both_panes_votes_and_rates_each_side_after(serve, new_w
         expect(about).to_contain_text("Overall quality")
         expect(about).to_contain_text(str(rating))
         expect(about).not_to_contain_text("Turn quality")  # shown under the replies
+
+
+def test_the_bots_are_named_only_after_the_questions_about_each_side(serve, new_worker,
+                                                                      tmp_path, endpoints):
+    opts = "".join(f"{name}: {{type: openai, base_url: '{fake.base_url}', model: m{n}}}\n"
+                   for n, (name, fake) in enumerate(endpoints.items()))
+    conf = write_arena_conf(tmp_path / "conf", opts, reveal=True, extra=(
+        f"    annotations_config_path: {BUCKETS}\n"
+        "    do_interactive_offline_annotations: [[overall_quality]]\n"))
+    server = serve(conf)
+    worker = new_worker()
+    page = worker.page
+    page.goto(server.link("worker_1", "1"))
+    box = page.get_by_role("textbox", name="Your message")
+    box.fill("Hello")
+    box.press("Enter")
+    _both_replied(page, 1)
+    page.get_by_role("button", name="A is better").click()
+    expect(page.get_by_text("Your chat with Model A")).to_be_visible()
+    page.get_by_role("region", name="Questions about the dialogue").get_by_role(
+        "radio", name="4", exact=True).first.click()
+    page.reload()  # the answer so far is kept (the unit's draft)
+    expect(page.get_by_text("Your chat with Model A")).to_be_visible()
+    expect(page.get_by_role("radio", name="4", exact=True).first).to_be_checked()
+    page.get_by_role("contentinfo").get_by_role("button", name="Next").click()
+    expect(page.get_by_text("Your chat with Model B")).to_be_visible()
+    page.get_by_role("region", name="Questions about the dialogue").get_by_role(
+        "radio", name="2", exact=True).first.click()
+    assert not [name for name in SAYS if page.get_by_text(name).count()]
+    page.get_by_role("contentinfo").get_by_role("button", name="Continue").click()
+    expect(page.get_by_text(re.compile("Model A was (alphabot|betabot)"))).to_be_visible()
+    page.get_by_role("button", name="Finish").click()
+    expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
+    assert not worker.errors, worker.errors
