@@ -27,8 +27,6 @@ interface Options {
   /** False once the unit is submitted or stopped: nothing more is saved. */
   enabled: boolean;
   draftDebounceMs?: number;
-  /** Every offline dialogue in one run of steps (an arena battle's sides end together). */
-  together?: boolean;
 }
 
 /** The offline dialogues shown now: one entry's after its chat, or all of them to fix a refused submit. */
@@ -48,7 +46,7 @@ function shownOf(unit: Unit, chat: ChatState, dialogues: OfflineDialogue[]): Sho
   return { unit: shown, steps: buildSteps(shown) };
 }
 
-export function useChatAnnotations({ unit, chat, token, enabled, draftDebounceMs, together = false }: Options) {
+export function useChatAnnotations({ unit, chat, token, enabled, draftDebounceMs }: Options) {
   const [restored] = useState(() => restoreChatDraft(unit, chat));
   const [online, setOnline] = useState<OnlineLabels>(restored.online);
   const [answers, setAnswers] = useState<Answers>(restored.answers);
@@ -56,9 +54,8 @@ export function useChatAnnotations({ unit, chat, token, enabled, draftDebounceMs
   const [reviewing, setReviewing] = useState(false);
 
   const pending = pendingEntry(chat, finished);
-  const all = reviewing || together;
-  const dialogues = all ? endedDialogues(chat) : (pending?.dialogues ?? []);
-  const key = shownKey(all, dialogues);
+  const dialogues = reviewing ? endedDialogues(chat) : (pending?.dialogues ?? []);
+  const key = shownKey(reviewing, dialogues);
   // Built again only when the shown dialogues change (`key`), not on every chat event.
   const shown = useMemo(() => shownOf(unit, chat, dialogues), [unit, key]);
 

@@ -269,15 +269,17 @@ def test_a_worker_labels_both_panes_votes_and_rates_each_side_after(serve, new_w
         expect(page.get_by_text(f"Model B's message {turn + 1}: rate")).to_be_visible()
         _rate(page, "B", turn + 1, clicked["B"][turn])
         vote.click()
-    # after the last vote, the offline bucket about each side, one screen each
+    # after the last vote, the offline bucket about each side (named as its pane), one screen each
     overall = {"Model A": 5, "Model B": 1}
     for step, side in enumerate(overall):
         expect(page.get_by_role("heading", name="Overall quality")).to_be_visible()
         expect(page.get_by_text(f"Your chat with {side}")).to_be_visible()
+        expect(page.get_by_text(f"Overall, how good a conversation partner was {side}?",
+                                exact=True)).to_be_visible()
         questions = page.get_by_role("region", name="Questions about the dialogue")
         questions.get_by_role("radio", name=str(overall[side]), exact=True).first.click()
         page.get_by_role("contentinfo").get_by_role(
-            "button", name="Submit" if step else "Next").click()
+            "button", name="Submit" if step else "Continue").click()
     expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
     assert not worker.errors, worker.errors
 
@@ -339,7 +341,7 @@ def test_the_bots_are_named_only_after_the_questions_about_each_side(serve, new_
     page.reload()  # the answer so far is kept (the unit's draft)
     expect(page.get_by_text("Your chat with Model A")).to_be_visible()
     expect(page.get_by_role("radio", name="4", exact=True).first).to_be_checked()
-    page.get_by_role("contentinfo").get_by_role("button", name="Next").click()
+    page.get_by_role("contentinfo").get_by_role("button", name="Continue").click()
     expect(page.get_by_text("Your chat with Model B")).to_be_visible()
     page.get_by_role("region", name="Questions about the dialogue").get_by_role(
         "radio", name="2", exact=True).first.click()

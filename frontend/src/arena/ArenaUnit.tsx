@@ -6,7 +6,7 @@
  * The server keeps the state; this page shows it, follows the event stream (the events'
  * `position` names the pane) and sends the worker's actions.
  */
-import { useCallback, useEffect, useReducer, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState, type ReactNode } from 'react';
 import {
   ApiError,
   NetworkError,
@@ -19,9 +19,9 @@ import {
   voteArena,
   type SideLabels,
 } from '../api';
-import { answersForSubmit } from '../answers';
+import { answersForSubmit, type Step } from '../answers';
 import { canWrite, chatReducer, newSession, type OutgoingMessage } from '../chat';
-import { endedDialogues } from '../chatAnnotations';
+import { endedDialogues, endedEntries } from '../chatAnnotations';
 import type { SubmitError } from '../components/AnnotationSteps';
 import { ChatComposer } from '../components/ChatComposer';
 import { ChatLog } from '../components/ChatLog';
@@ -129,6 +129,18 @@ function VotePanel({
 }
 
 /**
+ * The offline steps about one side call its model by the pane's name ("Model A"), not
+ * "Partner"; steps about both sides (a comparison) keep the unit's names.
+ */
+function bySide(chat: ChatState, shown: { unit: Unit; steps: Step[] }): { unit: Unit; steps: Step[] } {
+  const offline = (chat.annotations?.offline ?? []).flatMap((e) => e.dialogues);
+  const about = new Set(shown.unit.dialogues.map((d) => offline.find((o) => o.key === d.key)?.conversation ?? null));
+  const [position] = about;
+  const partner = about.size === 1 ? chat.conversations.find((c) => c.position === position)?.partner : undefined;
+  return partner ? { ...shown, unit: { ...shown.unit, speaker_names: { ...shown.unit.speaker_names, system: partner } } } : shown;
+}
+
+/**
  * The turn the worker votes on now, as the server decides it (`arena.vote_due`), followed here
  * from the stream's events between its `state` events: both replies are in and this turn has
  * no vote yet (with `vote: end`, only after the last message).
@@ -160,7 +172,7 @@ export function ArenaUnit({ unit, chat: loaded, token, onCompleted, onRefused, r
   });
   const { busy, problem, setProblem, perform } = usePerform();
   const [submitting, setSubmitting] = useState(false);
-  const ann = useChatAnnotations({ unit, chat, token, enabled: !stopped && !submitting, draftDebounceMs, together: true });
+  const ann = useChatAnnotations({ unit, chat, token, enabled: !stopped && !submitting, draftDebounceMs });
   const { labelFor, refused, clearRefusal, labellingOf } = useOnlineLabelling(unit, chat, ann);
   const paneLabels = [useReplyLabels(a, labellingOf(a)), useReplyLabels(b, labellingOf(b))];
   const blocking = paneLabels.filter((l) => l.blocked).map((l) => l.hintId);
@@ -273,9 +285,9 @@ export function ArenaUnit({ unit, chat: loaded, token, onCompleted, onRefused, r
     }
   }, [unitId, token, onCompleted, offlineAnswers, timingsAt, review, chat]);
   const revealed = arena?.models ?? null;
-  // The offline questions come after the last vote, before the bots are named.
-  const [offlineDone, setOfflineDone] = useState(false);
-  const asking = finished && ann.shown !== null && (!offlineDone || ann.reviewing);
+  // The offline questions about each side come after the last vote, before the bots are named.
+  const asking = finished && ann.shown !== null;
+  const offline = useMemo(() => ann.shown && bySide(chat, ann.shown), [ann.shown]);
   useEffect(() => {
     if (!finished || revealed || asking || submitted.current) return;
     submitted.current = true;
@@ -330,18 +342,20 @@ export function ArenaUnit({ unit, chat: loaded, token, onCompleted, onRefused, r
     );
   }
 
-  if (asking && ann.shown) {
+  if (asking && offline) {
+    const entries = endedEntries(chat);
+    const last = offline.unit.dialogues.some((d) => entries[entries.length - 1]?.dialogues.some((e) => e.key === d.key));
     return (
       <OfflineAnnotation
         title={title}
         chat={chat}
-        shown={ann.shown}
+        shown={offline}
         answers={ann.answers}
         update={ann.update}
         stepIndex={ann.stepIndex}
         onStep={ann.goToStep}
-        onFinish={ann.reviewing ? () => void submitUnit() : () => setOfflineDone(true)}
-        finishLabel={ann.reviewing || !revealed ? 'Submit' : 'Continue'}
+        onFinish={ann.reviewing ? () => void submitUnit() : ann.finish}
+        finishLabel={ann.reviewing || (last && !revealed) ? 'Submit' : 'Continue'}
         submitting={submitting}
         submitError={ann.reviewing ? submitError : null}
         saver={ann.saver}
