@@ -89,7 +89,6 @@ function Pane({
           )}
         </div>
       )}
-      {labels.hint}
       {labels.dialog}
     </section>
   );
@@ -395,6 +394,8 @@ export function ArenaUnit({ unit, chat: loaded, token, onCompleted, onRefused, r
             />
           ))}
         </div>
+        {paneLabels[0].hint}
+        {paneLabels[1].hint}
         <Problem text={problem} />
         {footer}
       </main>
