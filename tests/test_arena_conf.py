@@ -32,6 +32,12 @@ def _launch(tmp_path, conf):
     (f"    annotations_config_path: {BUCKETS}\n"
      "    do_interactive_offline_annotations: [[overall]]\n", DEMO,
      "annotation bucket 'overall' (do_interactive_*_annotations) is not in"),
+    (f"    annotations_config_path: {BUCKETS}\n"
+     "    do_interactive_offline_annotations: [[overall_quality, preference]]\n", DEMO,
+     "so it cannot be in the first list"),
+    (f"    annotations_config_path: {BUCKETS}\n"
+     "    do_interactive_offline_annotations: [[overall_quality], [overall_quality], []]\n",
+     DEMO, "has 3 lists but a unit has 2 conversation(s)"),
     ("    gold_pairs: ['parrot']\n", DEMO, "is not 'better>worse'"),
     ("    gold_pairs: ['parrot>nobody']\n", DEMO, "nobody not in model_opt_path"),
 ])

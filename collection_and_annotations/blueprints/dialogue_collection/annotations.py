@@ -81,10 +81,13 @@ class ChatAnnotations:
                             "explanation after the chat (do_interactive_offline_annotations)")
         if len(offline) > bots:
             raise UserError(f"do_interactive_offline_annotations has {len(offline)} lists but "
-                            f"a unit has {bots} chat(s) (num_bots); one list per chat")
+                            f"a unit has {bots} conversation(s) (a chat unit's num_bots, an "
+                            "arena's two sides); one list per conversation")
         if offline and any(buckets[n].config == "comparative" for n in offline[0]):
             raise UserError("do_interactive_offline_annotations: a comparative bucket compares "
-                            "a chat with the one before it, so it cannot follow the first chat")
+                            "a conversation with the one before it, so it cannot be in the first "
+                            "list (an arena compares its sides with two lists: [[...], [..., "
+                            "<comparative bucket>]])")
         instructions_dir = Path(blueprint_cfg.instructions_dir or path.parent / "instructions")
         unique = list(dict.fromkeys(used))
         return cls({n: buckets[n] for n in unique}, online, offline,
