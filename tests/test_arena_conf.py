@@ -7,7 +7,7 @@ import sys
 
 import pytest
 from arena_helpers import write_arena_conf
-from helpers import REPO, free_port
+from helpers import BUCKETS, REPO, free_port
 
 DEMO = "parrot: {type: demo, name: parrot}\nchatter: {type: demo, name: chatter}\n"
 
@@ -29,7 +29,15 @@ def _launch(tmp_path, conf):
     ("    pairs: random\n", DEMO, "pairs 'random' is not one of balanced, adaptive"),
     ("    vote_labels: {left: Left}\n", DEMO, "left is not a choice"),
     ("    vote_labels: {tie: ''}\n", DEMO, "give the words for tie"),
-    ("    do_interactive_offline_annotations: [[overall]]\n", DEMO, "not supported yet"),
+    (f"    annotations_config_path: {BUCKETS}\n"
+     "    do_interactive_offline_annotations: [[overall]]\n", DEMO,
+     "annotation bucket 'overall' (do_interactive_*_annotations) is not in"),
+    (f"    annotations_config_path: {BUCKETS}\n"
+     "    do_interactive_offline_annotations: [[overall_quality, preference]]\n", DEMO,
+     "so it cannot be in the first list"),
+    (f"    annotations_config_path: {BUCKETS}\n"
+     "    do_interactive_offline_annotations: [[overall_quality], [overall_quality], []]\n",
+     DEMO, "has 3 lists but a unit has 2 conversation(s)"),
     ("    gold_pairs: ['parrot']\n", DEMO, "is not 'better>worse'"),
     ("    gold_pairs: ['parrot>nobody']\n", DEMO, "nobody not in model_opt_path"),
 ])

@@ -28,6 +28,7 @@ from collection_and_annotations.engine.chat import (
     chat_state,
     check_text,
     client_id_of,
+    label_last_reply,
 )
 from collection_and_annotations.engine.work import WorkRefused, owned_unit
 from collection_and_annotations.storage.database import Database
@@ -98,6 +99,11 @@ def battle_bots(data: dict[str, Any], layout: dict[str, Any] | None) -> list[str
     return list((layout or {}).get("bots") or data["bots"])
 
 
+def battle_layout(data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
+    """The unit's layout (the offline questions' order, as the chat kind's) with its bots."""
+    return {**(layout or {}), "bots": battle_bots(data, layout)}
+
+
 def _sides(connection: Connection, unit: Row) -> list[Row]:
     return connection.execute(
         select(Conversation).where(Conversation.unit_id == unit.id,
@@ -112,15 +118,17 @@ def _voted(connection: Connection, unit_id: int, attempt: int) -> dict[int, str]
         .where(BattleVote.unit_id == unit_id, BattleVote.attempt == attempt)).all())
 
 
-def arena_state(connection: Connection, unit_id: int, attempt: int, bots: list[str],
+def arena_state(connection: Connection, unit_id: int, attempt: int, layout: dict[str, Any],
                 rules: ArenaRules, live_text: Callable[[int], str | None] = lambda _id: None
                 ) -> dict[str, Any]:
-    """The chat object of docs/chat-api.md for both panes (`partner` Model A, Model B), with
-    `arena`: the vote asked, the votes given, the turn to vote on now, whether the battle is
-    over, and (reveal_after_vote, once it is) the bots' names."""
+    """The chat object of docs/chat-api.md for both panes (`partner` Model A, Model B; with
+    the chat's `annotations` when the conf asks for them), with `arena`: the vote asked, the
+    votes given, the turn to vote on now, whether the battle is over, and
+    (reveal_after_vote, once it is) the bots' names. `layout` as `battle_layout` gives it."""
+    bots = layout["bots"]
     # an adaptive battle has its bots once it starts: two sides all the same
-    state = chat_state(connection, unit_id, attempt, {"bots": bots or ["", ""]}, rules,
-                       live_text)
+    state = chat_state(connection, unit_id, attempt, {**layout, "bots": bots or ["", ""]},
+                       rules, live_text)
     voted = _voted(connection, unit_id, attempt)
     panes = state["conversations"]
     for pane, name in zip(panes, PANES, strict=True):
@@ -148,7 +156,7 @@ def read_battle(db: Database, public_id: str, worker_id: int, rules: ArenaRules,
     with db.snapshot() as connection:
         unit = _open_unit(connection, public_id, worker_id, lock=False)
         return arena_state(connection, unit.id, unit.times_expired,
-                           battle_bots(unit.data, unit.layout), rules, live_text)
+                           battle_layout(unit.data, unit.layout), rules, live_text)
 
 
 def job_battle(db: Database, job: ReplyJob, rules: ArenaRules,
@@ -160,7 +168,7 @@ def job_battle(db: Database, job: ReplyJob, rules: ArenaRules,
             .join(Assignment, Assignment.id == Unit.assignment_id)
             .where(Unit.id == job.unit_id)).one()
         return arena_state(connection, job.unit_id, job.attempt,
-                           battle_bots(row.data, row.layout), rules, live_text)
+                           battle_layout(row.data, row.layout), rules, live_text)
 
 
 def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> None:
@@ -173,7 +181,7 @@ def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> No
             if not bots and rules.choose_sides is not None:  # adaptive: the pair chosen now
                 bots = rules.choose_sides(connection, unit.id, worker_id)
                 connection.execute(update(Unit).where(Unit.id == unit.id)
-                                   .values(layout={"bots": bots}))
+                                   .values(layout={**(unit.layout or {}), "bots": bots}))
             now = utcnow()
             connection.execute(insert(Conversation), [{
                 "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
@@ -187,17 +195,35 @@ def _histories(connection: Connection, sides: list[Row]) -> dict[int, list[Row]]
     found: dict[int, list[Row]] = {side.id: [] for side in sides}
     for row in connection.execute(
             select(Message.conversation_id, Message.index, Message.role, Message.text,
-                   Message.sent_at, Message.client_message_id)
+                   Message.sent_at, Message.client_message_id,
+                   Message.labels.is_not(None).label("labelled"))
             .where(Message.conversation_id.in_(list(found)))
             .order_by(Message.conversation_id, Message.index)):
         found[row.conversation_id].append(row)
     return found
 
 
+def _label_replies(connection: Connection, sides: list[Row],
+                   histories: dict[int, list[Row]], labels: Any, rules: ArenaRules) -> None:
+    """Check and store the online labels of both sides' last replies (`labels`: position ->
+    label, as the page sends them) before the worker moves on, as the chat kind does."""
+    if labels is None:
+        labels = {}
+    if labels and (rules.annotations is None or rules.annotations.online is None):
+        raise WorkRefused("this battle takes no labels ('labels' must be absent)", 400)
+    if not isinstance(labels, dict) or not set(labels) <= {"0", "1"}:
+        raise WorkRefused("'labels' must map a side (\"0\" for Model A, \"1\" for Model B) "
+                          "to the label of its latest reply", 400)
+    for side in sides:
+        label_last_reply(connection, side.id, histories[side.id],
+                         labels.get(str(side.position)), rules, PANES[side.position])
+
+
 def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
-         rules: ArenaRules) -> tuple[dict[str, Any], list[ReplyJob]]:
-    """Store the worker's message on both sides; returns what the API answers and the two bot
-    turns to run (none when this repeats a message already stored)."""
+         rules: ArenaRules, labels: Any = None) -> tuple[dict[str, Any], list[ReplyJob]]:
+    """Store the worker's message on both sides (and `labels`, the online labels of the
+    replies before it); returns what the API answers and the two bot turns to run (none when
+    this repeats a message already stored)."""
     text, client_id = check_text(text, rules), client_id_of(client_message_id)
     with db.transaction() as connection:
         unit = _open_unit(connection, public_id, worker_id)
@@ -220,6 +246,7 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
         if rules.vote == "per_turn" and turns_done and \
                 turns_done not in _voted(connection, unit.id, unit.times_expired):
             raise WorkRefused("vote on these replies before your next message", 409)
+        _label_replies(connection, sides, histories, labels, rules)
         now = utcnow()
         index = len(histories[sides[0].id])
         connection.execute(insert(Message), [{
@@ -253,9 +280,10 @@ def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJ
                         side.bot, None, len(history), history, utcnow())
 
 
-def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: ArenaRules) -> None:
-    """Store the worker's vote on the replies now shown, naming the bots; the last vote the
-    battle asks for ends both sides."""
+def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: ArenaRules,
+         labels: Any = None) -> None:
+    """Store the worker's vote on the replies now shown (and `labels`, their online labels),
+    naming the bots; the last vote the battle asks for ends both sides."""
     if not isinstance(choice, str) or choice not in WINNERS:
         raise WorkRefused(f"'choice' must be one of {', '.join(WINNERS)}", 422)
     with db.transaction() as connection:
@@ -270,6 +298,7 @@ def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: Arena
                 "this battle asks for your vote after your last message"
                 if rules.vote == "end" and sides[0].turns_done < rules.num_turns
                 else "you have voted on these replies; send your next message", 409)
+        _label_replies(connection, sides, _histories(connection, sides), labels, rules)
         bots = [side.bot for side in sides]
         now = utcnow()
         connection.execute(insert(BattleVote).values(

@@ -459,7 +459,7 @@ def accept_message(connection: Connection, chat: LockedChat, public_id: str,
         raise WorkRefused(f"this chat has its {rules.num_turns} turns; end it with the "
                           "End chat button", 409)
     history = chat.history
-    _label_last_reply(connection, conversation.id, chat, label, rules)
+    label_last_reply(connection, conversation.id, chat.messages, label, rules)
     index = len(history)
     job = ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
                    conversation.position, conversation.bot, None, index + 1,
@@ -481,37 +481,39 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
         if conversation.awaiting != WORKER or conversation.turns_done < rules.num_turns:
             raise WorkRefused(f"the chat can end after {rules.num_turns} of your messages, "
                               "each answered", 409)
-        _label_last_reply(connection, conversation.id, chat, label, rules)
+        label_last_reply(connection, conversation.id, chat.messages, label, rules)
         connection.execute(END_CONVERSATION, {"conversation_id": conversation.id,
                                               "now": utcnow()})
     return conversation.id, _state_after(db, unit, full_layout(unit.data, unit.layout), rules,
                                          live_text)
 
 
-def _label_last_reply(connection: Connection, conversation_id: int,
-                      chat: LockedChat, label: Any, rules: ChatRules) -> None:
-    """Check and store the online label of the conversation's last bot message, before the
-    worker moves on; a required label that is missing refuses the step (422)."""
+def label_last_reply(connection: Connection, conversation_id: int,
+                     messages: Sequence[Any], label: Any, rules: ChatRules,
+                     partner: str = "your partner") -> None:
+    """Check and store the online label of the conversation's last bot message (`messages`:
+    its messages in order, each with `role` and `labelled`), before the worker moves on; a
+    required label that is missing refuses the step (422)."""
     annotations = rules.annotations
     if annotations is None or annotations.online is None:
         if label is not None:
             raise WorkRefused("this chat takes no labels ('label' must be absent)", 400)
         return
-    history = chat.history
-    index = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "bot"), None)
+    index = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "bot"),
+                 None)
     if index is None:
         return
-    if chat.messages[index].labelled:
+    if messages[index].labelled:
         return  # labelled before (a stored label is final)
     if label is None and not annotations.online_required:
         return
-    problems = annotations.check_label([SPEAKERS[t.role] for t in history], index, label)
+    problems = annotations.check_label([SPEAKERS[m.role] for m in messages], index, label)
     if problems:
-        number = sum(1 for turn in history[:index + 1] if turn.role == "bot")  # as the page
-        details = [{**p.as_dict(), "where": f"your partner's message {number}"}
+        number = sum(1 for m in messages[:index + 1] if m.role == "bot")  # as the page
+        details = [{**p.as_dict(), "where": f"{partner}'s message {number}"}
                    for p in problems]
         first = problems[0].message
-        raise WorkRefused(f"label your partner's message {number} first "
+        raise WorkRefused(f"label {partner}'s message {number} first "
                           f"('{annotations.online}'): {first}", 422, details)
     if label is not None:
         connection.execute(SET_LABELS, {"conversation_id": conversation_id, "index": index,

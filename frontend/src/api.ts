@@ -198,9 +198,21 @@ export function retryChat(unitId: string, token: string): Promise<unknown> {
   return call<unknown>('POST', `${chatPath(unitId)}/retry`, {}, token);
 }
 
-/** Arena units (docs/arena.md): the vote on the replies now shown (`a`, `b`, `tie`, `bothbad`); answers the state. */
-export function voteArena(unitId: string, token: string, choice: string): Promise<ChatState> {
-  return call<ChatState>('POST', `${chatPath(unitId)}/vote`, { choice }, token);
+/** Arena units: the labels of the latest replies, per side (`"0"` Model A, `"1"` Model B). */
+export type SideLabels = Record<string, BucketValue>;
+
+function withLabels<T extends object>(body: T, labels: SideLabels): T & { labels?: SideLabels } {
+  return Object.keys(labels).length === 0 ? body : { ...body, labels };
+}
+
+/** Arena units (docs/arena.md): the worker's message to both sides, with the labels of the replies before it. */
+export function sendArenaMessage(unitId: string, token: string, text: string, clientMessageId: string, labels: SideLabels = {}): Promise<SentMessage> {
+  return call<SentMessage>('POST', `${chatPath(unitId)}/messages`, withLabels({ text, client_message_id: clientMessageId }, labels), token);
+}
+
+/** Arena units: the vote on the replies now shown (`a`, `b`, `tie`, `bothbad`), with their labels; answers the state. */
+export function voteArena(unitId: string, token: string, choice: string, labels: SideLabels = {}): Promise<ChatState> {
+  return call<ChatState>('POST', `${chatPath(unitId)}/vote`, withLabels({ choice }, labels), token);
 }
 
 /** Arena units: asks one side's bot again (`position` 0 is Model A, 1 Model B). */

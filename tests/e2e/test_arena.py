@@ -4,11 +4,16 @@ browser received names a bot or a model, and a phone's 375 px shows both replies
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
 from arena_helpers import write_arena_conf
 from bots.fake_openai import FakeOpenAI, Served
+from helpers import BUCKETS, REPO
 from playwright.sync_api import Page, expect
 from sqlalchemy import create_engine, select
 
@@ -228,5 +233,121 @@ def test_a_reload_mid_stream_resumes_the_battle(serve, new_worker, arena_conf):
     box.press("Enter")
     _both_replied(page, 2)
     page.get_by_role("button", name="B is better").click()
+    expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
+    assert not worker.errors, worker.errors
+
+
+def _rate(page: Page, side: str, number: int, rating: int) -> None:
+    """Label Model `side`'s reply `number` (counted on its own) with `rating`."""
+    group = _pane(page, side).get_by_role(
+        "group", name=f"Your rating of Model {side}'s message {number}")
+    group.get_by_role("radio", name=str(rating), exact=True).click()
+
+
+def test_a_worker_labels_both_panes_votes_and_rates_each_side_after(serve, new_worker,
+                                                                    tmp_path, endpoints):
+    opts = "".join(f"{name}: {{type: openai, base_url: '{fake.base_url}', model: m{n}}}\n"
+                   for n, (name, fake) in enumerate(endpoints.items()))
+    conf = write_arena_conf(tmp_path / "conf", opts, num_turns=2, vote="per_turn", extra=(
+        f"    annotations_config_path: {BUCKETS}\n"
+        "    do_interactive_online_annotations: turn_quality\n"
+        "    do_interactive_offline_annotations: [[overall_quality]]\n"))
+    server = serve(conf)
+    worker = new_worker()
+    page = worker.page
+    page.goto(server.link("worker_1", "1"))
+    box = page.get_by_role("textbox", name="Your message")
+    clicked = {"A": [4, 2], "B": [1, 5]}
+    for turn, text in enumerate(["What is the weather like?", "And tomorrow?"]):
+        box.fill(text)
+        box.press("Enter")
+        _both_replied(page, turn + 1)
+        vote = page.get_by_role("button", name="B is better" if turn == 0 else "Tie")
+        expect(vote).to_be_disabled()  # both replies are to be rated first
+        _rate(page, "A", turn + 1, clicked["A"][turn])
+        expect(vote).to_be_disabled()
+        expect(page.get_by_text(f"Model B's message {turn + 1}: rate")).to_be_visible()
+        _rate(page, "B", turn + 1, clicked["B"][turn])
+        vote.click()
+    # after the last vote, the offline bucket about each side (named as its pane), one screen each
+    overall = {"Model A": 5, "Model B": 1}
+    for step, side in enumerate(overall):
+        expect(page.get_by_role("heading", name="Overall quality")).to_be_visible()
+        expect(page.get_by_text(f"Your chat with {side}")).to_be_visible()
+        expect(page.get_by_text(f"Overall, how good a conversation partner was {side}?",
+                                exact=True)).to_be_visible()
+        questions = page.get_by_role("region", name="Questions about the dialogue")
+        questions.get_by_role("radio", name=str(overall[side]), exact=True).first.click()
+        page.get_by_role("contentinfo").get_by_role(
+            "button", name="Submit" if step else "Continue").click()
+    expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
+    assert not worker.errors, worker.errors
+
+    data_dir = _database(server).removeprefix("sqlite:///").rsplit("/", 1)[0]
+    out = tmp_path / "items.jsonl"
+    exported = subprocess.run(
+        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "arena",
+         "--format", "jsonl", "--output", str(out), "--data-dir", data_dir],
+        cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert exported.returncode == 0, exported.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    engine = create_engine(_database(server))
+    with engine.connect() as connection:
+        layout = connection.execute(
+            select(Unit.layout).where(Unit.worker_id.is_not(None))).scalar_one()
+    engine.dispose()
+    bot_a, bot_b = layout["bots"]
+    labels = sorted((r["bot"], r["answer"]) for r in rows if r["bucket"] == "turn_quality")
+    assert labels == sorted([(bot_a, 4), (bot_a, 2), (bot_b, 1), (bot_b, 5)])
+    rated = {r["bot"]: r["answer"] for r in rows if r["bucket"] == "overall_quality"}
+    assert rated == {bot_a: 5, bot_b: 1}
+    assert [r["chosen"] for r in rows if r["bucket"] == "vote"] == [bot_b, None]
+
+    # the review shows the labels under the replies and the answers about each side
+    requester = new_worker().page
+    requester.goto(server.dashboard)
+    requester.get_by_label("Requester token").fill(server.token)
+    requester.get_by_role("button", name="Sign in").click()
+    requester.get_by_role("tab", name="Review").click()
+    requester.get_by_role("button", name=re.compile("^Open ")).click()
+    side_a = requester.get_by_role("region", name=f"Model A: {bot_a}")
+    expect(side_a.get_by_text("Turn quality")).to_have_count(2)
+    for side, rating in overall.items():
+        about = requester.get_by_role("region", name=f"Answers about {side}")
+        expect(about).to_contain_text("Overall quality")
+        expect(about).to_contain_text(str(rating))
+        expect(about).not_to_contain_text("Turn quality")  # shown under the replies
+
+
+def test_the_bots_are_named_only_after_the_questions_about_each_side(serve, new_worker,
+                                                                      tmp_path, endpoints):
+    opts = "".join(f"{name}: {{type: openai, base_url: '{fake.base_url}', model: m{n}}}\n"
+                   for n, (name, fake) in enumerate(endpoints.items()))
+    conf = write_arena_conf(tmp_path / "conf", opts, reveal=True, extra=(
+        f"    annotations_config_path: {BUCKETS}\n"
+        "    do_interactive_offline_annotations: [[overall_quality]]\n"))
+    server = serve(conf)
+    worker = new_worker()
+    page = worker.page
+    page.goto(server.link("worker_1", "1"))
+    box = page.get_by_role("textbox", name="Your message")
+    box.fill("Hello")
+    box.press("Enter")
+    _both_replied(page, 1)
+    page.get_by_role("button", name="A is better").click()
+    expect(page.get_by_text("Your chat with Model A")).to_be_visible()
+    page.get_by_role("region", name="Questions about the dialogue").get_by_role(
+        "radio", name="4", exact=True).first.click()
+    page.reload()  # the answer so far is kept (the unit's draft)
+    expect(page.get_by_text("Your chat with Model A")).to_be_visible()
+    expect(page.get_by_role("radio", name="4", exact=True).first).to_be_checked()
+    page.get_by_role("contentinfo").get_by_role("button", name="Continue").click()
+    expect(page.get_by_text("Your chat with Model B")).to_be_visible()
+    page.get_by_role("region", name="Questions about the dialogue").get_by_role(
+        "radio", name="2", exact=True).first.click()
+    assert not [name for name in SAYS if page.get_by_text(name).count()]
+    page.get_by_role("contentinfo").get_by_role("button", name="Continue").click()
+    expect(page.get_by_text(re.compile("Model A was (alphabot|betabot)"))).to_be_visible()
+    page.get_by_role("button", name="Finish").click()
     expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
     assert not worker.errors, worker.errors

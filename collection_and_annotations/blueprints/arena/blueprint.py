@@ -10,6 +10,7 @@ never meets the same pair twice unless `repeat_pairs`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import random
@@ -39,16 +40,24 @@ from collection_and_annotations.blueprints.base import (
     TaskBlueprint,
     WorkerContext,
 )
+from collection_and_annotations.blueprints.dialogue_collection.annotations import (
+    ChatAnnotations,
+    checked_submission,
+)
 from collection_and_annotations.blueprints.dialogue_collection.quotas import balanced_pools
 from collection_and_annotations.blueprints.registry import register_blueprint
-from collection_and_annotations.blueprints.static_annotation.export_rows import ITEM_FIELDS
+from collection_and_annotations.blueprints.static_annotation.export_rows import (
+    ITEM_FIELDS,
+    export_rows,
+)
 from collection_and_annotations.bots import Bot, BotContext, build_bots, load_model_opts
 from collection_and_annotations.bots.build import check_built_bots
 from collection_and_annotations.bots.model_opts import check_spec_problems
 from collection_and_annotations.engine.arena import (
+    PANES,
     ArenaRules,
     arena_state,
-    battle_bots,
+    battle_layout,
 )
 from collection_and_annotations.engine.chat import SPEAKERS, dialogue_id, transcripts
 from collection_and_annotations.errors import UserError
@@ -94,10 +103,7 @@ class ArenaBlueprint(TaskBlueprint):
             raise UserError(f"{KEY}.adaptive_battles is for pairs: adaptive; remove it or "
                             "set pairs: adaptive")
         _one_of("vote", blueprint_cfg.vote, VOTE_MODES)
-        for key in ("do_interactive_online_annotations", "do_interactive_offline_annotations"):
-            if blueprint_cfg[key]:
-                raise UserError(f"{KEY}.{key}: annotations in arena battles are not supported "
-                                "yet; remove the key (the vote is the battle's answer)")
+        self.annotations = _battle_annotations(blueprint_cfg)
         self.gold = GoldBattles.from_conf(blueprint_cfg, list(self.model_opts))
         self.task_name = task_name
         self.battles_per_pair = int(blueprint_cfg.battles_per_pair)
@@ -110,7 +116,7 @@ class ArenaBlueprint(TaskBlueprint):
             int(blueprint_cfg.num_turns), int(blueprint_cfg.max_resp_time), "worker",
             vote=str(blueprint_cfg.vote), reveal_after_vote=bool(blueprint_cfg.reveal_after_vote),
             question=str(blueprint_cfg.vote_question),
-            labels=_vote_labels(blueprint_cfg.vote_labels),
+            labels=_vote_labels(blueprint_cfg.vote_labels), annotations=self.annotations,
             choose_sides=self.adaptive_sides if self.adaptive_battles else None)
         task_dir = Path(str(blueprint_cfg._get_root().get("task_dir") or PACKAGE_DIR))
         self.bot_context = BotContext(project_root=PACKAGE_DIR.parent, task_dir=task_dir,
@@ -150,13 +156,17 @@ class ArenaBlueprint(TaskBlueprint):
             label=pair_name(pair)) for pair in self.pairs]
 
     def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
-        """The sides, drawn per unit (seeded by random_seed) and recorded: bots[0] is A. An
-        adaptive battle draws them when it starts."""
-        if not data["bots"]:
-            return None
-        bots = list(data["bots"])
-        rng.shuffle(bots)
-        return {"bots": bots}
+        """The sides, drawn per unit (seeded by random_seed) and recorded: bots[0] is A (an
+        adaptive battle draws them when it starts); and the offline questions' order, as the
+        chat kind draws it."""
+        layout: dict[str, Any] = {}
+        if data["bots"]:
+            bots = list(data["bots"])
+            rng.shuffle(bots)
+            layout["bots"] = bots
+        if self.annotations is not None and self.annotations.asks_offline():
+            layout.update(self.annotations.layout(rng))
+        return layout or None
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         if self.block in worker.qualifications:
@@ -173,16 +183,18 @@ class ArenaBlueprint(TaskBlueprint):
         return "arena"
 
     def unit_content(self, data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
-        return {}
+        return {} if self.annotations is None else self.annotations.public()
 
     def unit_state(self, connection: Connection, unit_id: int, attempt: int,
                    data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
         """The battle as the database holds it (the page keeps no state)."""
-        return {"chat": arena_state(connection, unit_id, attempt, battle_bots(data, layout),
+        return {"chat": arena_state(connection, unit_id, attempt, battle_layout(data, layout),
                                     self.rules)}
 
     def describe(self) -> dict[str, Any]:
-        return {"buckets": {},
+        buckets = {} if self.annotations is None else {
+            name: bucket.public() for name, bucket in self.annotations.buckets.items()}
+        return {"buckets": buckets,
                 "arena": {"bots": self.bots, "pairs": [list(p) for p in self.pairs],
                           "battles_per_pair": self.battles_per_pair,
                           "num_turns": self.rules.num_turns, "vote": self.rules.vote}}
@@ -191,27 +203,32 @@ class ArenaBlueprint(TaskBlueprint):
         """The battle as stored with the submission, shaped like a chat's (`dialogues`, and
         `answers` keyed by dialogue): one dialogue `battle` with both transcripts (`turns`
         Model A's, `turns2` Model B's) and their bots, and the votes per turn naming the bot
-        preferred; refused until every vote the battle asks for is in."""
+        preferred; then each side's conversation with its bot, online labels and offline
+        answers, as the chat kind stores them (`c0` Model A, `c1` Model B, `c0_c1` a
+        comparison). Refused until every vote the battle asks for is in, and while the
+        offline answers miss or break a bucket's rules."""
         votes = connection.execute(
             select(BattleVote.turn, BattleVote.choice, BattleVote.winner, BattleVote.preferred)
             .where(BattleVote.unit_id == unit.id, BattleVote.attempt == unit.attempt)
             .order_by(BattleVote.turn)).all()
         if len(votes) < self.rules.votes_needed():
             raise SubmitRefused("vote on the replies before submitting", 409)
-        if unit.answers not in ({}, None):
-            raise SubmitRefused("an arena battle asks no questions besides the vote: submit "
-                                "'answers': {}", 422)
-        a, b = transcripts(connection, unit.id, unit.attempt)
+        chats = transcripts(connection, unit.id, unit.attempt)
+        sides = checked_submission(self.task_name, chats, battle_layout(unit.data, unit.layout),
+                                   unit.answers, self.annotations,
+                                   "an arena battle asks no questions besides the vote: "
+                                   "submit 'answers': {}")
+        a, b = chats
         battle = {"key": BATTLE, "dialogue_id": dialogue_id(self.task_name, a.conversation_id,
                                                              b.conversation_id),
                   "conversation_ids": [a.conversation_id, b.conversation_id],
                   "bot": a.bot, "bot2": b.bot,
                   "turns": [[SPEAKERS[m.role], m.text] for m in a.messages],
                   "turns2": [[SPEAKERS[m.role], m.text] for m in b.messages]}
-        return {"dialogues": [battle],
+        return {"dialogues": [battle, *sides["dialogues"]],
                 "answers": {BATTLE: {"vote": {str(v.turn): {
                     "choice": v.choice, "winner": v.winner, "bot": v.preferred}
-                    for v in votes}}}}
+                    for v in votes}}, **sides["answers"]}}
 
     def after_submit(self, connection: Connection, unit: SubmittedUnit) -> None:
         """A gold battle is scored (and its worker blocked past max_incorrect_golds)."""
@@ -238,7 +255,8 @@ class ArenaBlueprint(TaskBlueprint):
     def export_rows(record: dict[str, Any], definitions: dict[str, Any]
                     ) -> Iterator[dict[str, Any]]:
         """One row per vote: the bots of both sides (`bot` is Model A), the winner in Chatbot
-        Arena's words and the bot preferred (`chosen`; empty for a tie)."""
+        Arena's words and the bot preferred (`chosen`; empty for a tie); then the labels and
+        offline answers as the chat kind's rows, each naming its side's bot."""
         battle = record["dialogues"][0]
         for turn, vote in record["answers"][BATTLE]["vote"].items():
             yield {**dict.fromkeys(ITEM_FIELDS),
@@ -250,6 +268,17 @@ class ArenaBlueprint(TaskBlueprint):
                    "bucket": "vote", "question": "vote", "answer": vote["winner"],
                    "left": "model_a", "chosen": vote["bot"],
                    "submitted_at": record["submitted_at"]}
+        annotated = {key: value for key, value in record["answers"].items() if key != BATTLE}
+        yield from export_rows({**record, "answers": annotated}, definitions)
+
+
+def _battle_annotations(blueprint_cfg: DictConfig) -> ChatAnnotations | None:
+    """The chat kind's annotations over the two sides; one offline list is asked about each
+    side's conversation."""
+    annotations = ChatAnnotations.from_conf(blueprint_cfg, len(PANES))
+    if annotations is not None and len(annotations.offline) == 1:
+        return dataclasses.replace(annotations, offline=annotations.offline * 2)
+    return annotations
 
 
 def _one_of(key: str, value: Any, allowed: tuple[str, ...]) -> None:

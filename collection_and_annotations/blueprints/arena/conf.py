@@ -38,6 +38,9 @@ class ArenaConf(BlueprintConf):
     min_golds: int = ranged(0, 0)  # gold battles before real ones
     gold_every_n_units: int = ranged(4, 1)  # then one more gold after this many real battles
     max_incorrect_golds: int = ranged(0, 0)  # failed gold battles allowed before a block
-    annotations_config_path: str = ""  # accepted for the annotation keys (not supported yet)
+    # labels per reply and questions after the battle, as the chat kind's (docs/chat.md)
+    annotations_config_path: str = "${task_dir}/task_config/annotation_buckets.json"
+    instructions_dir: str | None = None
     do_interactive_online_annotations: Any = ""
     do_interactive_offline_annotations: Any = field(default_factory=list)
+    allow_unanswered_dialogues: bool = False

@@ -22,6 +22,7 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from collection_and_annotations.blueprints.base import SubmitRefused
 from collection_and_annotations.blueprints.static_annotation.answers import (
     DialogueView,
     Problem,
@@ -80,10 +81,13 @@ class ChatAnnotations:
                             "explanation after the chat (do_interactive_offline_annotations)")
         if len(offline) > bots:
             raise UserError(f"do_interactive_offline_annotations has {len(offline)} lists but "
-                            f"a unit has {bots} chat(s) (num_bots); one list per chat")
+                            f"a unit has {bots} conversation(s) (a chat unit's num_bots, an "
+                            "arena's two sides); one list per conversation")
         if offline and any(buckets[n].config == "comparative" for n in offline[0]):
             raise UserError("do_interactive_offline_annotations: a comparative bucket compares "
-                            "a chat with the one before it, so it cannot follow the first chat")
+                            "a conversation with the one before it, so it cannot be in the first "
+                            "list (an arena compares its sides with two lists: [[...], [..., "
+                            "<comparative bucket>]])")
         instructions_dir = Path(blueprint_cfg.instructions_dir or path.parent / "instructions")
         unique = list(dict.fromkeys(used))
         return cls({n: buckets[n] for n in unique}, online, offline,
@@ -262,3 +266,22 @@ def chat_submission(task_name: str, chats: list[Transcript], layout: Mapping[str
             "tasks": compared, "left": layout["left"][key],
             "source_fields": {"bot": earlier.bot, "bot2": later.bot}})
     return {"dialogues": dialogues, "answers": stored}
+
+
+def checked_submission(task_name: str, chats: list[Transcript], layout: Mapping[str, Any],
+                       answers: Any, annotations: ChatAnnotations | None, no_questions: str
+                       ) -> dict[str, Any]:
+    """The offline answers checked against the conversations the worker had (refused naming
+    the first problem, or with `no_questions` when none are asked) and stored with them, as
+    `chat_submission` shapes them (`layout` as `full_layout` gives it)."""
+    if annotations is None:
+        if answers not in ({}, None):
+            raise SubmitRefused(no_questions, 422)
+        return chat_submission(task_name, chats, layout, {}, None)
+    turns = {c.position: [[SPEAKERS[m.role], m.text] for m in c.messages] for c in chats}
+    problems = annotations.check_offline(layout, turns, answers)
+    if problems:
+        details = [{**p.as_dict(), "where": p.dialogue} for p in problems]
+        raise SubmitRefused(problems[0].message, 422, details)
+    return chat_submission(task_name, chats, layout,
+                           stored_answers(answers, layout, annotations.buckets), annotations)

@@ -26,10 +26,7 @@ from collection_and_annotations.blueprints.dialogue_collection.acceptability imp
 )
 from collection_and_annotations.blueprints.dialogue_collection.annotations import (
     ChatAnnotations,
-    chat_submission,
-)
-from collection_and_annotations.blueprints.dialogue_collection.annotations import (
-    stored_answers as stored_offline,
+    checked_submission,
 )
 from collection_and_annotations.blueprints.dialogue_collection.conf import DialogueCollectionConf
 from collection_and_annotations.blueprints.dialogue_collection.quotas import (
@@ -51,7 +48,6 @@ from collection_and_annotations.bots.build import check_built_bots
 from collection_and_annotations.bots.model_opts import check_spec_problems
 from collection_and_annotations.config.accepted import DeprecatedKeyWarning
 from collection_and_annotations.engine.chat import (
-    SPEAKERS,
     START_MODES,
     ChatRules,
     Transcript,
@@ -177,20 +173,9 @@ class DialogueCollectionBlueprint(TaskBlueprint):
         chats = transcripts(connection, unit.id, unit.attempt)
         if len(chats) != len(layout["bots"]) or any(c.status != "ended" for c in chats):
             raise SubmitRefused("finish every chat (End chat) before submitting", 409)
-        turns = {c.position: [[SPEAKERS[m.role], m.text] for m in c.messages] for c in chats}
-        answers = unit.answers
-        if self.annotations is None:
-            if answers not in ({}, None):
-                raise SubmitRefused("this chat task asks no questions: submit 'answers': {}",
-                                    422)
-            answers = {}
-        else:
-            problems = self.annotations.check_offline(layout, turns, answers)
-            if problems:
-                details = [{**p.as_dict(), "where": p.dialogue} for p in problems]
-                raise SubmitRefused(problems[0].message, 422, details)
-            answers = stored_offline(answers, layout, self.annotations.buckets)
-        stored = chat_submission(self.task_name, chats, layout, answers, self.annotations)
+        stored = checked_submission(self.task_name, chats, layout, unit.answers,
+                                    self.annotations,
+                                    "this chat task asks no questions: submit 'answers': {}")
         if self.check_acceptability:
             found = self._violations(chats)
             for dialogue in stored["dialogues"]:

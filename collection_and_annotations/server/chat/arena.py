@@ -51,7 +51,7 @@ class ArenaChat(Chat):
         runner = await self._runner()
         answer, jobs = await self.in_thread(arena.send, self.db, unit, worker_id,
                                             body.get("text"), body.get("client_message_id"),
-                                            self.rules)
+                                            self.rules, body.get("labels"))
         for job in jobs:
             self.bus.publish(unit, "message", {
                 "position": job.position, "index": answer["index"], "role": "worker",
@@ -73,6 +73,6 @@ class ArenaChat(Chat):
         body = await self._body(request)
         runner = await self._runner()
         await self.in_thread(arena.vote, self.db, unit, worker_id, body.get("choice"),
-                             self.rules)
+                             self.rules, body.get("labels"))
         state = await self.in_thread(self.read_state, unit, worker_id, runner.live_text)
         return self._changed(unit, state)

@@ -1,27 +1,10 @@
-import { useId, useMemo, useState } from 'react';
 import { canWrite, type OutgoingMessage } from '../chat';
-import { labelContext, labelMissing, labelTarget, type OnlineView } from '../chatAnnotations';
-import { bucketTitle, makeShowHtml, placeholderNames, showFor, type SpeakerNames } from '../display';
-import type { BucketValue, ChatMessage, ChatState, Conversation } from '../types';
-import type { SubmitError } from './AnnotationSteps';
+import type { ChatState, Conversation } from '../types';
 import { ChatComposer } from './ChatComposer';
 import { ChatLog } from './ChatLog';
-import { InstructionsDialog } from './InstructionsDialog';
-import { LabelHint, OnlineLabel, StoredLabel } from './OnlineLabel';
+import { useReplyLabels, type Labelling } from './ReplyLabels';
 
-/** The online labels of a conversation (units with `annotations.online`). */
-export interface Labelling {
-  bucketName: string;
-  view: OnlineView;
-  /** The stored labels and the unsent ones, by message index. */
-  values: Record<string, BucketValue>;
-  /** The latest bot message must be labelled before the next message or END. */
-  required: boolean;
-  names: SpeakerNames;
-  setLabel: (index: number, fn: (old: unknown) => BucketValue | undefined) => void;
-  /** The server refused the label last sent (422). */
-  refusal: SubmitError | null;
-}
+export type { Labelling } from './ReplyLabels';
 
 interface Props {
   chat: ChatState;
@@ -65,44 +48,11 @@ export function ChatConversation({ chat, conversation, outgoing, busy, problem, 
   const { status, reply, error, partner } = conversation;
   const active = status === 'active';
   const typing = active && reply !== null && reply.text === '';
-  const hintId = useId();
-  const dialogId = useId();
-  const [helpOpen, setHelpOpen] = useState(false);
-  const names = labelling?.names;
-  const show = useMemo(() => (names ? showFor(names, 'system') : (s: string) => s), [names]);
-  const showHtml = useMemo(() => makeShowHtml(names ? placeholderNames(names, null) : null), [names]);
-
-  const bucket = labelling?.view.bucket;
-  const help = bucket?.instructions_html ? { dialogId, open: () => setHelpOpen(true) } : null;
-  const target = labelling ? labelTarget(conversation) : null;
-  // The partner's messages are counted on their own: "Partner's message 2" is its second one.
-  const messageName = (index: number) =>
-    `${partner}'s message ${conversation.messages.filter((m) => m.role === 'bot' && m.index <= index).length}`;
-  const missing =
-    labelling?.required && target ? labelMissing(labelling.view, target.index, labelling.values, show) : [];
-  const blocked = missing.length > 0;
-
-  const renderLabel = (m: ChatMessage) => {
-    if (!labelling || !bucket || m.role !== 'bot') return null;
-    if (m.labels != null) return <StoredLabel bucket={bucket} value={m.labels} show={show} />;
-    if (m.index !== target?.index) return null;
-    return (
-      <OnlineLabel
-        name={messageName(m.index)}
-        bucket={bucket}
-        turn={labelContext(labelling.view, m.index, labelling.values)}
-        value={labelling.values[String(m.index)]}
-        show={show}
-        help={help}
-        setValue={(fn) => labelling.setLabel(m.index, fn)}
-        refusal={labelling.refusal}
-      />
-    );
-  };
+  const { renderLabel, blocked, hintId, hint, dialog } = useReplyLabels(conversation, labelling);
 
   return (
     <section className="chat">
-      <ChatLog conversation={conversation} outgoing={outgoing} renderLabel={labelling ? renderLabel : undefined} />
+      <ChatLog conversation={conversation} outgoing={outgoing} renderLabel={renderLabel} />
       <p className="chat-typing" role="status">
         {typing ? `${partner} is typing…` : ''}
       </p>
@@ -122,7 +72,7 @@ export function ChatConversation({ chat, conversation, outgoing, busy, problem, 
           {problem}
         </p>
       )}
-      {blocked && target && <LabelHint id={hintId} name={messageName(target.index)} missing={missing} />}
+      {hint}
       {active && conversation.can_end && (
         <div className="chat-end">
           <p>
@@ -148,15 +98,7 @@ export function ChatConversation({ chat, conversation, outgoing, busy, problem, 
           onSend={onSend}
         />
       )}
-      {bucket && (
-        <InstructionsDialog
-          id={dialogId}
-          open={helpOpen}
-          title={`Instructions: ${bucketTitle(bucket.task_title || labelling.bucketName)}`}
-          html={showHtml(bucket.instructions_html ?? '')}
-          onClose={() => setHelpOpen(false)}
-        />
-      )}
+      {dialog}
     </section>
   );
 }

@@ -5,7 +5,7 @@
  * conversation after it ends. When every conversation has ended and been annotated, the unit is
  * submitted.
  */
-import { useCallback, useEffect, useMemo, useReducer, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useReducer, useRef, useState, type ReactNode } from 'react';
 import {
   ApiError,
   endChat,
@@ -18,18 +18,18 @@ import {
   submit,
   type SentMessage,
 } from '../api';
-import { answersForSubmit, holdsNothing } from '../answers';
+import { answersForSubmit } from '../answers';
 import { chatOutcome, chatReducer, newSession, shownConversation } from '../chat';
-import { endedDialogues, labelTarget, onlineValues, onlineView } from '../chatAnnotations';
+import { endedDialogues } from '../chatAnnotations';
 import { bucketLabel } from '../dashboard/format';
-import { speakerNames } from '../display';
 import { submitTimings } from '../timings';
-import type { BucketValue, ChatState, Conversation, Unit } from '../types';
+import type { ChatState, Conversation, Unit } from '../types';
 import { useChatAnnotations } from '../useChatAnnotations';
+import { useOnlineLabelling } from '../useOnlineLabelling';
 import { usePerform } from '../usePerform';
 import { useChatEvents, type ReconnectDelays } from '../useChatEvents';
 import type { SubmitError } from './AnnotationSteps';
-import { ChatConversation, type Labelling } from './ChatConversation';
+import { ChatConversation } from './ChatConversation';
 import { Countdown, useSecondsUntil } from './Countdown';
 import { OfflineAnnotation } from './OfflineAnnotation';
 import { BriefingButton, TaskBriefing } from './TaskBriefing';
@@ -47,12 +47,6 @@ interface Props {
   reconnectDelays?: ReconnectDelays;
   draftDebounceMs?: number;
   advanceDelayMs?: number;
-}
-
-/** The label sent with a message or END: for bot message `index`, `value` (nothing when empty). */
-interface SentLabel {
-  index: number;
-  value: BucketValue | undefined;
 }
 
 /** "Chat 1 of 2: Partner A" in a paired unit, else "Chat with Partner". */
@@ -186,35 +180,18 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
   const [submitting, setSubmitting] = useState(false);
   // No draft while the unit is being submitted: one arriving after the submit would be refused.
   const ann = useChatAnnotations({ unit, chat, token, enabled: outcome !== 'stopped' && !submitting, draftDebounceMs });
-  const online = chat.annotations?.online ?? null;
-  const onlineBucket = online ? unit.buckets[online.bucket] : undefined;
-  const names = useMemo(() => speakerNames(unit.speaker_names), [unit]);
-  const [labelRefusal, setLabelRefusal] = useState<SubmitError | null>(null);
-
-  /** The label that goes with the next message or END: the latest bot message's, if it has none yet. */
-  const labelFor = (c: Conversation): SentLabel | null => {
-    const target = onlineBucket ? labelTarget(c) : null;
-    if (!target) return null;
-    const value = ann.online[c.position]?.[target.index];
-    return { index: target.index, value: holdsNothing(value) ? undefined : value };
-  };
-  /** Shows a refused label (422) with the label's questions; false for any other failure. */
-  const labelRefused = (e: unknown, label: SentLabel | null): boolean => {
-    if (!label || !(e instanceof ApiError) || e.status !== 422) return false;
-    setLabelRefusal({ message: e.message, problems: e.problems });
-    return true;
-  };
+  const { labelFor, refused, clearRefusal, labellingOf } = useOnlineLabelling(unit, chat, ann);
 
   const replaceChat = (next: ChatState) => dispatch({ type: 'event', event: { type: 'state', chat: next } });
   const start = () => perform(async () => replaceChat(await startChat(unitId, token)), 'The chat could not be started');
   const end = (c: Conversation) =>
     perform(async () => {
       const label = labelFor(c);
-      setLabelRefusal(null);
+      clearRefusal();
       try {
         replaceChat(await endChat(unitId, token, label?.value));
       } catch (e) {
-        if (labelRefused(e, label)) return;
+        if (refused(e, label !== null)) return;
         throw e;
       }
       if (label) ann.dropLabel(c.position, label.index);
@@ -235,7 +212,7 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
     const label = labelFor(c);
     dispatch({ type: 'sending', message: { clientId, position, text, index: null } });
     setProblem(null);
-    setLabelRefusal(null);
+    clearRefusal();
     try {
       let sent: SentMessage;
       try {
@@ -250,23 +227,10 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
       return true;
     } catch (e) {
       dispatch({ type: 'not-sent', clientId });
-      if (!labelRefused(e, label)) setProblem(`Your message was not sent: ${messageOf(e)}`);
+      if (!refused(e, label !== null)) setProblem(`Your message was not sent: ${messageOf(e)}`);
       return false;
     }
   };
-
-  const labellingOf = (c: Conversation): Labelling | null =>
-    online && onlineBucket
-      ? {
-          bucketName: online.bucket,
-          view: onlineView(onlineBucket, c),
-          values: onlineValues(c, ann.online[c.position]),
-          required: online.required,
-          names,
-          setLabel: (index, fn) => ann.setLabel(c.position, index, fn),
-          refusal: labelRefusal,
-        }
-      : null;
 
   // Every conversation starts when the worker is ready: the first one after "Before you start".
   const firstPending = current !== null && current.status === 'pending' && chat.conversations.indexOf(current) === 0;

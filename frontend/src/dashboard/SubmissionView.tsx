@@ -218,13 +218,25 @@ function Transcript({ conversation: c, title }: { conversation: ConversationLog;
 }
 
 const SIDES = ['Model A', 'Model B'];
+// The stored keys of a battle's offline answers (docs/arena.md): each side's conversation, and a comparison of both.
+const ABOUT: Record<string, string> = { c0: 'Model A', c1: 'Model B', c0_c1: 'Model A and Model B' };
 const WINNERS: Record<string, string> = { a: 'Model A', b: 'Model B', tie: 'tie', bothbad: 'both bad' };
 
-/** An arena battle under review: both transcripts side by side, and the votes naming the bots. */
+/**
+ * An arena battle under review: both transcripts side by side (with the labels of the replies),
+ * the votes naming the bots, and the answers about each side after the battle.
+ */
 export function ArenaBattle({ unit }: { unit: UnitDetail }) {
   const stored = isObject(unit.answers) && isObject(unit.answers.answers) ? unit.answers.answers : {};
   const battle = isObject(stored.battle) ? stored.battle : {};
   const votes = isObject(battle.vote) ? Object.entries(battle.vote) : [];
+  const buckets = unit.payload?.buckets ?? {};
+  // the online labels show under their replies in the transcripts
+  const labels = new Set(unit.conversations.flatMap((c) => c.messages.flatMap((m) => Object.keys(m.labels ?? {}))));
+  const offline = Object.entries(stored)
+    .filter(([key, value]) => key in ABOUT && isObject(value))
+    .map(([key, value]) => [key, Object.fromEntries(Object.entries(value as BucketAnswers).filter(([name]) => !labels.has(name)))] as const)
+    .filter(([, answers]) => Object.keys(answers).length > 0);
   return (
     <>
       <div className="compare">
@@ -251,6 +263,12 @@ export function ArenaBattle({ unit }: { unit: UnitDetail }) {
           </ul>
         )}
       </section>
+      {offline.map(([key, answers]) => (
+        <section key={key} className="panel" aria-label={`Answers about ${ABOUT[key]}`}>
+          <h3>Answers about {ABOUT[key]}</h3>
+          <BucketList answers={answers} buckets={buckets} />
+        </section>
+      ))}
     </>
   );
 }
