@@ -32,6 +32,8 @@ def _launch(tmp_path, conf):
     ("    do_interactive_offline_annotations: [[overall]]\n", DEMO, "not supported yet"),
     ("    gold_pairs: ['parrot']\n", DEMO, "is not 'better>worse'"),
     ("    gold_pairs: ['parrot>nobody']\n", DEMO, "nobody not in model_opt_path"),
+    ("    required_qualifications: [arena_block]\n", DEMO, "this task's block qualification"),
+    ("    required_qualifications: ['  ']\n", DEMO, "required_qualifications: a name is empty"),
 ])
 def test_a_bad_key_fails_before_anything_is_written(tmp_path, extra, bots, said):
     done = _launch(tmp_path, write_arena_conf(tmp_path, bots, extra=extra))
