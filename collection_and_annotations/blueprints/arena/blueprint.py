@@ -4,8 +4,9 @@ once and votes on (docs/arena.md).
 Quotas: one pool of `battles_per_pair` units per pair of bots, so the quota is persisted and
 transactional as the chat kind's per spec is (a battle reserves its pair by holding a unit;
 completed battles never outnumber the units), and a worker takes the pair they have met least,
-then the one with the most battles left (`balanced_pools`). Each pair is a group, so a worker
-never meets the same pair twice unless `repeat_pairs`.
+then the one with the most battles left (`balanced_pools`). Each pair is a group (pairs.py),
+so a worker never meets the same pair twice, in floor or adaptive battles, unless
+`repeat_pairs`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ from collection_and_annotations.blueprints.arena.conf import (
     ArenaConf,
 )
 from collection_and_annotations.blueprints.arena.gold import GoldBattles
+from collection_and_annotations.blueprints.arena.pairs import (
+    met_pairs,
+    pair_group,
+    pair_name,
+    pair_pool,
+)
 from collection_and_annotations.blueprints.base import (
     GOLD_POOL,
     AssignmentPlan,
@@ -59,15 +66,6 @@ from collection_and_annotations.storage.models import BattleVote
 KEY = "mephisto.blueprint"
 ADAPTIVE_POOL = "arena_adaptive"  # pairs: adaptive: battles whose pair is chosen at start
 BATTLE = "battle"  # the dialogue key of a battle's two transcripts in its submission
-
-
-def pair_name(pair: tuple[str, str]) -> str:
-    return f"{pair[0]} vs {pair[1]}"
-
-
-def pair_pool(pair: tuple[str, str]) -> str:
-    """A short, stable pool name for a pair (the pool column is 16 characters)."""
-    return "arena_" + hashlib.sha1("|".join(pair).encode()).hexdigest()[:10]
 
 
 @register_blueprint("arena")
@@ -145,7 +143,7 @@ class ArenaBlueprint(TaskBlueprint):
         return gold + adaptive + [AssignmentPlan(
             key=hashlib.sha256(f"arena:{'|'.join(pair)}".encode()).hexdigest()[:32],
             annotators=self.battles_per_pair,
-            groups=[] if self.repeat_pairs else [f"arena:{pair_pool(pair)}"],
+            groups=[] if self.repeat_pairs else [pair_group(pair)],
             excluded_workers=[], data={"bots": list(pair)}, pool=pair_pool(pair),
             label=pair_name(pair)) for pair in self.pairs]
 
@@ -164,10 +162,17 @@ class ArenaBlueprint(TaskBlueprint):
         if GOLD_POOL in worker.open_units:  # one gold battle at a time, as for static golds
             raise ResumeUnit(worker.open_units[GOLD_POOL])
         floors = balanced_pools(connection, worker, self.pools)
-        real = floors + [ADAPTIVE_POOL] if self.adaptive_battles else floors
+        real = floors + [ADAPTIVE_POOL] if self._may_meet_a_pair(connection, worker) \
+            else floors
         if self.gold and self.gold.due(worker.units_by_pool, list(self.pool_labels())):
             return [GOLD_POOL, *real]
         return real
+
+    def _may_meet_a_pair(self, connection: Connection, worker: WorkerContext) -> bool:
+        """Whether an adaptive battle could start for this worker: one is never handed to a
+        worker who has met every pair."""
+        return bool(self.adaptive_battles) and (self.repeat_pairs or len(met_pairs(
+            connection, worker.task_id, worker.worker_id, self.pairs)) < len(self.pairs))
 
     def unit_kind(self, pool: str) -> str:
         return "arena"
