@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from collection_and_annotations.blueprints.arena.pairs import meet, met_pairs
-from collection_and_annotations.blueprints.base import GOLD_POOL
+from collection_and_annotations.blueprints.base import QUALITY_POOLS
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.storage.models import Assignment, BattleVote, Unit, Worker
 
@@ -31,7 +31,7 @@ def _task_votes(connection: Connection, task_id: int) -> Any:
     return (select(BattleVote.id, BattleVote.model_a, BattleVote.model_b, BattleVote.winner)
             .join(Unit, Unit.id == BattleVote.unit_id)
             .join(Assignment, Assignment.id == Unit.assignment_id)
-            .where(Assignment.task_id == task_id, Unit.pool != GOLD_POOL))
+            .where(Assignment.task_id == task_id, Unit.pool.not_in(QUALITY_POOLS)))
 
 
 def _board(connection: Connection, task_id: int) -> dict[str, Any]:

@@ -36,8 +36,11 @@ from collection_and_annotations.blueprints.arena.pairs import (
     pair_name,
     pair_pool,
 )
+from collection_and_annotations.blueprints.arena.screening import ScreeningBattles
 from collection_and_annotations.blueprints.base import (
     GOLD_POOL,
+    QUALITY_POOLS,
+    SCREENING_POOL,
     AssignmentPlan,
     NoWork,
     ResumeUnit,
@@ -97,6 +100,7 @@ class ArenaBlueprint(TaskBlueprint):
                 raise UserError(f"{KEY}.{key}: annotations in arena battles are not supported "
                                 "yet; remove the key (the vote is the battle's answer)")
         self.gold = GoldBattles.from_conf(blueprint_cfg, list(self.model_opts))
+        self.screening = ScreeningBattles.from_conf(blueprint_cfg, list(self.model_opts))
         self.task_name = task_name
         self.battles_per_pair = int(blueprint_cfg.battles_per_pair)
         self.repeat_pairs = bool(blueprint_cfg.repeat_pairs)
@@ -117,8 +121,10 @@ class ArenaBlueprint(TaskBlueprint):
 
     def make_bots(self) -> dict[str, Bot]:
         """The conf's bots, built in the process (and event loop) that runs their turns."""
-        gold = self.gold.bots() if self.gold else []
-        return build_bots(self.model_opts, [*self.bots, *gold], self.bot_context)
+        quality = [*(self.gold.bots() if self.gold else []),
+                   *(self.screening.bots() if self.screening else [])]
+        return build_bots(self.model_opts, list(dict.fromkeys([*self.bots, *quality])),
+                          self.bot_context)
 
     def check_bots(self) -> list[str]:
         """At launch: build every bot and warn about any that looks unusable right now."""
@@ -139,8 +145,9 @@ class ArenaBlueprint(TaskBlueprint):
             annotators=self.adaptive_battles, groups=[], excluded_workers=[],
             data={"bots": []}, pool=ADAPTIVE_POOL, label="adaptive battles",
         )] if self.adaptive_battles else []
-        gold = self.gold.plans() if self.gold else []
-        return gold + adaptive + [AssignmentPlan(
+        quality = [*(self.screening.plans() if self.screening else []),
+                   *(self.gold.plans() if self.gold else [])]
+        return quality + adaptive + [AssignmentPlan(
             key=hashlib.sha256(f"arena:{'|'.join(pair)}".encode()).hexdigest()[:32],
             annotators=self.battles_per_pair,
             groups=[] if self.repeat_pairs else [pair_group(pair)],
@@ -159,6 +166,9 @@ class ArenaBlueprint(TaskBlueprint):
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         if self.block in worker.qualifications:
             raise NoWork(BLOCKED)
+        screening = self.screening.route(connection, worker) if self.screening else None
+        if screening:
+            return screening
         if GOLD_POOL in worker.open_units:  # one gold battle at a time, as for static golds
             raise ResumeUnit(worker.open_units[GOLD_POOL])
         floors = balanced_pools(connection, worker, self.pools)
@@ -218,13 +228,18 @@ class ArenaBlueprint(TaskBlueprint):
                     "choice": v.choice, "winner": v.winner, "bot": v.preferred}
                     for v in votes}}}}
 
-    def after_submit(self, connection: Connection, unit: SubmittedUnit) -> None:
-        """A gold battle is scored (and its worker blocked past max_incorrect_golds)."""
+    def after_submit(self, connection: Connection, unit: SubmittedUnit
+                     ) -> dict[str, Any] | None:
+        """A gold battle is scored (and its worker blocked past max_incorrect_golds); a
+        screening battle too, and the worker told the outcome."""
         if unit.pool == GOLD_POOL and self.gold is not None:
             self.gold.score(connection, unit, self.block, list(self.pool_labels()))
+        if unit.pool == SCREENING_POOL and self.screening is not None:
+            return self.screening.score(connection, unit, self.block)
+        return None
 
     def after_submit_writes(self, pool: str) -> bool:
-        return pool == GOLD_POOL
+        return pool in QUALITY_POOLS
 
     def max_incorrect_golds(self) -> int:
         return self.gold.max_incorrect if self.gold else 0

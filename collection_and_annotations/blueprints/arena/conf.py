@@ -38,6 +38,11 @@ class ArenaConf(BlueprintConf):
     min_golds: int = ranged(0, 0)  # gold battles before real ones
     gold_every_n_units: int = ranged(4, 1)  # then one more gold after this many real battles
     max_incorrect_golds: int = ranged(0, 0)  # failed gold battles allowed before a block
+    use_screening_task: bool = False  # screening battles before real ones (screening.py)
+    passed_qualification_name: str | None = None  # granted when screening is passed
+    screening_pairs: list[str] = field(default_factory=list)  # "better>worse"
+    screening_battles: int = ranged(1, 1)  # passed in a row to qualify
+    screening_attempts: int = ranged(1, 1)  # series a worker may fail before a block
     annotations_config_path: str = ""  # accepted for the annotation keys (not supported yet)
     do_interactive_online_annotations: Any = ""
     do_interactive_offline_annotations: Any = field(default_factory=list)

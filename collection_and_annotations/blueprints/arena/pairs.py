@@ -5,7 +5,7 @@ A worker meets a pair in a floor battle (the claim notes the pair's group) or in
 battle (its group is noted when the battle starts and its pair is chosen). Either way the pair
 is then one of the worker's `worker_groups`, so neither kind of battle gives it to them again
 unless `repeat_pairs`. A battle that goes back to the pool (expired, abandoned) frees its
-group, as for every task kind. Gold battles have no group: they never count.
+group, as for every task kind. Gold and screening battles have no group: they never count.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import { ChatLog } from '../components/ChatLog';
 import { Countdown, useSecondsUntil } from '../components/Countdown';
 import { followCompletion } from '../platform';
 import { submitTimings } from '../timings';
-import type { ArenaVote, ChatState, Conversation, Unit } from '../types';
+import type { ArenaVote, ChatState, Conversation, ScreeningOutcome, Unit } from '../types';
 import { usePerform } from '../usePerform';
 import { useChatEvents, type ReconnectDelays } from '../useChatEvents';
 
@@ -20,7 +20,8 @@ interface Props {
   unit: Unit;
   chat: ChatState;
   token: string;
-  onCompleted: (completionCode: string | null) => void;
+  /** `screening`: the outcome of a screening battle's submit. */
+  onCompleted: (completionCode: string | null, screening?: ScreeningOutcome) => void;
   onRefused: (error: ApiError) => void;
   reconnectDelays?: ReconnectDelays;
 }
@@ -158,7 +159,7 @@ export function ArenaUnit({ unit, chat: loaded, token, onCompleted, onRefused, r
     setSubmitError(null);
     try {
       const result = await submit(unitId, token, {}, submitTimings(loadedAt.current, new Date(), []), submitId.current);
-      onCompleted(result?.completion_code ?? null);
+      onCompleted(result?.completion_code ?? null, result?.screening);
       followCompletion(result);
     } catch (e) {
       setSubmitError(messageOf(e));
