@@ -70,12 +70,13 @@ def _battle(server: ChatServer, worker: str, visit: str) -> tuple[str, tuple[str
                                   ).scalar_one(), tuple(sorted(shown))
 
 
-def test_no_worker_meets_a_pair_twice_across_floor_and_adaptive_battles(tmp_path):
+def test_no_worker_meets_a_pair_twice_across_floor_and_adaptive_battles(tmp_path,
+                                                                        database_url):
     bots = {name: ScriptedBot(name, delay=0.0) for name in ("a", "b", "c")}
     conf = write_arena_conf(tmp_path, list(bots), battles_per_pair=1, extra=(
         "    pairs: adaptive\n    adaptive_battles: 6\n    random_seed: 3\n"
         "    gold_pairs: ['a>b']\n    min_golds: 1\n"))
-    server = ChatServer(tmp_path, conf, bots)
+    server = ChatServer(tmp_path, conf, bots, database_url)
     try:
         assert _battle(server, "hog", "g")[0] == "gold"
         for visit in "xyz":  # the hog holds every pair's floor battle, unstarted

@@ -42,12 +42,12 @@ def _battle(server: ChatServer, worker: str, visit: str, bot: str) -> tuple[str,
     return _pool(server, unit), done.json()
 
 
-def test_screening_battles_come_first_and_qualify_or_block(tmp_path):
+def test_screening_battles_come_first_and_qualify_or_block(tmp_path, database_url):
     bots = {name: ScriptedBot(f"voice{n}", delay=0.0)
             for n, name in enumerate(("alpha", "beta", "dud"))}
     conf = write_arena_conf(tmp_path, ["alpha", "beta", "dud"], battles_per_pair=5,
                             extra=SCREENING)
-    server = ChatServer(tmp_path, conf, bots)
+    server = ChatServer(tmp_path, conf, bots, database_url)
     try:
         # a careful worker: a screening battle that looks like any other, resumed if open
         claimed = _claim(server, "careful", "1").json()
