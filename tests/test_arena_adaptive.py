@@ -13,7 +13,7 @@ from chat_helpers import ChatServer, ScriptedBot, auth
 from sqlalchemy import select, update
 
 from collection_and_annotations.engine.allocation import expire_overdue
-from collection_and_annotations.storage.models import Unit, utcnow
+from collection_and_annotations.storage.models import Unit, Worker, utcnow
 
 STRENGTH = {"a": 2.0, "b": 0.15, "c": 0.0, "d": -2.0}  # b and c are hard to tell apart
 FLOOR, ADAPTIVE = 3, 24
@@ -99,3 +99,33 @@ def test_no_worker_meets_a_pair_twice_across_floor_and_adaptive_battles(tmp_path
         assert sorted(real) == [("a", "b"), ("a", "c"), ("b", "c")], (worker, battles)
         # a gold battle is no meeting: its pair came again as a real battle
         assert ("gold", ("a", "b")) in battles, (worker, battles)
+
+
+def test_an_adaptive_battle_back_from_a_timeout_chooses_its_pair_again(tmp_path):
+    bots = {name: ScriptedBot(name, delay=0.0) for name in ("a", "b", "c")}
+    conf = write_arena_conf(tmp_path, list(bots), battles_per_pair=1, extra=(
+        "    pairs: adaptive\n    adaptive_battles: 1\n"))
+    server = ChatServer(tmp_path, conf, bots)
+
+    def time_out(worker: str) -> None:
+        with server.db.transaction() as connection:
+            held = select(Worker.id).where(Worker.provider_worker_id == worker)
+            connection.execute(update(Unit).where(Unit.status == "assigned",
+                                                  Unit.worker_id.in_(held.scalar_subquery()))
+                               .values(deadline=utcnow() - timedelta(seconds=1)))
+            assert expire_overdue(connection, server.served.run_id)
+
+    try:
+        for visit in "xyz":  # the hog holds every pair's floor battle
+            server.claim("hog", visit)
+        unit, token = server.claim("w1", "1")  # the adaptive battle, started, timed out
+        server.client.post(f"/api/chat/{unit}/start", json={}, headers=auth(token))
+        time_out("w1")
+        battles = [_battle(server, "w1", "2")]  # the same unit again, its pair chosen anew
+        assert battles[0][0] == "arena_adaptive"
+        time_out("hog")
+        while (battle := _battle(server, "w1", str(len(battles) + 2))) is not None:
+            battles.append(battle)
+    finally:
+        server.stop()
+    assert sorted(pair for _pool, pair in battles) == [("a", "b"), ("a", "c"), ("b", "c")]
