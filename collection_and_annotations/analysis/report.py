@@ -435,14 +435,17 @@ def _summary(results: Results) -> list[str]:
     sig = results["signature"]
     rates, likert, ranking = results["behaviour_rates"], results["likert"], results["ranking"]
     pooled = [r for r in ranking if r["dimension"] == "all"]
+    leaderboard = (results.get("arena") or {}).get("ranking") or []
     rows = [
         ["submissions", sig["submissions"]], ["answer rows", sig["answer_rows"]],
-        ["bots", ", ".join(sorted({r["bot"] for r in rates + likert + ranking} |
+        ["bots", ", ".join(sorted({r["bot"] for r in rates + likert + ranking + leaderboard} |
                                   {r["bot"] for r in results["automatic_metrics"]})) or "–"],
         ["workers", results["quality"]["workers"]],
         ["units left out by review", results["review"]["units_left_out"]],
         ["best ranked", f"{pooled[0]['bot']} ({_interval(pooled[0], 'score', 2)})"
          if pooled else "–"],
+        *([["arena leader", f"{leaderboard[0]['bot']} "
+            f"({_interval(leaderboard[0], 'score', 2)})"]] if leaderboard else []),
     ]
     return ["<h2>Summary</h2>", _table(["", ""], rows)]
 

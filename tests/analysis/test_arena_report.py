@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from html import escape
 from html.parser import HTMLParser
 
 from arena_helpers import play, sides, write_arena_conf
@@ -93,6 +94,8 @@ def test_the_report_shows_the_leaderboard_of_results_json(tmp_path):
     assert TRICKY not in html and "b&lt;i&gt;&amp;amp" in html  # text, never markup
     assert "<svg" in html[html.index("<h2>Arena leaderboard</h2>"):]  # the figure
 
+    leader = arena["ranking"][0]
+    assert f"arena leader</td><td>{escape(leader['bot'])} ({leader['score']:.2f}" in html
     tables = _tables(html)
     shown = {row[2]: row for row in tables["rank"][1:]}
     assert [row[2] for row in tables["rank"][1:]] == [r["bot"] for r in arena["ranking"]]
