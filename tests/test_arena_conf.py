@@ -40,6 +40,14 @@ def _launch(tmp_path, conf):
      DEMO, "has 3 lists but a unit has 2 conversation(s)"),
     ("    gold_pairs: ['parrot']\n", DEMO, "is not 'better>worse'"),
     ("    gold_pairs: ['parrot>nobody']\n", DEMO, "nobody not in model_opt_path"),
+    ("    required_qualifications: [arena_block]\n", DEMO, "this task's block qualification"),
+    ("    required_qualifications: ['  ']\n", DEMO, "required_qualifications: a name is empty"),
+    ("    use_screening_task: true\n    passed_qualification_name: ok\n", DEMO,
+     "screening_pairs is not set"),
+    ("    screening_pairs: ['parrot>chatter']\n", DEMO, "is for use_screening_task: true"),
+    ("    use_screening_task: true\n    passed_qualification_name: ok\n"
+     "    screening_pairs: ['parrot>chatter']\n    required_qualifications: [ok]\n", DEMO,
+     "what this task's own screening grants"),
 ])
 def test_a_bad_key_fails_before_anything_is_written(tmp_path, extra, bots, said):
     done = _launch(tmp_path, write_arena_conf(tmp_path, bots, extra=extra))

@@ -23,6 +23,7 @@ import numpy as np
 from collection_and_annotations.analysis.comparisons import binomial_share
 from collection_and_annotations.analysis.stats import bradley_terry_bootstrap
 from collection_and_annotations.export.battles import battles
+from collection_and_annotations.export.writers import json_safe
 from collection_and_annotations.storage.database import Database
 
 # Chatbot Arena's Elo scale: 400 points per factor 10 of strength, around 1000.
@@ -30,6 +31,15 @@ ELO_BASE, ELO_SCALE = 1000.0, 400.0 / math.log(10)
 OUTCOMES = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)": 0.5}
 OUTLIER_P = 0.001
 MIN_VOTES_FOR_OUTLIER = 5
+# How the leaderboard is made, as results.json's signature lists every section's method.
+METHOD = ("Bradley-Terry log-strengths of the bots from the battles' votes (mean 0; a tie and "
+          "a 'both bad' are half a win for each side, as FastChat's elo_analysis.py), one "
+          "virtual tie per bot against a reference; Elo = 1000 + 400 / ln 10 x score; "
+          "percentile bootstrap intervals of scores and ranks over battles; win rates with "
+          "ties as halves; position bias: share of decisive votes for Model A (the left pane), "
+          "Clopper-Pearson interval, two-sided binomial test against 0.5; outlier voters: "
+          "votes against the fitted favourite far above the model's expectation (one-sided, "
+          f"p < {OUTLIER_P}, at least {MIN_VOTES_FOR_OUTLIER} decisive votes)")
 
 
 def leaderboard(battles: Iterable[Mapping[str, Any]], resamples: int, seed: int = 0,
@@ -144,3 +154,17 @@ def stored_leaderboard(db: Database, task_names: Iterable[str], resamples: int, 
     """The leaderboard of the tasks' submitted battles (together); None when they hold none."""
     found = [battle for name in task_names for battle in battles(db, name)]
     return leaderboard(found, resamples, seed, confidence) if found else None
+
+
+def add_leaderboard(results: dict[str, Any], database_url: str, task_names: Iterable[str],
+                    resamples: int, seed: int = 0, confidence: float = 0.95) -> None:
+    """Add `arena` (and its method) to results.json's `results` when the tasks hold battles:
+    `analyze` and the dashboard's report show the same leaderboard."""
+    db = Database(database_url)
+    try:
+        found = stored_leaderboard(db, task_names, resamples, seed, confidence)
+    finally:
+        db.dispose()
+    if found is not None:
+        results["arena"] = json_safe(found)
+        results["signature"]["methods"]["arena"] = METHOD

@@ -134,14 +134,16 @@ def _interval_dots(rows: list[dict[str, Any]], value: str, labels: list[str], ma
         return fig
 
 
-def ranking_plot(rows: list[dict[str, Any]], confidence: float) -> Figure | None:
-    pooled = [r for r in rows if r["dimension"] == "all"]
+def ranking_plot(rows: list[dict[str, Any]], confidence: float,
+                 title: str = "Ranking over all comparisons") -> Figure | None:
+    """Bradley–Terry scores with their intervals, best first: the pooled ranking of
+    comparisons, or an arena's leaderboard (rows without `dimension`)."""
+    pooled = [r for r in rows if r.get("dimension", "all") == "all"]
     if not pooled:
         return None
     return _interval_dots(pooled, "score", [f"{r['rank']}. {r['bot']}" for r in pooled], "o",
                           6, 0.4, {"x": 0},
-                          f"Bradley–Terry log-strength ({level(confidence)} intervals)",
-                          "Ranking over all comparisons")
+                          f"Bradley–Terry log-strength ({level(confidence)} intervals)", title)
 
 
 def agreement_plot(rows: list[dict[str, Any]], confidence: float) -> Figure | None:

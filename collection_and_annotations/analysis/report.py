@@ -51,12 +51,12 @@ def _interval(row: dict[str, Any] | None, key: str, digits: int = 3, low: str = 
             f"{_fmt(row[high], digits)}]")  # no-break spaces: an interval stays on one line
 
 
-def _ranks(row: dict[str, Any]) -> str:
-    if row["rank_low"] is None:
+def _ranks(row: dict[str, Any], low: str = "rank_low", high: str = "rank_high") -> str:
+    if row[low] is None:
         return "–"
-    if row["rank_low"] == row["rank_high"]:
-        return str(row["rank_low"])
-    return f"{row['rank_low']}–{row['rank_high']}"
+    if row[low] == row[high]:
+        return str(row[low])
+    return f"{row[low]}–{row[high]}"
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
@@ -206,6 +206,53 @@ def _comparisons(results: Results) -> list[str]:
                 "n comparisons"],
                [[r["dimension"], r["rank"], _ranks(r), r["bot"],
                  _interval(r, "score", 2), r["n_comparisons"]] for r in ranking]),
+    ]
+
+
+def _win_rates(pairs: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    """The win-rate matrix: the row bot's win rate against the column bot (ties as halves)
+    with their battles."""
+    bots = sorted({p["bot_a"] for p in pairs} | {p["bot_b"] for p in pairs})
+    cells = {}
+    for p in pairs:
+        cells[(p["bot_a"], p["bot_b"])] = (p["win_rate_a"], p["battles"])
+        cells[(p["bot_b"], p["bot_a"])] = (1.0 - p["win_rate_a"], p["battles"])
+    return ["", *bots], [[row, *(f"{_fmt(cells[(row, col)][0])} ({cells[(row, col)][1]})"
+                                 if (row, col) in cells else "–" for col in bots)]
+                         for row in bots]
+
+
+def _arena(results: Results) -> list[str]:
+    arena, c = results.get("arena"), _confidence(results)
+    if not arena:
+        return []
+    ranking, bias = arena["ranking"], arena["position_bias"]
+    return [
+        "<h2>Arena leaderboard</h2>", _method(results, "arena"),
+        f"<p>{arena['battles']} votes of submitted battles (gold battles left out).</p>",
+        _figure(figures.ranking_plot(ranking, c, "Arena leaderboard"),
+                f"Bradley–Terry scores of the arena's bots with {level(c)} intervals."),
+        _table(["rank", f"rank interval ({level(c)})", "bot", "score [CI]", "Elo [CI]",
+                "battles", "wins", "losses", "ties", "both bad", "win rate"],
+               [[r["rank"], _ranks(r, "rank_ci_low", "rank_ci_high"), r["bot"],
+                 _interval(r, "score", 2), _interval(r, "elo", 0, "elo_ci_low", "elo_ci_high"),
+                 r["battles"], r["wins"], r["losses"], r["ties"], r["bothbad"], r["win_rate"]]
+                for r in ranking]),
+        "<h3>Battles per pair</h3>",
+        _table(["bot A", "bot B", "battles", "A wins", "B wins", "ties", "both bad",
+                "A's win rate"],
+               [[p["bot_a"], p["bot_b"], p["battles"], p["wins_a"], p["wins_b"], p["ties"],
+                 p["bothbad"], p["win_rate_a"]] for p in arena["pairs"]]),
+        "<p>Win rate of the row's bot against the column's (battles):</p>",
+        _table(*_win_rates(arena["pairs"])),
+        "<h3>Position bias</h3>",
+        _table([f"Model A (left) share [{level(c)} CI]", "p", "n decisive"],
+               [[_interval(bias, "model_a_share"), p_value(bias["p_value"]),
+                 bias["decisive"]]] if bias else []),
+        "<h3>Outlier voters</h3>",
+        _table(["worker", "decisive votes", "against the favourite", "expected against", "p"],
+               [[o["judge"], o["decisive_votes"], o["against"], o["expected_against"],
+                 p_value(o["p_value"])] for o in arena["outlier_voters"]]),
     ]
 
 
@@ -388,14 +435,17 @@ def _summary(results: Results) -> list[str]:
     sig = results["signature"]
     rates, likert, ranking = results["behaviour_rates"], results["likert"], results["ranking"]
     pooled = [r for r in ranking if r["dimension"] == "all"]
+    leaderboard = (results.get("arena") or {}).get("ranking") or []
     rows = [
         ["submissions", sig["submissions"]], ["answer rows", sig["answer_rows"]],
-        ["bots", ", ".join(sorted({r["bot"] for r in rates + likert + ranking} |
+        ["bots", ", ".join(sorted({r["bot"] for r in rates + likert + ranking + leaderboard} |
                                   {r["bot"] for r in results["automatic_metrics"]})) or "–"],
         ["workers", results["quality"]["workers"]],
         ["units left out by review", results["review"]["units_left_out"]],
         ["best ranked", f"{pooled[0]['bot']} ({_interval(pooled[0], 'score', 2)})"
          if pooled else "–"],
+        *([["arena leader", f"{leaderboard[0]['bot']} "
+            f"({_interval(leaderboard[0], 'score', 2)})"]] if leaderboard else []),
     ]
     return ["<h2>Summary</h2>", _table(["", ""], rows)]
 
@@ -415,7 +465,7 @@ def _signature(results: Results) -> list[str]:
 
 
 SECTIONS: tuple[Callable[[Results], list[str]], ...] = (
-    _summary, _rates, _answer_shares, _likert, _texts, _differences, _comparisons,
+    _summary, _arena, _rates, _answer_shares, _likert, _texts, _differences, _comparisons,
     _agreement, _annotators, _judges, _review, _quality, _automatic, _closing_notes,
     _signature, _text_appendix,
 )

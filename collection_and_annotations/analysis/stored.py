@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from collection_and_annotations.analysis.arena import add_leaderboard
 from collection_and_annotations.analysis.behaviours import load_behaviours
 from collection_and_annotations.analysis.chat_logs import database_chat_logs
 from collection_and_annotations.analysis.judges import JudgeData, without_judges
@@ -31,4 +32,7 @@ def stored_report(database_url: str, task_name: str, max_failed_golds: int = 0,
     results = compute_results(tables, load_behaviours(None), settings, step, logs=logs,
                               judges=judges)
     step("writing the report")
-    return render_report(json_safe(results), title=f"Evaluation results: {task_name}")
+    results = json_safe(results)
+    add_leaderboard(results, database_url, [task_name], settings.resamples, settings.seed,
+                    settings.confidence)
+    return render_report(results, title=f"Evaluation results: {task_name}")

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from collection_and_annotations.analysis.arena import stored_leaderboard
+from collection_and_annotations.analysis.arena import add_leaderboard
 from collection_and_annotations.analysis.behaviours import BehaviourFileError, load_behaviours
 from collection_and_annotations.analysis.chat_logs import ChatLog, database_chat_logs
 from collection_and_annotations.analysis.judges import JudgeData, without_judges
@@ -27,7 +27,6 @@ from collection_and_annotations.cli.database_options import database_options, st
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.export.submissions import UnknownTask
 from collection_and_annotations.export.writers import json_safe
-from collection_and_annotations.storage.database import Database
 
 
 @click.command()
@@ -96,13 +95,7 @@ def analyze(tasks: tuple[str, ...], by: str, output: Path | None, json_path: Pat
 
         results = json_safe(compute_results(tables, mapping, settings, step, logs, judges))
     if from_file is None:  # an arena's leaderboard, from its battles (docs/arena.md)
-        db = Database(url)
-        try:
-            arena = stored_leaderboard(db, tasks, resamples, seed, confidence)
-        finally:
-            db.dispose()
-        if arena is not None:
-            results["arena"] = json_safe(arena)
+        add_leaderboard(results, url, tasks, resamples, seed, confidence)
     if json_path:
         json_path.write_text(json.dumps(results, indent=1, ensure_ascii=False,
                                          allow_nan=False) + "\n", encoding="utf-8")

@@ -35,6 +35,7 @@ from collection_and_annotations.judges.served import ServedJudges
 from collection_and_annotations.providers import provider_class
 from collection_and_annotations.providers.base import Provider, ProviderError
 from collection_and_annotations.quality.blocklist import check_blocklists, load_blocklist
+from collection_and_annotations.quality.qualifications import required_names
 from collection_and_annotations.quality.stats import Outcomes, task_outcomes
 from collection_and_annotations.server.app import check_frontend_built
 from collection_and_annotations.server.auth import requester_token
@@ -99,6 +100,7 @@ def prepare(cfg: DictConfig) -> tuple[Database, TaskBlueprint]:
     """Every check that needs no writes, in the order a user fixes them."""
     blueprint = build_blueprint(cfg)
     check_services_supported(cfg)
+    required_names(cfg.mephisto.blueprint, cfg.mephisto.task.task_name)
     checked_provider(cfg)
     for warning in blueprint.check_bots():
         print(f"warning: {warning}", file=sys.stderr)
@@ -135,7 +137,8 @@ def served_task(
         db=db, blueprint=blueprint, task_name=task_cfg.task_name, task_id=ids[0], run_id=ids[1],
         title=task_cfg.task_title or task_cfg.task_name, description_html=task_cfg.task_description,
         limits=Limits(task_cfg.allowed_concurrent, task_cfg.maximum_units_per_worker,
-                      task_cfg.max_num_concurrent_units, task_cfg.assignment_duration_in_seconds),
+                      task_cfg.max_num_concurrent_units, task_cfg.assignment_duration_in_seconds,
+                      required_names(cfg.mephisto.blueprint, task_cfg.task_name)),
         provider=provider, secret=secret, blocked_workers=blocked,
         return_rejected_units=task_cfg.return_rejected_units, taking_work=taking_work,
     )

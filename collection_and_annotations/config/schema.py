@@ -48,6 +48,8 @@ class BlueprintConf:
     random_seed: int | None = None  # seeds each unit's presentation order (reproducible)
     block_qualification: str | None = None
     worker_blocklist_paths: str | None = None
+    # qualifications a worker must hold to get any unit (e.g. another task's screening's)
+    required_qualifications: list[str] = field(default_factory=list)
     # LLM judges (docs/judges.md): nicknames of model_opt_path answering while served
     judges: list[str] = field(default_factory=list)
     judge_prompt_path: str | None = None  # the judges' prompt template (default: built in)

@@ -60,6 +60,8 @@ class Limits:
     maximum_units_per_worker: int = 0
     max_num_concurrent_units: int = 0
     assignment_duration_in_seconds: int = 3600
+    # `required_qualifications`: a worker lacking one of these gets no unit of any pool
+    required_qualifications: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,13 @@ class Claim:
     worker_id: int
     unit_public_id: str
     status: str
+
+
+# Said to a worker lacking a required qualification (granted by another task's screening).
+NOT_QUALIFIED = ("Thank you for your interest. This task is open only to workers who hold "
+                 "{names}, which a screening task grants: finish that task first, then open "
+                 "this link again. If you did it and did not qualify, there is no work for "
+                 "you here.")
 
 
 class ClaimRefused(Exception):
@@ -217,8 +226,12 @@ def _pools(connection: Connection, task_id: int, run_id: int, worker_id: int,
            qualifications: frozenset[str], limits: Limits,
            pools_for: Callable[[Connection, WorkerContext], list[str]]) -> list[str] | Claim:
     """The pools to take a new unit from, in order, as the task kind routes this worker,
-    once the limits allow one; or the unit they hold that the task kind sends them back to.
-    Raises ClaimRefused."""
+    once they hold the required qualifications and the limits allow one; or the unit they
+    hold that the task kind sends them back to. Raises ClaimRefused."""
+    missing = sorted(limits.required_qualifications - qualifications)
+    if missing:
+        raise ClaimRefused(NOT_QUALIFIED.format(names=", ".join(f"'{m}'" for m in missing)),
+                           403)
     open_units = {pool: public_id for public_id, status, _, pool in reversed(held)
                   if status == "assigned"}  # newest last: it wins
     try:

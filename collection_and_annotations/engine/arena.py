@@ -178,7 +178,9 @@ def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> No
         unit = _open_unit(connection, public_id, worker_id)
         if not _sides(connection, unit):
             bots = battle_bots(unit.data, unit.layout)
-            if not bots and rules.choose_sides is not None:  # adaptive: the pair chosen now
+            # adaptive: the pair chosen as this try starts (a try that went back to the pool
+            # chose for its worker, not for this one)
+            if not unit.data["bots"] and rules.choose_sides is not None:
                 bots = rules.choose_sides(connection, unit.id, worker_id)
                 connection.execute(update(Unit).where(Unit.id == unit.id)
                                    .values(layout={**(unit.layout or {}), "bots": bots}))

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from collection_and_annotations.blueprints.base import GOLD_POOL
+from collection_and_annotations.blueprints.base import QUALITY_POOLS
 from collection_and_annotations.engine.runs import DONE_STATUSES
 from collection_and_annotations.export.submissions import find_task
 from collection_and_annotations.storage.database import Database
@@ -40,7 +40,8 @@ def battles(db: Database, task_name: str, page_size: int = PAGE_SIZE
              .join(Assignment, Assignment.id == Unit.assignment_id)
              .join(Worker, Worker.id == BattleVote.worker_id)
              .where(Assignment.task_id == task.id, Unit.status.in_(DONE_STATUSES),
-                    Unit.pool != GOLD_POOL,  # gold battles test the worker, not the bots
+                    # gold and screening battles test the worker, not the bots
+                    Unit.pool.not_in(QUALITY_POOLS),
                     BattleVote.attempt == Unit.times_expired)
              .order_by(BattleVote.id).limit(page_size))
     after = 0

@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from omegaconf import DictConfig
 from sqlalchemy import Connection, delete, select
 
 from collection_and_annotations.engine.allocation import lock_worker
+from collection_and_annotations.errors import UserError
 from collection_and_annotations.quality import score_sql
 from collection_and_annotations.storage.models import (
     GrantedQualification,
@@ -36,6 +38,27 @@ class Grant:
 def block_name(task_name: str, configured: str | None) -> str:
     """The task's block qualification: `block_qualification`, else `<task>_block`."""
     return configured or f"{task_name}_block"
+
+
+def required_names(blueprint_cfg: DictConfig, task_name: str) -> frozenset[str]:
+    """`required_qualifications`, checked at launch: a blank name, the task's own block or
+    the qualification its own screening grants would shut every worker out."""
+    key = "mephisto.blueprint.required_qualifications"
+    names = [str(name).strip() for name in blueprint_cfg.get("required_qualifications") or []]
+    if "" in names:
+        raise UserError(f"{key}: a name is empty; list qualification names, e.g. "
+                        "[my_screening_passed]")
+    block = block_name(task_name, blueprint_cfg.get("block_qualification"))
+    own = blueprint_cfg.get("passed_qualification_name") \
+        if blueprint_cfg.get("use_screening_task") else None
+    for name in names:
+        if name == block:
+            raise UserError(f"{key}: '{name}' is this task's block qualification; a worker "
+                            "who held it would be blocked, so no one could work")
+        if name == own:
+            raise UserError(f"{key}: '{name}' is what this task's own screening grants; no "
+                            "worker could start it. Remove it: the screening gates the task")
+    return frozenset(names)
 
 
 def grant(connection: Connection, worker_id: int, name: str, value: int = 1) -> None:

@@ -6,7 +6,7 @@ import { Annotator } from './components/Annotator';
 import { ChatUnit } from './components/ChatUnit';
 import { LoadingPage, MessagePage } from './components/MessagePage';
 import { NotEligiblePage, ScreeningPassedPage, TrainingFullPage } from './components/Screening';
-import type { Unit } from './types';
+import type { ScreeningOutcome, Unit } from './types';
 import { isWebLink } from './platform';
 import { forgetOpenUnit, openUnit } from './shownUnit';
 
@@ -17,7 +17,7 @@ type State =
   | { phase: 'replaced'; unit: Unit; token: string }
   | { phase: 'unsupported'; kind: string }
   | { phase: 'completed'; code: string | null; token?: string }
-  | { phase: 'screening-passed' }
+  | { phase: 'screening-passed'; message: string | null }
   | { phase: 'not-eligible'; message: string | null }
   | { phase: 'training-full'; message: string };
 
@@ -182,6 +182,14 @@ export function App({ search = window.location.search }: { search?: string }) {
   const forgetUnit = () => {
     if (workerId && assignmentId) forgetOpenUnit(workerId, assignmentId);
   };
+  /** A unit submitted: the completion, or a screening unit's outcome (a screening battle
+   * passed with more to go says so in its message). */
+  const completed = (code: string | null, screening?: ScreeningOutcome) => {
+    forgetUnit();
+    if (!screening) setState({ phase: 'completed', code, token: state.phase === 'ready' ? state.token : undefined });
+    else if (screening.passed) setState({ phase: 'screening-passed', message: screening.message });
+    else setState({ phase: 'not-eligible', message: screening.message });
+  };
   /** "Take a new unit" after the time ran out: the same link claims again. */
   const takeNewUnit = (expired: string) => {
     forgetUnit();
@@ -204,7 +212,7 @@ export function App({ search = window.location.search }: { search?: string }) {
     case 'completed':
       return <CompletionPage code={state.code} token={state.token} />;
     case 'screening-passed':
-      return <ScreeningPassedPage onContinue={() => void load()} />;
+      return <ScreeningPassedPage message={state.message} onContinue={() => void load()} />;
     case 'not-eligible':
       return <NotEligiblePage message={state.message} />;
     case 'training-full':
@@ -246,10 +254,7 @@ export function App({ search = window.location.search }: { search?: string }) {
             unit={state.unit}
             chat={state.unit.chat}
             token={state.token}
-            onCompleted={(code) => {
-              forgetUnit();
-              setState({ phase: 'completed', code, token: state.token });
-            }}
+            onCompleted={completed}
             onRefused={(e) => setState(errorState(e, 'unit'))}
           />
         );
@@ -260,12 +265,7 @@ export function App({ search = window.location.search }: { search?: string }) {
           unit={state.unit}
           token={state.token}
           onTakeNew={() => takeNewUnit(state.unit.unit_id)}
-          onCompleted={(code, screening) => {
-            forgetUnit();
-            if (!screening) setState({ phase: 'completed', code, token: state.token });
-            else if (screening.passed) setState({ phase: 'screening-passed' });
-            else setState({ phase: 'not-eligible', message: screening.message });
-          }}
+          onCompleted={completed}
         />
       );
   }

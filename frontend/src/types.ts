@@ -245,6 +245,8 @@ export interface CheckResult {
 export interface ScreeningOutcome {
   passed: boolean;
   message: string | null;
+  /** Arena screening: battles still to pass before the task (a message says so). */
+  battles_left?: number;
 }
 
 /** `{question: {answer: {sub_question: {...}}}}` */

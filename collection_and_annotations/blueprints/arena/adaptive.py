@@ -4,8 +4,9 @@ pair whose comparison is least certain now (docs/arena.md, "Pairs and quotas").
 Rule: fit the leaderboard of the task's votes so far (analysis/arena.py, a small bootstrap);
 of the pairs of bots adjacent in its ranking, take the one whose score intervals overlap most
 (the most negative gap counts as the least overlap), fewest battles first on a tie. Pairs the
-worker has met are skipped unless `repeat_pairs`; before any vote, or when every adjacent pair
-is met, the pair with the fewest battles that the worker may take.
+worker has met, in floor or adaptive battles (pairs.py), are skipped unless `repeat_pairs`;
+before any vote, or when every adjacent pair is met, the pair with the fewest battles that the
+worker may take.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import threading
 from collections import Counter
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, select
 
-from collection_and_annotations.blueprints.base import GOLD_POOL
+from collection_and_annotations.blueprints.arena.pairs import meet, met_pairs
+from collection_and_annotations.blueprints.base import QUALITY_POOLS
 from collection_and_annotations.engine.work import WorkRefused
-from collection_and_annotations.storage.models import Assignment, BattleVote, Conversation, Unit
+from collection_and_annotations.storage.models import Assignment, BattleVote, Unit, Worker
 
 RESAMPLES = 100  # enough to order the pairs by overlap; fast enough for a battle's start
 _boards: dict[tuple[int, int, int], dict[str, Any]] = {}  # (task, votes, newest) -> board
@@ -29,7 +31,7 @@ def _task_votes(connection: Connection, task_id: int) -> Any:
     return (select(BattleVote.id, BattleVote.model_a, BattleVote.model_b, BattleVote.winner)
             .join(Unit, Unit.id == BattleVote.unit_id)
             .join(Assignment, Assignment.id == Unit.assignment_id)
-            .where(Assignment.task_id == task_id, Unit.pool != GOLD_POOL))
+            .where(Assignment.task_id == task_id, Unit.pool.not_in(QUALITY_POOLS)))
 
 
 def _board(connection: Connection, task_id: int) -> dict[str, Any]:
@@ -50,16 +52,15 @@ def _board(connection: Connection, task_id: int) -> dict[str, Any]:
 
 def next_pair(connection: Connection, unit_id: int, worker_id: int, bots: list[str],
               repeat_pairs: bool) -> tuple[str, str]:
-    """The pair of bots (by name order) an adaptive battle of this worker's is to have."""
+    """The pair of bots (by name order) an adaptive battle of this worker's is to have, noted
+    as met (pairs.py) unless `repeat_pairs`."""
     task_id = connection.execute(select(Assignment.task_id).join(
         Unit, Unit.assignment_id == Assignment.id).where(Unit.id == unit_id)).scalar_one()
     pairs = [(a, b) for i, a in enumerate(sorted(bots)) for b in sorted(bots)[i + 1:]]
-    met: set[tuple[str, ...]] = set()
-    if not repeat_pairs:
-        rows = connection.execute(
-            select(Conversation.unit_id, func.min(Conversation.bot), func.max(Conversation.bot))
-            .where(Conversation.worker_id == worker_id).group_by(Conversation.unit_id)).all()
-        met = {(low, high) for _unit, low, high in rows}
+    met: set[tuple[str, str]] = set()
+    if not repeat_pairs:  # the worker's row locked first, as a claim locks it: one at a time
+        connection.execute(select(Worker.id).where(Worker.id == worker_id).with_for_update())
+        met = met_pairs(connection, task_id, worker_id, pairs)
     allowed = [pair for pair in pairs if pair not in met]
     if not allowed:
         raise WorkRefused("you have compared every pair of models already; thank you!", 409)
@@ -73,6 +74,7 @@ def next_pair(connection: Connection, unit_id: int, worker_id: int, bots: list[s
             overlap = min(upper["ci_high"], lower["ci_high"]) - max(upper["ci_low"],
                                                                    lower["ci_low"])
             adjacent.append((-overlap, played[pair], pair))
-    if adjacent:
-        return min(adjacent)[2]
-    return min(allowed, key=lambda pair: (played[pair], pair))
+    chosen = min(adjacent)[2] if adjacent else min(allowed, key=lambda p: (played[p], p))
+    if not repeat_pairs:
+        meet(connection, task_id, worker_id, unit_id, chosen)
+    return chosen

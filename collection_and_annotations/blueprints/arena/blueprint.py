@@ -4,8 +4,9 @@ once and votes on (docs/arena.md).
 Quotas: one pool of `battles_per_pair` units per pair of bots, so the quota is persisted and
 transactional as the chat kind's per spec is (a battle reserves its pair by holding a unit;
 completed battles never outnumber the units), and a worker takes the pair they have met least,
-then the one with the most battles left (`balanced_pools`). Each pair is a group, so a worker
-never meets the same pair twice unless `repeat_pairs`.
+then the one with the most battles left (`balanced_pools`). Each pair is a group (pairs.py),
+so a worker never meets the same pair twice, in floor or adaptive battles, unless
+`repeat_pairs`.
 """
 
 from __future__ import annotations
@@ -30,8 +31,17 @@ from collection_and_annotations.blueprints.arena.conf import (
     ArenaConf,
 )
 from collection_and_annotations.blueprints.arena.gold import GoldBattles
+from collection_and_annotations.blueprints.arena.pairs import (
+    met_pairs,
+    pair_group,
+    pair_name,
+    pair_pool,
+)
+from collection_and_annotations.blueprints.arena.screening import ScreeningBattles
 from collection_and_annotations.blueprints.base import (
     GOLD_POOL,
+    QUALITY_POOLS,
+    SCREENING_POOL,
     AssignmentPlan,
     NoWork,
     ResumeUnit,
@@ -70,15 +80,6 @@ ADAPTIVE_POOL = "arena_adaptive"  # pairs: adaptive: battles whose pair is chose
 BATTLE = "battle"  # the dialogue key of a battle's two transcripts in its submission
 
 
-def pair_name(pair: tuple[str, str]) -> str:
-    return f"{pair[0]} vs {pair[1]}"
-
-
-def pair_pool(pair: tuple[str, str]) -> str:
-    """A short, stable pool name for a pair (the pool column is 16 characters)."""
-    return "arena_" + hashlib.sha1("|".join(pair).encode()).hexdigest()[:10]
-
-
 @register_blueprint("arena")
 class ArenaBlueprint(TaskBlueprint):
     conf = ArenaConf
@@ -105,6 +106,7 @@ class ArenaBlueprint(TaskBlueprint):
         _one_of("vote", blueprint_cfg.vote, VOTE_MODES)
         self.annotations = _battle_annotations(blueprint_cfg)
         self.gold = GoldBattles.from_conf(blueprint_cfg, list(self.model_opts))
+        self.screening = ScreeningBattles.from_conf(blueprint_cfg, list(self.model_opts))
         self.task_name = task_name
         self.battles_per_pair = int(blueprint_cfg.battles_per_pair)
         self.repeat_pairs = bool(blueprint_cfg.repeat_pairs)
@@ -125,8 +127,10 @@ class ArenaBlueprint(TaskBlueprint):
 
     def make_bots(self) -> dict[str, Bot]:
         """The conf's bots, built in the process (and event loop) that runs their turns."""
-        gold = self.gold.bots() if self.gold else []
-        return build_bots(self.model_opts, [*self.bots, *gold], self.bot_context)
+        quality = [*(self.gold.bots() if self.gold else []),
+                   *(self.screening.bots() if self.screening else [])]
+        return build_bots(self.model_opts, list(dict.fromkeys([*self.bots, *quality])),
+                          self.bot_context)
 
     def check_bots(self) -> list[str]:
         """At launch: build every bot and warn about any that looks unusable right now."""
@@ -147,11 +151,12 @@ class ArenaBlueprint(TaskBlueprint):
             annotators=self.adaptive_battles, groups=[], excluded_workers=[],
             data={"bots": []}, pool=ADAPTIVE_POOL, label="adaptive battles",
         )] if self.adaptive_battles else []
-        gold = self.gold.plans() if self.gold else []
-        return gold + adaptive + [AssignmentPlan(
+        quality = [*(self.screening.plans() if self.screening else []),
+                   *(self.gold.plans() if self.gold else [])]
+        return quality + adaptive + [AssignmentPlan(
             key=hashlib.sha256(f"arena:{'|'.join(pair)}".encode()).hexdigest()[:32],
             annotators=self.battles_per_pair,
-            groups=[] if self.repeat_pairs else [f"arena:{pair_pool(pair)}"],
+            groups=[] if self.repeat_pairs else [pair_group(pair)],
             excluded_workers=[], data={"bots": list(pair)}, pool=pair_pool(pair),
             label=pair_name(pair)) for pair in self.pairs]
 
@@ -171,13 +176,23 @@ class ArenaBlueprint(TaskBlueprint):
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         if self.block in worker.qualifications:
             raise NoWork(BLOCKED)
+        screening = self.screening.route(connection, worker) if self.screening else None
+        if screening:
+            return screening
         if GOLD_POOL in worker.open_units:  # one gold battle at a time, as for static golds
             raise ResumeUnit(worker.open_units[GOLD_POOL])
         floors = balanced_pools(connection, worker, self.pools)
-        real = floors + [ADAPTIVE_POOL] if self.adaptive_battles else floors
+        real = floors + [ADAPTIVE_POOL] if self._may_meet_a_pair(connection, worker) \
+            else floors
         if self.gold and self.gold.due(worker.units_by_pool, list(self.pool_labels())):
             return [GOLD_POOL, *real]
         return real
+
+    def _may_meet_a_pair(self, connection: Connection, worker: WorkerContext) -> bool:
+        """Whether an adaptive battle could start for this worker: one is never handed to a
+        worker who has met every pair."""
+        return bool(self.adaptive_battles) and (self.repeat_pairs or len(met_pairs(
+            connection, worker.task_id, worker.worker_id, self.pairs)) < len(self.pairs))
 
     def unit_kind(self, pool: str) -> str:
         return "arena"
@@ -230,13 +245,18 @@ class ArenaBlueprint(TaskBlueprint):
                     "choice": v.choice, "winner": v.winner, "bot": v.preferred}
                     for v in votes}}, **sides["answers"]}}
 
-    def after_submit(self, connection: Connection, unit: SubmittedUnit) -> None:
-        """A gold battle is scored (and its worker blocked past max_incorrect_golds)."""
+    def after_submit(self, connection: Connection, unit: SubmittedUnit
+                     ) -> dict[str, Any] | None:
+        """A gold battle is scored (and its worker blocked past max_incorrect_golds); a
+        screening battle too, and the worker told the outcome."""
         if unit.pool == GOLD_POOL and self.gold is not None:
             self.gold.score(connection, unit, self.block, list(self.pool_labels()))
+        if unit.pool == SCREENING_POOL and self.screening is not None:
+            return self.screening.score(connection, unit, self.block)
+        return None
 
     def after_submit_writes(self, pool: str) -> bool:
-        return pool == GOLD_POOL
+        return pool in QUALITY_POOLS
 
     def max_incorrect_golds(self) -> int:
         return self.gold.max_incorrect if self.gold else 0

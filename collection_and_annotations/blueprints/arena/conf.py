@@ -38,6 +38,11 @@ class ArenaConf(BlueprintConf):
     min_golds: int = ranged(0, 0)  # gold battles before real ones
     gold_every_n_units: int = ranged(4, 1)  # then one more gold after this many real battles
     max_incorrect_golds: int = ranged(0, 0)  # failed gold battles allowed before a block
+    use_screening_task: bool = False  # screening battles before real ones (screening.py)
+    passed_qualification_name: str | None = None  # granted when screening is passed
+    screening_pairs: list[str] = field(default_factory=list)  # "better>worse"
+    screening_battles: int = ranged(1, 1)  # passed in a row to qualify
+    screening_attempts: int = ranged(1, 1)  # series a worker may fail before a block
     # labels per reply and questions after the battle, as the chat kind's (docs/chat.md)
     annotations_config_path: str = "${task_dir}/task_config/annotation_buckets.json"
     instructions_dir: str | None = None

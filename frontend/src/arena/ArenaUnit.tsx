@@ -31,7 +31,7 @@ import { useReplyLabels, type ReplyLabels } from '../components/ReplyLabels';
 import { BriefingButton } from '../components/TaskBriefing';
 import { followCompletion } from '../platform';
 import { submitTimings } from '../timings';
-import type { ArenaVote, ChatState, Conversation, Unit } from '../types';
+import type { ArenaVote, ChatState, Conversation, ScreeningOutcome, Unit } from '../types';
 import { useChatAnnotations } from '../useChatAnnotations';
 import { useOnlineLabelling, type SentLabel } from '../useOnlineLabelling';
 import { usePerform } from '../usePerform';
@@ -41,7 +41,8 @@ interface Props {
   unit: Unit;
   chat: ChatState;
   token: string;
-  onCompleted: (completionCode: string | null) => void;
+  /** `screening`: the outcome of a screening battle's submit. */
+  onCompleted: (completionCode: string | null, screening?: ScreeningOutcome) => void;
   onRefused: (error: ApiError) => void;
   reconnectDelays?: ReconnectDelays;
   draftDebounceMs?: number;
@@ -272,7 +273,7 @@ export function ArenaUnit({ unit, chat: loaded, token, onCompleted, onRefused, r
         submitTimings(loadedAt.current, submittedAt, timingsAt(submittedAt.getTime())),
         submitId.current,
       );
-      onCompleted(result?.completion_code ?? null);
+      onCompleted(result?.completion_code ?? null, result?.screening);
       followCompletion(result);
     } catch (e) {
       const problems = e instanceof ApiError ? e.problems : [];

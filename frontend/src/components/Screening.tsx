@@ -86,16 +86,17 @@ function Selections({ items, empty, show }: { items: CheckResult['wrong'][number
 }
 
 /** After a passed training: a short state, then the real task on the same link. */
-export function ScreeningPassedPage({ onContinue }: { onContinue: () => void }) {
+/** The training passed; `message`: a part of it passed, with more to go (arena screening). */
+export function ScreeningPassedPage({ onContinue, message = null }: { onContinue: () => void; message?: string | null }) {
   return (
     <MessagePage
-      title="Training passed"
+      title={message ? 'Passed' : 'Training passed'}
       role="status"
       success
       focusHeading
-      action={{ label: 'Continue to the task', onClick: onContinue }}
+      action={{ label: message ? 'Continue' : 'Continue to the task', onClick: onContinue }}
     >
-      <p>Well done: you passed the training. Continue to the task now.</p>
+      <p>{message || 'Well done: you passed the training. Continue to the task now.'}</p>
     </MessagePage>
   );
 }
