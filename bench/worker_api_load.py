@@ -9,6 +9,8 @@ At the end every acknowledged submission is looked up in the database.
     .venv/bin/python bench/worker_api_load.py --clients 1000 --before 57f0866 --repeat 2
     .venv/bin/python bench/worker_api_load.py --clients 1000 --think 5 --screening
     .venv/bin/python bench/worker_api_load.py --clients 1000 --parity --repeat 6
+    .venv/bin/python bench/worker_api_load.py --clients 1000 --db postgres --processes 2 \
+        --set mephisto.architect.database_threads=8
 
 With `--before REV` an earlier revision is checked out beside this one (git worktree) and both
 run alternately in the same session, so before and after see the same machine.
@@ -38,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -273,9 +276,10 @@ def percentile(values: list[float], q: float) -> float:
 
 def measure(checkout: Path, clients: int, db: str, processes: int,
             think: float, synchronous_commit: str = "on", screening: bool = False,
-            launchers: int = 1) -> dict[str, object]:
+            launchers: int = 1, overrides: Sequence[str] = ()) -> dict[str, object]:
     """One load run against `welcome.py` of `checkout` (`launchers` of them serving one run,
-    mephisto.architect.join: PostgreSQL only); the figures as a dict."""
+    mephisto.architect.join: PostgreSQL only), with conf `overrides`; the figures as a
+    dict."""
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         conf = write_task(folder, clients, screening)
@@ -290,7 +294,8 @@ def measure(checkout: Path, clients: int, db: str, processes: int,
                     [str(python_for(checkout)), str(checkout / "welcome.py"), f"conf={conf}",
                      f"mephisto.architect.port={port}", f"data_dir={folder / 'data'}",
                      f"database_url={url}", f"mephisto.architect.server_processes={processes}",
-                     *(["mephisto.architect.join=true"] if launchers > 1 else [])],
+                     *(["mephisto.architect.join=true"] if launchers > 1 else []),
+                     *overrides],
                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
                 wait_until_serving(servers[-1], f"http://127.0.0.1:{port}")
             cpu_before = sum(tree_cpu_seconds(server.pid) for server in servers)
@@ -391,6 +396,9 @@ def main() -> int:
                         help="also run an earlier revision (e.g. 57f0866), alternating with "
                              "this checkout, and compare")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each revision")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a conf override for this checkout's server (not --before's), "
+                             "e.g. mephisto.architect.database_threads=8; repeatable")
     parser.add_argument("--screening", action="store_true",
                         help="run the task plain and with a screening unit first, alternately, "
                              "and report the ratio of p99 latencies")
@@ -410,7 +418,8 @@ def main() -> int:
                                                 hard))
     print(f"worker API load: C={args.clients} db={args.db} processes={args.processes} "
           f"synchronous_commit={args.synchronous_commit} "
-          f"think<={args.think}s on {platform.node()} (python {platform.python_version()})")
+          f"think<={args.think}s on {platform.node()} (python {platform.python_version()})"
+          + (f"; this checkout with {' '.join(args.set)}" if args.set else ""))
     if args.parity:
         return parity(args)
     failed = False
@@ -424,7 +433,8 @@ def main() -> int:
         results = []
         for name, directory, screening in modes:
             figures = measure(directory, args.clients, args.db, args.processes, args.think,
-                              args.synchronous_commit, screening, args.launchers)
+                              args.synchronous_commit, screening, args.launchers,
+                              args.set if directory == REPO else ())
             print(f"{name} (run {run + 1}):")
             report(figures, args.clients)
             failed |= bool(figures["record"].errors or figures["missing"])
@@ -452,7 +462,7 @@ def parity(args: argparse.Namespace) -> int:
         rates = {}
         for name, db, processes in PARITY:
             figures = measure(REPO, args.clients, db, processes, args.think,
-                              args.synchronous_commit)
+                              args.synchronous_commit, overrides=args.set)
             print(f"{name} (round {run + 1}):")
             report(figures, args.clients)
             failed |= bool(figures["record"].errors or figures["missing"])

@@ -138,3 +138,29 @@ def test_a_requester_request_that_waits_past_lock_timeout_is_a_503_too(tmp_path,
         assert httpx.get(progress, headers=headers, timeout=30).status_code == 200
     finally:
         run.process.kill()
+
+
+@pytest.mark.postgres
+def test_requests_past_database_threads_wait_their_turn_and_are_all_answered(tmp_path,
+                                                                            postgres_url):
+    run, base = _start(tmp_path, postgres_url, "mephisto.architect.database_threads=1")
+    try:
+        unit_id, headers, answers = _open_unit(base)
+        with _unit_locked(postgres_url, unit_id):
+            draft, saved = _in_thread(lambda: httpx.put(
+                f"{base}/api/units/{unit_id}/draft", headers=headers,
+                json={"answers": answers}, timeout=30))
+            _waiting_on_a_lock(postgres_url)
+            # A read takes no lock, but the one database thread is the waiting draft's.
+            page, shown = _in_thread(lambda: httpx.get(f"{base}/api/units/{unit_id}",
+                                                       headers=headers, timeout=30))
+            time.sleep(0.5)
+            assert page.is_alive() and draft.is_alive()
+            assert httpx.get(f"{base}/api/health", timeout=5).status_code == 200
+        draft.join(10)
+        page.join(10)
+        assert saved[0].status_code == 200, saved[0].text
+        assert shown[0].status_code == 200, shown[0].text
+        assert shown[0].json()["draft"]["answers"] == answers  # read after the draft's turn
+    finally:
+        run.process.kill()

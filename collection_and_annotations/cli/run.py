@@ -220,7 +220,8 @@ def serve(cfg: DictConfig, conf_path: str) -> int:
     architect = cfg.mephisto.architect
     http = HttpService(served, architect.hostname, architect.port, architect.server_processes,
                        HostNames.of(architect),
-                       relay_chat=architect.server_processes > 1 or architect.join)
+                       relay_chat=architect.server_processes > 1 or architect.join,
+                       threads=architect.database_threads)
     # Launchers that join one run share it until the last of them stops (engine/join.py).
     presence = Presence(served.db, served.run_id) if architect.join else None
     # `kill` (SIGTERM) stops as cleanly as Ctrl-C: server processes ended, run closed.

@@ -121,6 +121,9 @@ class ArchitectConfig:
     # seconds a request waits for a row lock another holds; then 503 with Retry-After
     # (PostgreSQL's lock_timeout)
     lock_timeout_s: int = ranged(5, 1, 600)
+    # requests per server process whose database work runs at once (a thread each); more wait
+    # their turn without holding a thread or a connection
+    database_threads: int = ranged(4, 1, 64)
     # accepted, not used: Mephisto's server kinds and its heroku/ec2 architects
     server_type: str | None = unused(_SERVER)
     server_source_path: str | None = unused(_SERVER)

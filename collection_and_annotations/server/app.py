@@ -30,7 +30,14 @@ from collection_and_annotations.server import (
 from collection_and_annotations.server.guard import Guard
 from collection_and_annotations.server.requester_session import FailureLimit
 from collection_and_annotations.server.security import HostCheck
-from collection_and_annotations.server.web import EXCEPTION_HANDLERS, JSON, error, served
+from collection_and_annotations.server.web import (
+    DATABASE_THREADS,
+    EXCEPTION_HANDLERS,
+    JSON,
+    DatabaseThreads,
+    error,
+    served,
+)
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 # Hashed assets never change under their name; the pages name the current hashes.
@@ -48,11 +55,13 @@ def check_frontend_built(static_dir: Path = STATIC_DIR) -> None:
 def create_app(
     served_task: ServedTask, static_dir: Path = STATIC_DIR,
     allowed_hosts: Iterable[str] | None = None, relay_chat: bool = False,
+    threads: int = DATABASE_THREADS,
 ) -> Starlette:
     """The app for one run; `allowed_hosts` (conf: mephisto.architect.allowed_hosts) adds host
     names to loopback and the public URL's host, e.g. a proxy's; `*` turns the check off.
     `relay_chat`: other processes or launchers serve the run too, so chat events go through
-    PostgreSQL to their streams (server/chat/bus.py)."""
+    PostgreSQL to their streams (server/chat/bus.py). `threads`: requests whose database work
+    runs at once (conf: mephisto.architect.database_threads)."""
     routes: list[BaseRoute] = [
         Route("/api/health", health, methods=["GET"]),
         *worker_api.ROUTES, *requester_api.ROUTES, *requester_dashboard.ROUTES,
@@ -88,6 +97,7 @@ def create_app(
                                 Middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES,
                                            compresslevel=6)])
     app.state.served = served_task
+    app.state.database_threads = DatabaseThreads(threads)
     app.state.login_failures = FailureLimit()
     app.state.chat = chat
     return app

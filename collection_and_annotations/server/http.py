@@ -31,6 +31,7 @@ from uvicorn_worker import UvicornWorker
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.server.app import create_app
 from collection_and_annotations.server.security import security_headers
+from collection_and_annotations.server.web import DATABASE_THREADS
 
 # Open connections per process past which requests get 503: well under the file limit.
 MAX_CONNECTIONS = 4096
@@ -136,11 +137,13 @@ class HttpService:
     """The serving processes of one run."""
 
     def __init__(self, served: ServedTask, host: str, port: int, processes: int = 1,
-                 hosts: HostNames | None = None, relay_chat: bool = False):
+                 hosts: HostNames | None = None, relay_chat: bool = False,
+                 threads: int = DATABASE_THREADS):
         hosts = hosts or HostNames()
         options = uvicorn_options(served.provider.platform_origins,
                                   hosts.proxies, min(MAX_CONNECTIONS, raise_file_limit() - 64))
-        app = create_app(served, allowed_hosts=hosts.allowed, relay_chat=relay_chat)
+        app = create_app(served, allowed_hosts=hosts.allowed, relay_chat=relay_chat,
+                         threads=threads)
         sock = listening_socket(host, port)
         self.arbiter: int | None = None
         self.server: uvicorn.Server | None = None

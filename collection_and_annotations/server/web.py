@@ -7,8 +7,9 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from anyio import CapacityLimiter, to_thread
+from anyio.lowlevel import RunVar
 from sqlalchemy.exc import DBAPIError
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -23,6 +24,29 @@ from collection_and_annotations.server.json_input import InvalidJson, parse_json
 from collection_and_annotations.storage.sql import waited_too_long
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+# Requests of one server process whose blocking (database) work runs at once; more wait their
+# turn in the event loop (conf: mephisto.architect.database_threads). A few: dozens of threads
+# each in a transaction made PostgreSQL several times dearer per request (row locks skipped
+# and waited on, WAL flushes queued) and kept rows locked while their threads waited for the
+# interpreter (bench/RESULTS.md, issue 26).
+DATABASE_THREADS = 4
+
+
+class DatabaseThreads:
+    """An app's bound on its blocking handlers running at once: `count` per event loop (a
+    server process runs one; a test client may run one per request, and a limiter is bound to
+    the loop it first waited in)."""
+
+    def __init__(self, count: int = DATABASE_THREADS):
+        self.count = count
+        self._limiter = RunVar[CapacityLimiter]("database_threads")
+
+    def limiter(self) -> CapacityLimiter:
+        limiter = self._limiter.get(None)
+        if limiter is None:
+            limiter = CapacityLimiter(self.count)
+            self._limiter.set(limiter)
+        return limiter
 
 
 class JSON(JSONResponse):
@@ -48,11 +72,13 @@ def served(request: Request) -> ServedTask:
 
 def blocking(handler: Callable[[Request], Response]) -> Endpoint:
     """A route whose work blocks (the database): the body is read in the event loop, then the
-    handler runs in the framework's thread pool (`json_body` reads the body there)."""
+    handler runs in the framework's thread pool, at most `app.state.database_threads` at once
+    (`json_body` reads the body there)."""
 
     async def endpoint(request: Request) -> Response:
         request.state.body = await request.body()
-        return await run_in_threadpool(handler, request)
+        return await to_thread.run_sync(handler, request,
+                                        limiter=request.app.state.database_threads.limiter())
 
     return endpoint
 
