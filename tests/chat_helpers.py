@@ -108,9 +108,10 @@ class ChatServer:
         blueprint.make_bots = lambda: bots  # type: ignore[method-assign]
         self.db = Database(cfg.database_url or f"sqlite:///{folder / 'data' / 'cep.sqlite3'}")
         self.served = open_task(cfg, str(conf), self.db, blueprint)
-        self.port = cfg.mephisto.architect.port
+        # port 0: the system's free port, taken at once (a port probed earlier may be gone)
+        self.http = HttpService(self.served, "127.0.0.1", 0)
+        self.port = self.http.port
         self.base = f"http://127.0.0.1:{self.port}"
-        self.http = HttpService(self.served, "127.0.0.1", self.port)
         self.client = httpx.Client(base_url=self.base, timeout=10)
 
     def stop(self) -> None:

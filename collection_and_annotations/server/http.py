@@ -145,6 +145,7 @@ class HttpService:
         app = create_app(served, allowed_hosts=hosts.allowed, relay_chat=relay_chat,
                          threads=threads)
         sock = listening_socket(host, port)
+        self.port: int = sock.getsockname()[1]  # the port asked for, or the one given for 0
         self.arbiter: int | None = None
         self.server: uvicorn.Server | None = None
         self.app = app
