@@ -86,8 +86,9 @@ def create_app(
     ]
 
     @asynccontextmanager
-    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
+        app.state.database_threads.close()
         if chat is not None:
             await chat.aclose()
 
