@@ -30,6 +30,7 @@ from collection_and_annotations.engine.allocation import claim_unit, return_unit
 from collection_and_annotations.engine.chat import ChatRules, ReplyJob
 from collection_and_annotations.engine.chat_batch import (
     BattleMessageStep,
+    BattleVoteStep,
     MessageStep,
     Outcome,
     ReplyStep,
@@ -98,6 +99,13 @@ class Task:
 
     def conversation(self, n: int) -> tuple:
         return next(row[1:] for row in self.conversations() if row[0][0] == n)
+
+    def votes(self) -> list[tuple]:
+        """The arena's votes as stored, their unit named by claim order."""
+        names = self._names()
+        return sorted((names[a][0], turn, *rest) for a, _b, turn, *rest in self.rows(
+            "SELECT conversation_a, conversation_b, turn, choice, winner, model_a, model_b, "
+            "preferred, worker_id, attempt, typeof(voted_at) FROM battle_votes"))
 
     def count(self) -> int:
         return self.rows("SELECT count(*) FROM messages")[0][0]
@@ -180,7 +188,10 @@ def one_by_one(task: Task, steps: list[Step]) -> list[Outcome]:
     outcomes = []
     for step in steps:
         try:
-            if isinstance(step, BattleMessageStep):
+            if isinstance(step, BattleVoteStep):
+                result = arena.vote(task.db, step.public_id, step.worker_id, step.choice,
+                                    task.rules, step.labels)
+            elif isinstance(step, BattleMessageStep):
                 result = arena.send(task.db, step.public_id, step.worker_id, step.text,
                                     step.client_id, task.rules, step.label)
             elif isinstance(step, MessageStep):
@@ -358,6 +369,11 @@ def battle_message(task: Task, n: int, text: str, client_id: str | None = None,
     return BattleMessageStep.checked(public_id, worker_id, text, client_id, task.rules, labels)
 
 
+def battle_vote(task: Task, n: int, choice: str, labels: Any = None) -> BattleVoteStep:
+    public_id, worker_id = task.units[n]
+    return BattleVoteStep.checked(public_id, worker_id, choice, labels)
+
+
 def in_both(batched: Task, single: Task, make_steps) -> dict[str, list[Outcome]]:
     """The steps `make_steps(task)` gives as one batch on `batched` and one by one on
     `single`: the same outcomes and the same rows."""
@@ -393,22 +409,35 @@ def test_a_batch_of_battle_messages_stores_what_the_single_steps_store(make_batt
     for position in (0, 1):  # the two sides' replies of a battle never share a batch
         in_both(batched, single, lambda task, p=position: replies_to(
             first["batched" if task is batched else "single"], p))
-    # voted per turn: the next message waits for the vote
+    # voted per turn: the next message waits for the vote; a second vote on a turn is refused
     assert all(o.error.status == 409 for o in in_both(batched, single, lambda task: [
         battle_message(task, n, f"turn 1 of {n}", f"d{n}") for n in range(4)])["batched"])
-    for task in (batched, single):
-        for n in range(3):
-            arena.vote(task.db, *task.units[n], "a", task.rules)
+    voted = in_both(batched, single, lambda task: [
+        battle_vote(task, n, choice) for n, choice in enumerate(["a", "b", "tie"])]
+        + [battle_vote(task, 4, "a")])
+    assert [o.error.status if o.error else None for o in voted["batched"]] == \
+        [None, None, None, 409]
+    assert in_both(batched, single, lambda task: [battle_vote(task, 0, "b")]
+                   )["batched"][0].error.status == 409
     second = in_both(batched, single, lambda task: [
         battle_message(task, n, f"turn 1 of {n}", f"d{n}") for n in range(4)])
     assert [o.error.status if o.error else o.result[0]["index"] for o in second["batched"]] \
         == [2, 2, 2, 409]
     assert [(turn.role, turn.text) for turn in second["batched"][0].result[1][1].history] == [
         ("worker", "turn 0 of 0"), ("bot", "alpha heard: turn 0 of 0"), ("worker", "turn 1 of 0")]
-    for n in range(5):
+    for position in (0, 1):
+        in_both(batched, single, lambda task, p=position: replies_to(
+            second["batched" if task is batched else "single"], p))
+    # the last vote a battle asks for ends both sides
+    in_both(batched, single, lambda task: [battle_vote(task, n, "bothbad") for n in range(3)])
+    assert [row[3] for row in batched.conversations()] == ["ended"] * 6 + ["active"] * 2
+    assert batched.votes() == single.votes()
+    assert [row[:3] for row in batched.votes()] == [
+        (0, 1, "a"), (0, 2, "bothbad"), (1, 1, "b"), (1, 2, "bothbad"), (2, 1, "tie"),
+        (2, 2, "bothbad")]
+    for n in range(4):
         states = [normal(task, arena.read_battle(task.db, *task.units[n], task.rules,
-                                                 lambda _id: None))
-                  if n < 4 else None for task in (batched, single)]
+                                                 lambda _id: None)) for task in (batched, single)]
         assert states[0] == states[1]
 
 

@@ -316,34 +316,59 @@ def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJ
                         side.bot, None, len(history), history, utcnow())
 
 
+def checked_choice(choice: Any) -> str:
+    """A vote's choice, or WorkRefused for one the battle does not offer (needs no database)."""
+    if not isinstance(choice, str) or choice not in WINNERS:
+        raise WorkRefused(f"'choice' must be one of {', '.join(WINNERS)}", 422)
+    return choice
+
+
 def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: ArenaRules,
          labels: Any = None) -> None:
     """Store the worker's vote on the replies now shown (and `labels`, their online labels),
-    naming the bots; the last vote the battle asks for ends both sides."""
-    if not isinstance(choice, str) or choice not in WINNERS:
-        raise WorkRefused(f"'choice' must be one of {', '.join(WINNERS)}", 422)
+    naming the bots; the last vote the battle asks for ends both sides. SQLite's batches take
+    the same step (engine/chat_batch.py)."""
+    choice = checked_choice(choice)
     with db.transaction() as connection:
         unit = _open_unit(connection, public_id, worker_id)
         sides = _sides(connection, unit)
-        voted = _voted(connection, unit.id, unit.times_expired)
-        if len(sides) != 2 or any(s.status != "active" or s.awaiting != WORKER for s in sides):
-            raise WorkRefused("both models must answer before you vote", 409)
-        turn = rules.vote_due(sides[0].turns_done, set(voted))
-        if turn is None:
-            raise WorkRefused(
-                "this battle asks for your vote after your last message"
-                if rules.vote == "end" and sides[0].turns_done < rules.num_turns
-                else "you have voted on these replies; send your next message", 409)
-        store_labels(connection,
-                     _checked_labels(sides, _histories(connection, sides), labels, rules))
-        bots = [side.bot for side in sides]
+        battle = Battle(unit, sides, _histories(connection, sides),
+                        set(_voted(connection, unit.id, unit.times_expired)))
         now = utcnow()
-        connection.execute(insert(BattleVote).values(
-            unit_id=unit.id, worker_id=worker_id, attempt=unit.times_expired, turn=turn,
-            conversation_a=sides[0].id, conversation_b=sides[1].id, model_a=bots[0],
-            model_b=bots[1], choice=choice, winner=WINNERS[choice],
-            preferred={"a": bots[0], "b": bots[1]}.get(choice), voted_at=now))
-        if len(voted) + 1 >= rules.votes_needed():
-            connection.execute(update(Conversation)
-                               .where(Conversation.id.in_([s.id for s in sides]))
-                               .values(status="ended", ended_at=now, respond_by=None))
+        row, ended = accept_vote(connection, battle, worker_id, choice, labels, rules, now)
+        store_votes(connection, [row], ended, now)
+
+
+def accept_vote(connection: Connection, battle: Battle, worker_id: int, choice: str,
+                labels: Any, rules: ArenaRules, now: datetime
+                ) -> tuple[dict[str, Any], list[int]]:
+    """The checks of a vote against its battle (WorkRefused when it may not be given) and the
+    replies' online labels stored: the vote's row (naming the bots) and the sides it ends (both,
+    when it is the last vote the battle asks for; else none)."""
+    unit, sides = battle.unit, battle.sides
+    if len(sides) != 2 or any(s.status != "active" or s.awaiting != WORKER for s in sides):
+        raise WorkRefused("both models must answer before you vote", 409)
+    turn = rules.vote_due(sides[0].turns_done, set(battle.voted))
+    if turn is None:
+        raise WorkRefused(
+            "this battle asks for your vote after your last message"
+            if rules.vote == "end" and sides[0].turns_done < rules.num_turns
+            else "you have voted on these replies; send your next message", 409)
+    store_labels(connection, _checked_labels(sides, battle.histories, labels, rules))
+    bots = [side.bot for side in sides]
+    row = {"unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
+           "turn": turn, "conversation_a": sides[0].id, "conversation_b": sides[1].id,
+           "model_a": bots[0], "model_b": bots[1], "choice": choice,
+           "winner": WINNERS[choice], "preferred": {"a": bots[0], "b": bots[1]}.get(choice),
+           "voted_at": now}
+    ended = [s.id for s in sides] if len(battle.voted) + 1 >= rules.votes_needed() else []
+    return row, ended
+
+
+def store_votes(connection: Connection, rows: list[dict[str, Any]], ended: list[int],
+                now: datetime) -> None:
+    """Votes (`accept_vote`'s rows) inserted and the sides they end ended, `now`."""
+    connection.execute(insert(BattleVote), rows)
+    if ended:
+        connection.execute(update(Conversation).where(Conversation.id.in_(ended))
+                           .values(status="ended", ended_at=now, respond_by=None))

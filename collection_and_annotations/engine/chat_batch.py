@@ -1,14 +1,15 @@
-"""The chat's and the arena's frequent steps (the worker's message, the bot's reply) many to one
-transaction, on SQLite: group commit.
+"""The chat's and the arena's frequent steps (the worker's message, the bot's reply, the
+worker's vote) many to one transaction, on SQLite: group commit.
 
 SQLite has one writer at a time, and each call into it releases the GIL. A step run on its own
 makes about ten such calls while it holds the write lock, and under load each call can wait
 milliseconds for the GIL (the event loop streaming replies holds it), so every writer queues
-behind one that waits. Here the steps that wait together share one transaction of at most six
-calls, whatever their number: one query reads every chat they touch (as one JSON value), one
-statement inserts every message, one updates the conversations of each kind. Each step is
-checked exactly as on its own (engine/chat.py, engine/arena.py) and its outcome is its own: one
-step refused does not refuse the others.
+behind one that waits. Here the steps that wait together share one transaction of at most eight
+calls, whatever their number: one query reads every chat and battle they touch (as JSON
+values), one statement inserts every message, one updates the conversations of each kind, one
+inserts the arena's votes and one ends the battles they finish. Each step is checked exactly
+as on its own (engine/chat.py, engine/arena.py) and its outcome is its own: one step refused
+does not refuse the others.
 """
 
 from __future__ import annotations
@@ -76,6 +77,22 @@ class BattleMessageStep(_WorkerMessage):
 
 
 @dataclass(frozen=True)
+class BattleVoteStep:
+    """A worker's vote on a battle's replies (engine/arena.py `vote`)."""
+
+    public_id: str
+    worker_id: int
+    choice: str
+    labels: Any = None
+
+    @classmethod
+    def checked(cls, public_id: str, worker_id: int, choice: Any,
+                labels: Any = None) -> BattleVoteStep:
+        """The step, or WorkRefused at once for a choice the battle does not offer."""
+        return cls(public_id, worker_id, arena.checked_choice(choice), labels)
+
+
+@dataclass(frozen=True)
 class ReplyStep:
     """A bot's finished reply (engine/chat.py `store_reply`)."""
 
@@ -90,7 +107,7 @@ class ReplyStep:
         return self.job.public_id
 
 
-Step = MessageStep | BattleMessageStep | ReplyStep
+Step = MessageStep | BattleMessageStep | BattleVoteStep | ReplyStep
 
 
 @dataclass
@@ -110,6 +127,9 @@ def write_one(db: Database, step: Step, rules: ChatRules) -> Any:
         assert isinstance(rules, ArenaRules)
         return arena.send(db, step.public_id, step.worker_id, step.text, step.client_id, rules,
                           step.label)
+    if isinstance(step, BattleVoteStep):
+        assert isinstance(rules, ArenaRules)
+        return arena.vote(db, step.public_id, step.worker_id, step.choice, rules, step.labels)
     return store_reply(db, step.job, step.text, step.settings, step.first_piece_ms,
                        step.latency_ms, rules)
 
@@ -136,6 +156,8 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
     rows: list[list[Any]] = []
     spoke: list[int] = []
     answered: list[int] = []
+    votes: list[dict[str, Any]] = []
+    ended: list[int] = []  # battles' sides the votes end
     with worker_step(db) as connection:
         now = utcnow()
         chats_json, waiting_json, battles_json = connection.execute(LOCK_BATCH, {
@@ -144,7 +166,8 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
             "conversation_ids": json.dumps([step.job.conversation_id for step in steps
                                             if isinstance(step, ReplyStep)]),
             "battles": json.dumps([step.public_id for step in steps
-                                   if isinstance(step, BattleMessageStep)])}).one()
+                                   if isinstance(step, BattleMessageStep | BattleVoteStep)])
+        }).one()
         chats = {row[0]: row[1:] for row in json.loads(chats_json)}
         waiting = {row[0]: (row[1], row[2]) for row in json.loads(waiting_json)}
         battles = {row[0]: row[1:] for row in json.loads(battles_json)}
@@ -159,6 +182,18 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
                     job, text, step.settings, step.first_piece_ms, step.latency_ms, now)))
                 answered.append(job.conversation_id)
                 outcomes.append(Outcome(shown_reply(job, text, now)))
+                continue
+            if isinstance(step, BattleVoteStep):
+                try:
+                    vote, ending = arena.accept_vote(
+                        connection, _battle(battles.get(step.public_id), step.worker_id),
+                        step.worker_id, step.choice, step.labels, rules, now)
+                except WorkRefused as exc:
+                    outcomes.append(Outcome(error=exc))
+                    continue
+                outcomes.append(Outcome(None))
+                votes.append(vote)
+                ended.extend(ending)
                 continue
             if isinstance(step, BattleMessageStep):
                 try:
@@ -192,6 +227,8 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
         if answered:
             connection.execute(BOTS_SPOKE, {"conversation_ids": json.dumps(answered),
                                             "respond_by": respond_by(now, rules)})
+        if votes:
+            arena.store_votes(connection, votes, ended, now)
     return outcomes
 
 
