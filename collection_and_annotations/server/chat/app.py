@@ -1,6 +1,7 @@
 """The chat routes (docs/chat-api.md) under /api/chat/: coroutines of the event loop, so an open
 event stream costs a coroutine and a socket, and a bot turn no thread at all. Database steps
-run in the framework's thread pool."""
+run in the framework's thread pool, at most `database_threads` of a process at once with the
+worker API's (server/web.py); on SQLite the frequent ones go to the step writer instead."""
 
 from __future__ import annotations
 
