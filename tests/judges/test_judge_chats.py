@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat_conf
-from helpers import BUCKETS
+from helpers import BUCKETS, cli
 
 from collection_and_annotations.export.submissions import whole_submissions
 
@@ -93,10 +93,8 @@ def test_a_judge_answers_the_offline_buckets_of_collected_chats(tmp_path):
         for dialogue in record["dialogues"]:
             assert dialogue["source_fields"] == person_dialogues[dialogue["dialogue_id"]][
                 "source_fields"]
-    analysed = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "chat",
-         "--database-url", url, "--json", "results.json", "--resamples", "50"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    analysed = cli("analyze", "--task", "chat", "--database-url", url, "--json", "results.json",
+                   "--resamples", "50", cwd=tmp_path)
     assert analysed.returncode == 0, analysed.stderr
     rows = json.loads((tmp_path / "results.json").read_text())["judges"]
     assert {(r["bucket"], r["label"]) for r in rows} == {
