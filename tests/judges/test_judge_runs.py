@@ -145,8 +145,7 @@ def _database_text(database_url: str) -> str:
 
 def test_the_key_comes_only_from_the_environment(tmp_path, database_url, open_conf, fake):
     open_conf(str(write_study(tmp_path, 2, fake.base_url)), database_url)
-    without = run_judge(tmp_path, database_url, "--bot", "gpt",
-                        env={k: v for k, v in judge_env().items() if k != KEY_ENV})
+    without = run_judge(tmp_path, database_url, "--bot", "gpt", key=False)
     assert without.returncode != 0
     assert KEY_ENV in without.stderr and "model_opts.yaml" in without.stderr
     fake.failures = [401]  # refused: the endpoint's error quotes the key it got
