@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import PACKAGE_DIR, REPO, dialogue, free_port, write_task
+from helpers import PACKAGE_DIR, REPO, cli, dialogue, free_port, write_task
 
 
 def welcome(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -67,9 +67,7 @@ def test_a_conf_of_ones_own_folder_without_task_dir_gets_a_hint(tmp_path):
 
 
 def test_a_relative_data_dir_is_named_by_its_absolute_path(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "collection_and_annotations", "export",
-                             "--task", "demo", "--data-dir", "./elsewhere"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=120)
+    result = cli("export", "--task", "demo", "--data-dir", "./elsewhere", cwd=tmp_path)
     assert result.returncode == 1
     assert f"no database in {tmp_path.resolve() / 'elsewhere'} (--data-dir ./elsewhere)" \
         in result.stderr, result.stderr
