@@ -1,6 +1,7 @@
 """Commands answer at once: a conf error, `--help` and `export` do not load the statistics and
-plotting libraries (they cost seconds of start-up; only `analyze` and `evaluate` need them).
-Checked by the modules each command left loaded, not by a clock."""
+plotting libraries (they cost seconds of start-up; only `analyze` and `evaluate` need them), and
+`export` of a stored task does not load Hydra (only composing a conf needs it). Checked by the
+modules each command left loaded, not by a clock."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import json
 import subprocess
 import sys
 
+import pytest
+from demo_study import submit_demo
 from helpers import REPO
 
 HEAVY = ("scipy", "pandas", "matplotlib", "statsmodels", "sacrebleu")
 SERVER = ("sqlalchemy", "alembic", "starlette", "uvicorn")  # what a conf error needs neither
+CONF = ("hydra", "omegaconf")  # composing a conf: a stored task's export needs neither
 # Runs a command in this interpreter, then prints which heavy libraries it loaded.
 WRAPPER = """
 import json, runpy, sys
@@ -28,7 +32,7 @@ else:
     code = 0
 loaded = sorted({name.split(".")[0] for name in sys.modules} & set(json.loads(NAMES)))
 print("LOADED " + json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
-""".replace("NAMES", repr(json.dumps(HEAVY + SERVER)))
+""".replace("NAMES", repr(json.dumps(HEAVY + SERVER + CONF)))
 
 
 def loaded_by(*argv: str, cwd) -> tuple[int, list[str], str]:
@@ -42,7 +46,7 @@ def loaded_by(*argv: str, cwd) -> tuple[int, list[str], str]:
 def test_a_conf_error_loads_no_statistics_or_plotting_library(tmp_path):
     code, loaded, output = loaded_by(str(REPO / "welcome.py"), "conf=nope", cwd=tmp_path)
     assert code == 2 and "conf 'nope' not found" in output, output
-    assert loaded == [], output  # neither the statistics nor the server's libraries
+    assert not set(loaded) & set(HEAVY + SERVER), output  # neither statistics nor server
 
 
 def test_help_lists_every_command_without_loading_them(tmp_path):
@@ -59,6 +63,29 @@ def test_export_loads_no_statistics_or_plotting_library(tmp_path):
         "--data-dir", str(tmp_path / "none"), cwd=REPO)
     assert code != 0 and "no database in" in output, output
     assert not set(loaded) & set(HEAVY), output
+
+
+@pytest.mark.parametrize(("conf", "exports"), [
+    ("demo", [("jsonl", "exported 34 rows"), ("csv", "exported 34 rows"),
+              ("submissions", "exported 4 submissions"), ("identities", "exported 1 workers")]),
+    ("demo_chat", [("dialogues", "exported 0 dialogues"), ("jsonl", "exported 0 rows")]),
+    ("demo_arena", [("battles", "exported 0 battles"), ("jsonl", "exported 0 rows")]),
+])
+def test_export_of_a_stored_task_loads_no_conf_or_statistics_library(tmp_path, open_conf, conf,
+                                                                     exports):
+    """Every format, on each kind of task (its kind's module is loaded to read its answers)."""
+    database_url = f"sqlite:///{tmp_path / 'cep.sqlite3'}"
+    served = open_conf(conf, database_url)
+    if conf == "demo":
+        submit_demo(served, workers=1)
+    for fmt, exported in exports:
+        out = tmp_path / f"{fmt}.jsonl"
+        code, loaded, output = loaded_by(
+            "-m", "collection_and_annotations", "export", "--task", conf, "--format", fmt,
+            "--database-url", database_url, "-o", str(out), "--annotation-tasks", "relevance",
+            cwd=REPO)
+        assert code == 0 and exported in output and out.is_file(), output
+        assert not set(loaded) & set(HEAVY + CONF), (fmt, output)
 
 
 def test_every_listed_command_exists():
