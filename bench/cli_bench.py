@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import signal
 import statistics
 import subprocess
 import sys
@@ -29,7 +28,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from baseline import checkout  # noqa: E402
 from demo_study import submit_demo  # noqa: E402
 from helpers import free_port  # noqa: E402
-from procstats import cpu_seconds  # noqa: E402
+from procstats import cpu_seconds, interrupt  # noqa: E402
 
 from collection_and_annotations.blueprints import build_blueprint  # noqa: E402
 from collection_and_annotations.cli.run import open_task  # noqa: E402
@@ -99,11 +98,7 @@ def first_link(code: Path, data_dir: Path) -> tuple[float, float]:
                 return time.perf_counter() - started, cpu_seconds(server.pid)
         raise SystemExit(f"{code}: welcome.py conf=demo ended before printing a link")
     finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        interrupt(server)
 
 
 def summary(values: list[float]) -> str:
