@@ -96,22 +96,24 @@ def test_export_of_a_stored_task_loads_no_conf_or_statistics_library(tmp_path, o
 
 
 def test_a_served_task_loads_no_judge_or_analysis_code_it_does_not_use(tmp_path):
-    """The demo names no judges and pays through no platform: from its start to Ctrl-C after
-    its first link, neither the judges' code nor an HTTP client is loaded, nor the analysis's
+    """The demo names no judges and pays through no platform: from its start to Ctrl-C once it
+    serves, neither the judges' code nor an HTTP client is loaded, nor the analysis's
     statistics and plotting libraries."""
     server = subprocess.Popen(
         [sys.executable, "-u", "-c", WRAPPER, str(REPO / "welcome.py"), "conf=demo",
          f"data_dir={tmp_path / 'data'}", f"mephisto.architect.port={free_port()}"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    printed = []
     try:
-        for line in server.stdout:
-            if "worker_id=" in line:
+        for line in server.stdout:  # links, then the monitor's first progress line: serving
+            printed.append(line)
+            if "] progress: " in line:
                 break
         server.send_signal(signal.SIGINT)
         out, err = server.communicate(timeout=60)
     finally:
         server.kill()
-    code, loaded, output = _report(err, line + out + err)
+    code, loaded, output = _report(err, "".join(printed) + out + err)
     assert code == 0 and "stopping" in output, output
     assert not set(loaded) & {"scipy", "pandas", "matplotlib", "statsmodels", *ON_DEMAND}, \
         output
