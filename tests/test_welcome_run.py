@@ -103,7 +103,7 @@ def test_the_serving_process_collects_garbage_in_larger_young_collections(tmp_pa
     import gc
 
     from collection_and_annotations.cli import run
-    from collection_and_annotations.config import load_run_config
+    from collection_and_annotations.config.loader import load_run_config
 
     loaded = load_run_config("demo", [f"data_dir={tmp_path}",
                                       f"mephisto.architect.port={free_port()}"])

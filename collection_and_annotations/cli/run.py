@@ -9,6 +9,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omegaconf import DictConfig, OmegaConf
 from sqlalchemy.engine import make_url
@@ -31,7 +32,6 @@ from collection_and_annotations.engine.runs import (
 )
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
-from collection_and_annotations.judges.served import ServedJudges
 from collection_and_annotations.providers import provider_class
 from collection_and_annotations.providers.base import Provider, ProviderError
 from collection_and_annotations.quality.blocklist import check_blocklists, load_blocklist
@@ -41,6 +41,9 @@ from collection_and_annotations.server.app import check_frontend_built
 from collection_and_annotations.server.auth import requester_token
 from collection_and_annotations.server.http import HostNames, HttpService
 from collection_and_annotations.storage.database import Database, default_url
+
+if TYPE_CHECKING:
+    from collection_and_annotations.judges.served import ServedJudges
 
 SAMPLE_LINKS = 5
 MAINTENANCE_EVERY = 60.0  # seconds between refreshes of the planner's statistics
@@ -214,8 +217,17 @@ def _load(cfg: DictConfig, conf_path: str) -> ServedTask:
     return served
 
 
+def served_judges(cfg: DictConfig) -> ServedJudges | None:
+    """The conf's LLM judges, built; their libraries load only for a conf that names some."""
+    if not cfg.mephisto.blueprint.judges:
+        return None
+    from collection_and_annotations.judges.served import ServedJudges
+
+    return ServedJudges.from_conf(cfg)
+
+
 def serve(cfg: DictConfig, conf_path: str) -> int:
-    judges = ServedJudges.from_conf(cfg)  # checked before anything is written
+    judges = served_judges(cfg)  # checked before anything is written
     served = _load(cfg, conf_path)
     architect = cfg.mephisto.architect
     http = HttpService(served, architect.hostname, architect.port, architect.server_processes,

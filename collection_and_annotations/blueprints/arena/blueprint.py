@@ -17,9 +17,8 @@ import itertools
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig, OmegaConf
 from sqlalchemy import Connection, select
 
 from collection_and_annotations import PACKAGE_DIR
@@ -74,6 +73,9 @@ from collection_and_annotations.errors import UserError
 from collection_and_annotations.quality.pools import BLOCKED
 from collection_and_annotations.quality.qualifications import block_name
 from collection_and_annotations.storage.models import BattleVote
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 KEY = "mephisto.blueprint"
 ADAPTIVE_POOL = "arena_adaptive"  # pairs: adaptive: battles whose pair is chosen at start
@@ -324,6 +326,8 @@ def _chosen_bots(named: list[str], specs: dict[str, Any], path: str) -> list[str
 
 def _vote_labels(labels: Any) -> dict[str, str]:
     """The vote's wording, one label per choice, in the order the page offers them."""
+    from omegaconf import DictConfig, OmegaConf  # read from a composed conf only
+
     given = OmegaConf.to_container(labels) if isinstance(labels, DictConfig) else dict(labels)
     unknown = sorted(set(given) - set(VOTE_CHOICES))
     if unknown:

@@ -6,9 +6,8 @@ import hashlib
 import random
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig
 from sqlalchemy import Connection, update
 
 from collection_and_annotations import PACKAGE_DIR
@@ -59,6 +58,9 @@ from collection_and_annotations.errors import UserError
 from collection_and_annotations.quality.pools import BLOCKED
 from collection_and_annotations.quality.qualifications import block_name, grant
 from collection_and_annotations.storage.models import Submission
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 
 @register_blueprint("dialogue_collection")
