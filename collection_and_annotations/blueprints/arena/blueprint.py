@@ -52,6 +52,7 @@ from collection_and_annotations.blueprints.base import (
 from collection_and_annotations.blueprints.dialogue_collection.annotations import (
     ChatAnnotations,
     checked_submission,
+    unit_layout,
 )
 from collection_and_annotations.blueprints.dialogue_collection.quotas import balanced_pools
 from collection_and_annotations.blueprints.registry import register_blueprint
@@ -166,14 +167,7 @@ class ArenaBlueprint(TaskBlueprint):
         """The sides, drawn per unit (seeded by random_seed) and recorded: bots[0] is A (an
         adaptive battle draws them when it starts); and the offline questions' order, as the
         chat kind draws it."""
-        layout: dict[str, Any] = {}
-        if data["bots"]:
-            bots = list(data["bots"])
-            rng.shuffle(bots)
-            layout["bots"] = bots
-        if self.annotations is not None and self.annotations.asks_offline():
-            layout.update(self.annotations.layout(rng))
-        return layout or None
+        return unit_layout(data["bots"], self.annotations, rng)
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         if self.block in worker.qualifications:

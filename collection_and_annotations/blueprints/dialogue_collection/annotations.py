@@ -227,6 +227,21 @@ def stored_answers(answers: Any, layout: Mapping[str, Any], buckets: Mapping[str
     return stored
 
 
+def unit_layout(bots: Sequence[str], annotations: ChatAnnotations | None,
+                rng: random.Random) -> dict[str, Any] | None:
+    """Per unit, drawn and recorded: the order of its bots when it has several (a paired
+    chat's order, a battle's sides: A first), and the order of the offline buckets and the
+    sides of comparisons."""
+    layout: dict[str, Any] = {}
+    if len(bots) > 1:
+        drawn = list(bots)
+        rng.shuffle(drawn)
+        layout["bots"] = drawn
+    if annotations is not None and annotations.asks_offline():
+        layout.update(annotations.layout(rng))
+    return layout or None
+
+
 def chat_submission(task_name: str, chats: list[Transcript], layout: Mapping[str, Any],
                     answers: dict[str, Any], annotations: ChatAnnotations | None
                     ) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from collection_and_annotations.blueprints.dialogue_collection.acceptability imp
 from collection_and_annotations.blueprints.dialogue_collection.annotations import (
     ChatAnnotations,
     checked_submission,
+    unit_layout,
 )
 from collection_and_annotations.blueprints.dialogue_collection.conf import DialogueCollectionConf
 from collection_and_annotations.blueprints.dialogue_collection.quotas import (
@@ -130,16 +131,7 @@ class DialogueCollectionBlueprint(TaskBlueprint):
         ) for bots, count in self.needed.items()]
 
     def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
-        """Per unit, drawn and recorded: the order of a paired unit's bots, and the order of
-        the offline buckets and the sides of comparisons."""
-        layout: dict[str, Any] = {}
-        if len(data["bots"]) > 1:
-            bots = list(data["bots"])
-            rng.shuffle(bots)
-            layout["bots"] = bots
-        if self.annotations is not None and self.annotations.asks_offline():
-            layout.update(self.annotations.layout(rng))
-        return layout or None
+        return unit_layout(data["bots"], self.annotations, rng)
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         if self.block in worker.qualifications:
