@@ -24,7 +24,7 @@ from helpers import BUCKETS, run_coroutine
 
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.cli.run import open_task
-from collection_and_annotations.config import load_run_config
+from collection_and_annotations.config.loader import load_run_config
 from collection_and_annotations.engine import arena, chat, chat_batch
 from collection_and_annotations.engine.allocation import claim_unit, return_unit
 from collection_and_annotations.engine.chat import ChatRules, ReplyJob

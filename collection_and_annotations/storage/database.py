@@ -11,7 +11,6 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -19,14 +18,6 @@ from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.models import Base, Setting
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-
-
-def dialect_insert(session: Session | Connection, model: type
-                   ) -> postgresql.Insert | sqlite.Insert:
-    """An INSERT that supports ON CONFLICT (both SQLite and PostgreSQL do)."""
-    bind = session.get_bind() if isinstance(session, Session) else session
-    dialect = sqlite if bind.dialect.name == "sqlite" else postgresql
-    return dialect.insert(model)
 
 
 def default_url(data_dir: str | Path) -> str:
