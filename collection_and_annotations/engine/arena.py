@@ -230,9 +230,9 @@ def _checked_labels(sides: Sequence[Any], histories: Mapping[int, Sequence[Any]]
 
 @dataclass(frozen=True)
 class Battle:
-    """A battle as its worker's message step reads it: the unit (UnitRow's columns), its
+    """A battle as its worker's message or vote reads it: the unit (UnitRow's columns), its
     sides in order (ConversationRow's), each side's messages in order (MessageRow's) by
-    conversation id, and the turns voted on (read for `vote: per_turn`)."""
+    conversation id, and the turns voted on (a message reads them for `vote: per_turn`)."""
 
     unit: Any
     sides: Sequence[Any]
@@ -250,8 +250,8 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
     with db.transaction() as connection:
         unit = _open_unit(connection, public_id, worker_id)
         sides = _sides(connection, unit)
-        voted = (_voted(connection, unit.id, unit.times_expired) if rules.vote == "per_turn"
-                 else {})
+        voted = (set(_voted(connection, unit.id, unit.times_expired))
+                 if rules.vote == "per_turn" else set())
         battle = Battle(unit, sides, _histories(connection, sides), voted)
         answer, jobs, rows = accept_message(connection, battle, public_id, text, client_id,
                                             labels, rules, utcnow())
