@@ -35,7 +35,7 @@ from chat_load import (  # noqa: E402
     load_arguments,
     percentile,
 )
-from procstats import tree_cpu_seconds, tree_rss_mb  # noqa: E402
+from procstats import loop_lag, tree_cpu_seconds, tree_rss_mb  # noqa: E402
 from sqlalchemy import create_engine, func, select  # noqa: E402
 
 from collection_and_annotations.storage.models import BattleVote, Message, Unit  # noqa: E402
@@ -64,6 +64,7 @@ def write_task(folder: Path, clients: int, turns: int, bot_delay: float, port: i
 class Results:
     def __init__(self) -> None:
         self.overheads: dict[int, list[float]] = {0: [], 1: []}  # per side
+        self.posts: list[float] = []  # the message request's round trip
         self.errors: list[str] = []
         self.battles = 0
 
@@ -82,6 +83,7 @@ async def worker(n: int, port: int, args: argparse.Namespace, results: Results,
             await requests.must("POST", f"/api/chat/{unit}/messages", {
                 "text": f"message {turn} of worker {n}", "client_message_id": f"{n}-{turn}"},
                 token, 202)
+            results.posts.append(time.monotonic() - sent)
             first: set[int] = set()
             replied: set[int] = set()
             while replied != {0, 1}:
@@ -115,13 +117,18 @@ async def _next(events, wanted: set[str]) -> tuple[str, dict]:
 
 async def drive(port: int, args: argparse.Namespace, server_pid: int) -> tuple[Results, dict]:
     results = Results()
+    stop, lags = asyncio.Event(), []
+    lag_task = asyncio.create_task(loop_lag(stop, lags))
     cpu_before, started = tree_cpu_seconds(server_pid), time.monotonic()
     await asyncio.gather(*(worker(n, port, args, results,
                                   started + args.ramp * n / args.clients)
                            for n in range(args.clients)))
+    stop.set()
+    await lag_task
     return results, {"elapsed_s": time.monotonic() - started,
                      "server_cpu_s": tree_cpu_seconds(server_pid) - cpu_before,
-                     "server_rss_mb": tree_rss_mb(server_pid)}
+                     "server_rss_mb": tree_rss_mb(server_pid),
+                     "client_lag_p99_ms": 1000 * percentile(lags, 0.99) if lags else 0.0}
 
 
 def check_database(url: str, clients: int, turns: int) -> str:
@@ -156,8 +163,13 @@ def main() -> int:
             print(f"overhead per bot turn, side {name} (ms): p50 "
                   f"{percentile(overheads, 0.5):.1f}, p99 {percentile(overheads, 0.99):.1f}, "
                   f"max {max(overheads):.1f} (n={len(overheads)})")
+    if results.posts:
+        posts = [1000 * p for p in results.posts]
+        print(f"  of which the message request (stored, 202): p50 {percentile(posts, 0.5):.1f}, "
+              f"p99 {percentile(posts, 0.99):.1f}")
     print(f"server CPU {figures['server_cpu_s']:.1f} s over {figures['elapsed_s']:.1f} s; "
-          f"memory at the end {figures['server_rss_mb']:.0f} MB")
+          f"memory at the end {figures['server_rss_mb']:.0f} MB; client loop lag p99 "
+          f"{figures['client_lag_p99_ms']:.1f} ms")
     print(f"database: {check}")
     return 0 if not results.errors and check.startswith("OK") else 1
 

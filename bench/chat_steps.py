@@ -24,7 +24,7 @@ from chat_load import write_task  # noqa: E402
 
 from collection_and_annotations.blueprints import build_blueprint  # noqa: E402
 from collection_and_annotations.cli.run import open_task  # noqa: E402
-from collection_and_annotations.config import load_run_config  # noqa: E402
+from collection_and_annotations.config.loader import load_run_config  # noqa: E402
 from collection_and_annotations.engine import chat  # noqa: E402
 from collection_and_annotations.engine.allocation import claim_unit  # noqa: E402
 from collection_and_annotations.engine.work import submit  # noqa: E402

@@ -35,7 +35,7 @@ from worker_api_load import drop_postgres, postgres_database  # noqa: E402
 
 from collection_and_annotations.blueprints import build_blueprint  # noqa: E402
 from collection_and_annotations.cli.run import open_task  # noqa: E402
-from collection_and_annotations.config import load_run_config  # noqa: E402
+from collection_and_annotations.config.loader import load_run_config  # noqa: E402
 from collection_and_annotations.storage.database import Database  # noqa: E402
 from collection_and_annotations.storage.models import JudgeCall  # noqa: E402
 

@@ -1,9 +1,12 @@
-"""What the benchmarks read of a server process (from /proc) and of their own event loop."""
+"""What the benchmarks read of a server process (from /proc) and of their own event loop, and
+how they stop one."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -89,3 +92,12 @@ def _or_zero(read: Callable[[int], float], pid: int) -> float:
         return read(pid)
     except OSError:  # the process ended meanwhile
         return 0.0
+
+
+def interrupt(server: subprocess.Popen) -> None:
+    """Ctrl-C, as a person stops the launcher; killed if it is still up a minute later."""
+    server.send_signal(signal.SIGINT)
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        server.kill()

@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import platform
-import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 
 from baseline import DEFAULT_BEFORE, REPO, checkout, python_for
+from procstats import interrupt
 
 BUCKETS = REPO / "collection_and_annotations" / "task_config" / "annotation_buckets.json"
 
@@ -69,11 +69,7 @@ def start_until_first_link(checkout_dir: Path, conf: Path, data_dir: Path,
                 return time.perf_counter() - started, peak_kb / 1024
         raise SystemExit(f"{checkout_dir}: the server ended before printing a link")
     finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        interrupt(server)
 
 
 def main() -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from chat_helpers import ChatServer, auth, event_stream, write_model_opts
 from helpers import free_port
@@ -37,14 +38,7 @@ def play(server: ChatServer, unit: str, token: str, messages: list[str],
         assert server.client.post(f"/api/chat/{unit}/start", json={},
                                   headers=auth(token)).status_code == 200
         for n, text in enumerate(messages):
-            sent = server.client.post(f"/api/chat/{unit}/messages", headers=auth(token),
-                                      json={"text": text, "client_message_id": f"m{n}"})
-            assert sent.status_code == 202, sent.text
-            replied = set()
-            while replied != {0, 1}:
-                _event, data = stream.next("message")
-                if data["role"] == "bot":
-                    replied.add(data["position"])
+            send_to_both(server, unit, token, stream, {"text": text, "client_message_id": f"m{n}"})
             if len(choices) == len(messages) or n == len(messages) - 1:
                 voted = server.client.post(f"/api/chat/{unit}/vote", headers=auth(token),
                                            json={"choice": choices[min(n, len(choices) - 1)]})
@@ -60,3 +54,15 @@ def sides(server: ChatServer, unit: str) -> list[str]:
     with server.db.snapshot() as connection:
         return connection.execute(select(Unit.layout).where(Unit.public_id == unit)
                                   ).scalar()["bots"]
+
+
+def send_to_both(server: ChatServer, unit: str, token: str, stream: Any,
+                 body: dict[str, Any]) -> None:
+    """One message (`body` as the page posts it) to both sides, answered by both bots."""
+    sent = server.client.post(f"/api/chat/{unit}/messages", headers=auth(token), json=body)
+    assert sent.status_code == 202, sent.text
+    replied = set()
+    while replied != {0, 1}:
+        _event, data = stream.next("message")
+        if data["role"] == "bot":
+            replied.add(data["position"])

@@ -20,7 +20,7 @@ from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.bots.base import BotUnavailable, Turn
 from collection_and_annotations.bots.limits import ReplyLimits
 from collection_and_annotations.cli.run import open_task
-from collection_and_annotations.config import load_run_config
+from collection_and_annotations.config.loader import load_run_config
 from collection_and_annotations.server.http import HttpService
 from collection_and_annotations.storage.database import Database
 

@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.cli.run import open_task
-from collection_and_annotations.config import load_run_config
+from collection_and_annotations.config.loader import load_run_config
 from collection_and_annotations.storage.database import Database
 
 SHARED = REPO.parent / "shared"

@@ -11,9 +11,10 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import chdir, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +190,25 @@ def claims_from_processes(served: Any, url: str,
         process.join(timeout=180)
         assert process.exitcode == 0
     return list(statuses)
+
+
+def cli(*args: str, cwd: Path | None = None,
+        env: dict[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m collection_and_annotations <args>` run in this process by click's test runner
+    (`cwd` the working directory and `env` set in the environment meanwhile, None unsets),
+    answered like `subprocess.run`: for tests of what a command writes and says. A test of the
+    process itself (start-up, imports, signals, kill -9) runs it as a subprocess. An
+    exception's traceback ends stderr."""
+    from click.testing import CliRunner
+
+    from collection_and_annotations.cli import main
+
+    with chdir(cwd or Path.cwd()):
+        result = CliRunner().invoke(main, list(args), env=env)
+    stderr = result.stderr
+    if result.exc_info and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess(["cep", *args], result.exit_code, result.stdout, stderr)
 
 
 def app_client(app: Any) -> TestClient:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from arena_helpers import sides, write_arena_conf
+from arena_helpers import send_to_both, sides, write_arena_conf
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream
 from click.testing import CliRunner
 from helpers import BUCKETS
@@ -49,17 +49,11 @@ def _post(server, unit, token, action, body):
 
 
 def _send(server, unit, token, stream, n, labels=None):
-    """One message to both sides, answered by both bots."""
+    """Message `n` to both sides, with `labels` if given, answered by both bots."""
     body = {"text": f"message {n}", "client_message_id": f"m{n}"}
     if labels is not None:
         body["labels"] = labels
-    sent = _post(server, unit, token, "messages", body)
-    assert sent.status_code == 202, sent.text
-    replied = set()
-    while replied != {0, 1}:
-        _event, data = stream.next("message")
-        if data["role"] == "bot":
-            replied.add(data["position"])
+    send_to_both(server, unit, token, stream, body)
 
 
 def test_labels_per_side_before_the_vote_and_offline_answers_name_the_bots(arena, tmp_path):

@@ -4,11 +4,9 @@ same database using that export, the author's claim."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat_conf
-from helpers import REPO, app_client, write_task
+from helpers import app_client, cli, write_task
 
 from collection_and_annotations.server.app import create_app
 
@@ -40,11 +38,9 @@ def test_the_author_of_a_chat_is_never_served_it_to_annotate(tmp_path, database_
     finally:
         server.stop()
     exported = tmp_path / "chats.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "chat",
-         "--format", "dialogues", "--output", str(exported), "--annotation-tasks",
-         "overall_quality", "--annotators", "2", "--database-url", database_url],
-        cwd=REPO, capture_output=True, text=True, timeout=60)
+    done = cli("export", "--task", "chat", "--format", "dialogues", "--output", str(exported),
+               "--annotation-tasks", "overall_quality", "--annotators", "2",
+               "--database-url", database_url)
     assert done.returncode == 0, done.stderr
     lines = exported.read_text().splitlines()
     assert json.loads(lines[0])["data"][0]["origin_worker_id"].startswith("w_")  # a pseudonym

@@ -18,19 +18,23 @@ from typing import Any
 
 import pytest
 import sqlalchemy
+from arena_helpers import write_arena_conf
 from chat_helpers import write_chat_conf
 from helpers import BUCKETS, run_coroutine
 
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.cli.run import open_task
-from collection_and_annotations.config import load_run_config
-from collection_and_annotations.engine import chat, chat_batch
+from collection_and_annotations.config.loader import load_run_config
+from collection_and_annotations.engine import arena, chat, chat_batch
 from collection_and_annotations.engine.allocation import claim_unit, return_unit
 from collection_and_annotations.engine.chat import ChatRules, ReplyJob
 from collection_and_annotations.engine.chat_batch import (
+    BattleMessageStep,
+    BattleVoteStep,
     MessageStep,
     Outcome,
     ReplyStep,
+    Step,
     write_batch,
 )
 from collection_and_annotations.engine.work import WorkRefused
@@ -96,6 +100,13 @@ class Task:
     def conversation(self, n: int) -> tuple:
         return next(row[1:] for row in self.conversations() if row[0][0] == n)
 
+    def votes(self) -> list[tuple]:
+        """The arena's votes as stored, their unit named by claim order."""
+        names = self._names()
+        return sorted((names[a][0], turn, *rest) for a, _b, turn, *rest in self.rows(
+            "SELECT conversation_a, conversation_b, turn, choice, winner, model_a, model_b, "
+            "preferred, worker_id, attempt, typeof(voted_at) FROM battle_votes"))
+
     def count(self) -> int:
         return self.rows("SELECT count(*) FROM messages")[0][0]
 
@@ -132,14 +143,12 @@ def fallbacks(monkeypatch):
 
 
 @pytest.fixture
-def make_task(tmp_path):
+def serve():
+    """`serve(conf, units)`: the conf's task served on its SQLite file, `units` claimed."""
     opened: list[Database] = []
 
-    def _make(name: str, units: int, num_turns: int = 2, extra: str = "",
-              max_resp_time: int = 600) -> Task:
-        folder = tmp_path / name
-        conf = write_chat_conf(folder, f"alpha:{units}", ["alpha"], num_turns=num_turns,
-                               max_resp_time=max_resp_time, extra=extra)
+    def _serve(conf: Path, units: int) -> Task:
+        folder = conf.parent
         cfg = load_run_config(str(conf), [f"data_dir={folder / 'data'}"]).config
         blueprint = build_blueprint(cfg)
         path = folder / "data" / "cep.sqlite3"
@@ -152,9 +161,20 @@ def make_task(tmp_path):
         return Task(db, path, blueprint.rules,
                     [(claim.unit_public_id, claim.worker_id) for claim in claims])
 
-    yield _make
+    yield _serve
     for db in opened:
         db.dispose()
+
+
+@pytest.fixture
+def make_task(tmp_path, serve):
+    def _make(name: str, units: int, num_turns: int = 2, extra: str = "",
+              max_resp_time: int = 600) -> Task:
+        return serve(write_chat_conf(tmp_path / name, f"alpha:{units}", ["alpha"],
+                                     num_turns=num_turns, max_resp_time=max_resp_time,
+                                     extra=extra), units)
+
+    return _make
 
 
 def reply(job: ReplyJob, text: str | None = None, first_piece_ms: int | None = 10,
@@ -163,12 +183,18 @@ def reply(job: ReplyJob, text: str | None = None, first_piece_ms: int | None = 1
                      SETTINGS, first_piece_ms, latency_ms)
 
 
-def one_by_one(task: Task, steps: list[MessageStep | ReplyStep]) -> list[Outcome]:
+def one_by_one(task: Task, steps: list[Step]) -> list[Outcome]:
     """The single-step functions, each in its own transaction, as outcomes."""
     outcomes = []
     for step in steps:
         try:
-            if isinstance(step, MessageStep):
+            if isinstance(step, BattleVoteStep):
+                result = arena.vote(task.db, step.public_id, step.worker_id, step.choice,
+                                    task.rules, step.labels)
+            elif isinstance(step, BattleMessageStep):
+                result = arena.send(task.db, step.public_id, step.worker_id, step.text,
+                                    step.client_id, task.rules, step.label)
+            elif isinstance(step, MessageStep):
                 result = chat.send(task.db, step.public_id, step.worker_id, step.text,
                                    step.client_id, task.rules, step.label)
             else:
@@ -321,6 +347,118 @@ def test_online_labels_are_checked_and_stored_in_a_batch_as_on_their_own(make_ta
     assert batch_outcomes[2].error.problems
     assert batched.rows("SELECT labels FROM messages WHERE labels IS NOT NULL") == \
         [('{"turn_quality": {"Quality": 4}}',)]
+
+
+# -- the arena's messages --------------------------------------------------------------------
+
+@pytest.fixture
+def make_battles(tmp_path, serve):
+    def _make(name: str, battles: int, vote: str = "per_turn", extra: str = "") -> Task:
+        """Battles of two turns (the same sides on every database made)."""
+        return serve(write_arena_conf(tmp_path / name, ["alpha", "beta"], num_turns=2,
+                                      battles_per_pair=battles, vote=vote,
+                                      extra=f"    random_seed: 7\n{extra}"),
+                     battles)
+
+    return _make
+
+
+def battle_message(task: Task, n: int, text: str, client_id: str | None = None,
+                   labels: Any = None) -> BattleMessageStep:
+    public_id, worker_id = task.units[n]
+    return BattleMessageStep.checked(public_id, worker_id, text, client_id, task.rules, labels)
+
+
+def battle_vote(task: Task, n: int, choice: str, labels: Any = None) -> BattleVoteStep:
+    public_id, worker_id = task.units[n]
+    return BattleVoteStep.checked(public_id, worker_id, choice, labels)
+
+
+def in_both(batched: Task, single: Task, make_steps) -> dict[str, list[Outcome]]:
+    """The steps `make_steps(task)` gives as one batch on `batched` and one by one on
+    `single`: the same outcomes and the same rows."""
+    outcomes = {"batched": write_batch(batched.db, make_steps(batched), batched.rules),
+                "single": one_by_one(single, make_steps(single))}
+    assert_same(batched, single, outcomes["batched"], outcomes["single"])
+    return outcomes
+
+
+def replies_to(outcomes: list[Outcome], position: int) -> list[ReplyStep]:
+    """One side's replies to the battle messages stored."""
+    return [reply(o.result[1][position]) for o in outcomes if o.result and o.result[1]]
+
+
+def test_a_batch_of_battle_messages_stores_what_the_single_steps_store(make_battles):
+    """Four battles of two turns voted per turn, each round one batch on one database and the
+    single steps on the other; a fifth battle, never started, is refused in both."""
+    batched, single = make_battles("batched", 5), make_battles("single", 5)
+    for task in (batched, single):
+        for n in range(4):
+            arena.start(task.db, *task.units[n], task.rules)
+    first = in_both(batched, single, lambda task: [
+        battle_message(task, n, f"turn 0 of {n}", None if n == 1 else f"c{n}")
+        for n in range(5)])
+    assert [o.error.status if o.error else len(o.result[1]) for o in first["batched"]] == \
+        [2, 2, 2, 2, 409]
+    assert [row[4:6] for row in batched.conversations()] == [("bot", 1)] * 8
+    # sent again (the same client id: the earlier answer), or another while the bots think
+    again = in_both(batched, single, lambda task: [
+        battle_message(task, 0, "turn 0 of 0", "c0"), battle_message(task, 1, "too soon")])
+    assert again["batched"][0].result == (first["batched"][0].result[0], [])
+    assert again["batched"][1].error.status == 409
+    for position in (0, 1):  # the two sides' replies of a battle never share a batch
+        in_both(batched, single, lambda task, p=position: replies_to(
+            first["batched" if task is batched else "single"], p))
+    # voted per turn: the next message waits for the vote; a second vote on a turn is refused
+    assert all(o.error.status == 409 for o in in_both(batched, single, lambda task: [
+        battle_message(task, n, f"turn 1 of {n}", f"d{n}") for n in range(4)])["batched"])
+    voted = in_both(batched, single, lambda task: [
+        battle_vote(task, n, choice) for n, choice in enumerate(["a", "b", "tie"])]
+        + [battle_vote(task, 4, "a")])
+    assert [o.error.status if o.error else None for o in voted["batched"]] == \
+        [None, None, None, 409]
+    assert in_both(batched, single, lambda task: [battle_vote(task, 0, "b")]
+                   )["batched"][0].error.status == 409
+    second = in_both(batched, single, lambda task: [
+        battle_message(task, n, f"turn 1 of {n}", f"d{n}") for n in range(4)])
+    assert [o.error.status if o.error else o.result[0]["index"] for o in second["batched"]] \
+        == [2, 2, 2, 409]
+    assert [(turn.role, turn.text) for turn in second["batched"][0].result[1][1].history] == [
+        ("worker", "turn 0 of 0"), ("bot", "alpha heard: turn 0 of 0"), ("worker", "turn 1 of 0")]
+    for position in (0, 1):
+        in_both(batched, single, lambda task, p=position: replies_to(
+            second["batched" if task is batched else "single"], p))
+    # the last vote a battle asks for ends both sides
+    in_both(batched, single, lambda task: [battle_vote(task, n, "bothbad") for n in range(3)])
+    assert [row[3] for row in batched.conversations()] == ["ended"] * 6 + ["active"] * 2
+    assert batched.votes() == single.votes()
+    assert [row[:3] for row in batched.votes()] == [
+        (0, 1, "a"), (0, 2, "bothbad"), (1, 1, "b"), (1, 2, "bothbad"), (2, 1, "tie"),
+        (2, 2, "bothbad")]
+    for n in range(4):
+        states = [normal(task, arena.read_battle(task.db, *task.units[n], task.rules,
+                                                 lambda _id: None)) for task in (batched, single)]
+        assert states[0] == states[1]
+
+
+def test_a_battle_message_stores_its_sides_labels_only_if_both_are_right(make_battles):
+    """Both replies' online labels are checked before either is stored, in a batch as on its
+    own: a wrong label on side B refuses the message and leaves side A's unlabelled."""
+    batched = make_battles("batched", 3, vote="end", extra=ONLINE)
+    single = make_battles("single", 3, vote="end", extra=ONLINE)
+    for task in (batched, single):
+        for n in range(3):
+            arena.start(task.db, *task.units[n], task.rules)
+            for job in arena.send(task.db, *task.units[n], "first", f"f{n}", task.rules)[1]:
+                chat.store_reply(task.db, job, "hello", SETTINGS, 1, 2, task.rules)
+    good, bad = {"Quality": 4}, {"Quality": 9}
+    outcomes = in_both(batched, single, lambda task: [
+        battle_message(task, 0, "second", "a", {"0": good, "1": bad}),
+        battle_message(task, 1, "second", "b", {"0": good, "1": good}),
+        battle_message(task, 2, "second", "c", {"0": good})])  # B's is required
+    assert [o.error.status if o.error else None for o in outcomes["batched"]] == \
+        [422, None, 422]
+    assert batched.rows("SELECT count(*) FROM messages WHERE labels IS NOT NULL") == [(2,)]
 
 
 # -- each step its own outcome ---------------------------------------------------------------

@@ -4,12 +4,10 @@ chats with all 8 + 16 offline buckets, through the real launcher and the chat AP
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 
 import httpx
 from chat_helpers import EventStream, auth
-from helpers import REPO, Running, free_port
+from helpers import Running, cli, free_port
 
 OPTS = ("parrot: {type: demo, name: parrot, delay: 0}\n"
         "chatter: {type: demo, name: chatter, delay: 0}\n")
@@ -71,10 +69,8 @@ def test_the_original_collection_conf_runs_with_its_24_offline_buckets(tmp_path,
     finally:
         server.process.send_signal(signal.SIGINT)
         server.process.wait(30)
-    exported = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "export", "--task",
-         "collect_dialogues", "--format", "csv", "--data-dir", str(tmp_path / "data")],
-        cwd=REPO, capture_output=True, text=True, timeout=60)
+    exported = cli("export", "--task", "collect_dialogues", "--format", "csv", "--data-dir",
+                   str(tmp_path / "data"))
     assert exported.returncode == 0, exported.stderr
     rows = exported.stdout.strip().splitlines()[1:]
     assert len(rows) == 24  # one row per offline bucket: 8 + 8 likert, 8 comparative

@@ -1,18 +1,25 @@
 """Commands answer at once: a conf error, `--help` and `export` do not load the statistics and
-plotting libraries (they cost seconds of start-up; only `analyze` and `evaluate` need them).
-Checked by the modules each command left loaded, not by a clock."""
+plotting libraries (they cost seconds of start-up; only `analyze` and `evaluate` need them), and
+`export` of a stored task does not load Hydra (only composing a conf needs it). Checked by the
+modules each command left loaded, not by a clock."""
 
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 
-from helpers import REPO
+import pytest
+from demo_study import submit_demo
+from helpers import REPO, free_port
 
 HEAVY = ("scipy", "pandas", "matplotlib", "statsmodels", "sacrebleu")
 SERVER = ("sqlalchemy", "alembic", "starlette", "uvicorn")  # what a conf error needs neither
-# Runs a command in this interpreter, then prints which heavy libraries it loaded.
+CONF = ("hydra", "omegaconf")  # composing a conf: a stored task's export needs neither
+# what a served task loads only when its conf asks for them: LLM judges, Prolific's API client
+ON_DEMAND = ("collection_and_annotations.judges.served", "httpx")
+# Runs a command in this interpreter, then prints which of those modules it loaded.
 WRAPPER = """
 import json, runpy, sys
 sys.argv = sys.argv[1:]
@@ -26,23 +33,27 @@ except SystemExit as exc:
     code = exc.code
 else:
     code = 0
-loaded = sorted({name.split(".")[0] for name in sys.modules} & set(json.loads(NAMES)))
+loaded = sorted(name for name in json.loads(NAMES) if name in sys.modules)
 print("LOADED " + json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
-""".replace("NAMES", repr(json.dumps(HEAVY + SERVER)))
+""".replace("NAMES", repr(json.dumps(HEAVY + SERVER + CONF + ON_DEMAND)))
 
 
 def loaded_by(*argv: str, cwd) -> tuple[int, list[str], str]:
     """Exit code, the heavy libraries loaded and stderr of `python <argv>`."""
     result = subprocess.run([sys.executable, "-c", WRAPPER, *argv], cwd=cwd,
                             capture_output=True, text=True, timeout=120)
-    report = json.loads(result.stderr.rsplit("LOADED ", 1)[1])
-    return report["code"], report["loaded"], result.stderr + result.stdout
+    return _report(result.stderr, result.stderr + result.stdout)
+
+
+def _report(stderr: str, output: str) -> tuple[int, list[str], str]:
+    report = json.loads(stderr.rsplit("LOADED ", 1)[1])
+    return report["code"], report["loaded"], output
 
 
 def test_a_conf_error_loads_no_statistics_or_plotting_library(tmp_path):
     code, loaded, output = loaded_by(str(REPO / "welcome.py"), "conf=nope", cwd=tmp_path)
     assert code == 2 and "conf 'nope' not found" in output, output
-    assert loaded == [], output  # neither the statistics nor the server's libraries
+    assert not set(loaded) & set(HEAVY + SERVER), output  # neither statistics nor server
 
 
 def test_help_lists_every_command_without_loading_them(tmp_path):
@@ -59,6 +70,53 @@ def test_export_loads_no_statistics_or_plotting_library(tmp_path):
         "--data-dir", str(tmp_path / "none"), cwd=REPO)
     assert code != 0 and "no database in" in output, output
     assert not set(loaded) & set(HEAVY), output
+
+
+@pytest.mark.parametrize(("conf", "exports"), [
+    ("demo", [("jsonl", "exported 34 rows"), ("csv", "exported 34 rows"),
+              ("submissions", "exported 4 submissions"), ("identities", "exported 1 workers")]),
+    ("demo_chat", [("dialogues", "exported 0 dialogues"), ("jsonl", "exported 0 rows")]),
+    ("demo_arena", [("battles", "exported 0 battles"), ("jsonl", "exported 0 rows")]),
+])
+def test_export_of_a_stored_task_loads_no_conf_or_statistics_library(tmp_path, open_conf, conf,
+                                                                     exports):
+    """Every format, on each kind of task (its kind's module is loaded to read its answers)."""
+    database_url = f"sqlite:///{tmp_path / 'cep.sqlite3'}"
+    served = open_conf(conf, database_url)
+    if conf == "demo":
+        submit_demo(served, workers=1)
+    for fmt, exported in exports:
+        out = tmp_path / f"{fmt}.jsonl"
+        code, loaded, output = loaded_by(
+            "-m", "collection_and_annotations", "export", "--task", conf, "--format", fmt,
+            "--database-url", database_url, "-o", str(out), "--annotation-tasks", "relevance",
+            cwd=REPO)
+        assert code == 0 and exported in output and out.is_file(), output
+        assert not set(loaded) & set(HEAVY + CONF), (fmt, output)
+
+
+def test_a_served_task_loads_no_judge_or_analysis_code_it_does_not_use(tmp_path):
+    """The demo names no judges and pays through no platform: from its start to Ctrl-C once it
+    serves, neither the judges' code nor an HTTP client is loaded, nor the analysis's
+    statistics and plotting libraries."""
+    server = subprocess.Popen(
+        [sys.executable, "-u", "-c", WRAPPER, str(REPO / "welcome.py"), "conf=demo",
+         f"data_dir={tmp_path / 'data'}", f"mephisto.architect.port={free_port()}"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    printed = []
+    try:
+        for line in server.stdout:  # links, then the monitor's first progress line: serving
+            printed.append(line)
+            if "] progress: " in line:
+                break
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=60)
+    finally:
+        server.kill()
+    code, loaded, output = _report(err, "".join(printed) + out + err)
+    assert code == 0 and "stopping" in output, output
+    assert not set(loaded) & {"scipy", "pandas", "matplotlib", "statsmodels", *ON_DEMAND}, \
+        output
 
 
 def test_every_listed_command_exists():

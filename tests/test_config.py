@@ -7,8 +7,7 @@ import warnings
 import pytest
 
 from collection_and_annotations.blueprints import build_blueprint
-from collection_and_annotations.config import load_run_config
-from collection_and_annotations.config.loader import DeprecatedKeyWarning
+from collection_and_annotations.config.loader import DeprecatedKeyWarning, load_run_config
 from collection_and_annotations.errors import NotSupportedYet, UserError
 
 FIXTURE_CONFS = ["consistency", "knowledge", "transitions", "likert", "likert_turn", "comparative"]

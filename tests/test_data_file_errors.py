@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import PACKAGE_DIR, REPO, dialogue, free_port, write_task
+import pytest
+from helpers import PACKAGE_DIR, REPO, cli, dialogue, free_port, write_task
 
 
 def welcome(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -67,9 +68,26 @@ def test_a_conf_of_ones_own_folder_without_task_dir_gets_a_hint(tmp_path):
 
 
 def test_a_relative_data_dir_is_named_by_its_absolute_path(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "collection_and_annotations", "export",
-                             "--task", "demo", "--data-dir", "./elsewhere"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=120)
+    result = cli("export", "--task", "demo", "--data-dir", "./elsewhere", cwd=tmp_path)
     assert result.returncode == 1
     assert f"no database in {tmp_path.resolve() / 'elsewhere'} (--data-dir ./elsewhere)" \
         in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", ["export", "analyze", "quals"])
+def test_a_database_url_without_runs_is_refused_and_nothing_is_created(tmp_path, postgres_url,
+                                                                       command):
+    """A missing SQLite file is not created empty, an empty database is named, a bad URL is
+    told apart, and no output file is left behind."""
+    sub = ["list"] if command == "quals" else []
+    out = {"export": ["-o", str(tmp_path / "out.jsonl")],
+           "analyze": ["--json", str(tmp_path / "results.json")]}.get(command, [])
+    task = [] if command == "quals" else ["--task", "demo"]
+    missing = tmp_path / "none.sqlite3"
+    for url, said in ((f"sqlite:///{missing}", f"no SQLite database at {missing}"),
+                      (postgres_url, "holds no runs of this platform"),
+                      ("::nope", "is not a database URL")):
+        result = cli(command, *sub, *task, "--database-url", url, *out, cwd=tmp_path)
+        assert result.returncode != 0 and said in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

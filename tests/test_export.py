@@ -5,10 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 
-from helpers import dialogue, write_task
+from helpers import cli, dialogue, write_task
 
 from collection_and_annotations.engine.allocation import claim_unit
 from collection_and_annotations.engine.work import submit, unit_view
@@ -39,10 +37,7 @@ def _submit_one(served, worker):
 
 
 def _export(database_url, *args):
-    result = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "t",
-         "--database-url", database_url, *args],
-        capture_output=True, text=True, timeout=60)
+    result = cli("export", "--task", "t", "--database-url", database_url, *args)
     assert result.returncode == 0, result.stderr
     return result
 
@@ -116,8 +111,6 @@ def test_export_items_csv_jsonl_and_whole_submissions(tmp_path, database_url, op
 def test_export_unknown_task(tmp_path, database_url, open_conf):
     open_conf(str(write_task(tmp_path, [{"data": [dialogue("d1", "g1", ["issues"])]}],
                              {"g1": 1})), database_url)
-    result = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "nope",
-         "--database-url", database_url], capture_output=True, text=True, timeout=60)
+    result = cli("export", "--task", "nope", "--database-url", database_url)
     assert result.returncode == 1 and "no task named 'nope'" in result.stderr
     assert "tasks: t" in result.stderr

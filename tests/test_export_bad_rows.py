@@ -5,10 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 
-from helpers import app_client, dialogue, write_task
+from helpers import app_client, cli, dialogue, write_task
 from sqlalchemy import text
 from test_export import _submit_one
 
@@ -45,10 +43,8 @@ def test_cli_and_api_exports_survive_bad_rows(tmp_path, database_url, open_conf)
 
     outputs = {}
     for fmt in ("csv", "jsonl", "submissions"):
-        result = subprocess.run(
-            [sys.executable, "-m", "collection_and_annotations", "export", "--task", "t",
-             "--database-url", database_url, "--format", fmt, "-o", str(tmp_path / fmt)],
-            capture_output=True, text=True, timeout=60)
+        result = cli("export", "--task", "t", "--database-url", database_url, "--format", fmt,
+                     "-o", str(tmp_path / fmt))
         assert result.returncode == 0, result.stderr
         outputs[fmt] = (tmp_path / fmt).read_text(encoding="utf-8")
 

@@ -4,11 +4,9 @@ its run ended, with review working and no new work handed out."""
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 
 import httpx
-from helpers import Running, free_port
+from helpers import Running, cli, free_port
 from test_welcome_run import _work
 
 
@@ -64,18 +62,12 @@ def test_serve_names_the_tasks_it_knows(tmp_path):
         run.process.wait(timeout=20)
     finally:
         run.process.kill()
-    result = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "serve", "--task", "other",
-         "--data-dir", str(tmp_path / "data")], capture_output=True, text=True, timeout=60)
+    result = cli("serve", "--task", "other", "--data-dir", str(tmp_path / "data"))
     assert result.returncode == 1
     assert "no task named 'other' in this database (tasks here: demo)" in result.stderr
-    missing = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "serve", "--task", "demo",
-         "--data-dir", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=60)
+    missing = cli("serve", "--task", "demo", "--data-dir", str(tmp_path / "nowhere"))
     assert missing.returncode == 1 and "no database in" in missing.stderr
-    bad_url = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "serve", "--task", "demo",
-         "--data-dir", str(tmp_path / "data"), "--public-url", "ftp://x"],
-        capture_output=True, text=True, timeout=60)
+    bad_url = cli("serve", "--task", "demo", "--data-dir", str(tmp_path / "data"), "--public-url",
+                  "ftp://x")
     assert bad_url.returncode == 1
     assert "--public-url='ftp://x' is not a web address" in bad_url.stderr

@@ -8,6 +8,7 @@ import time
 
 import httpx
 from helpers import Running, free_port
+from sqlalchemy import create_engine, text
 
 from collection_and_annotations.server.app import STATIC_DIR
 
@@ -103,7 +104,7 @@ def test_the_serving_process_collects_garbage_in_larger_young_collections(tmp_pa
     import gc
 
     from collection_and_annotations.cli import run
-    from collection_and_annotations.config import load_run_config
+    from collection_and_annotations.config.loader import load_run_config
 
     loaded = load_run_config("demo", [f"data_dir={tmp_path}",
                                       f"mephisto.architect.port={free_port()}"])
@@ -116,3 +117,22 @@ def test_the_serving_process_collects_garbage_in_larger_young_collections(tmp_pa
     finally:
         gc.set_threshold(*defaults)
         gc.unfreeze()
+
+
+def test_ctrl_c_while_the_links_print_stops_cleanly_and_closes_the_run(tmp_path):
+    """Ctrl-C the moment the first link shows (the links are still printing): the same clean
+    stop as later, no traceback, and the run is closed, not left running."""
+    run = Running(tmp_path, free_port())
+    try:
+        run.wait_for(r"http://127\.0\.0\.1:\d+/\?worker_id=worker_1")
+        run.process.send_signal(signal.SIGINT)
+        assert run.process.wait(timeout=20) == 0, "".join(run.lines)
+        run.wait_for("stopping: completed work is saved")
+        assert not any("Traceback" in line for line in run.lines), "".join(run.lines)
+    finally:
+        run.process.kill()
+    engine = create_engine(f"sqlite:///{next((tmp_path / 'data').glob('*.sqlite3'))}")
+    with engine.connect() as connection:
+        statuses = connection.execute(text("SELECT status FROM task_runs")).scalars().all()
+    engine.dispose()
+    assert statuses == ["stopped"]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from omegaconf import DictConfig
+from typing import TYPE_CHECKING
 
 from collection_and_annotations.blueprints.base import AssignmentPlan, TaskBlueprint
 from collection_and_annotations.blueprints.registry import blueprint_class
 from collection_and_annotations.errors import UserError
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 __all__ = ["AssignmentPlan", "TaskBlueprint", "build_blueprint"]
 

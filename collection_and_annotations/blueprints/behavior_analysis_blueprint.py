@@ -4,9 +4,7 @@ static annotation or a dialogue collection task, and it takes the keys of both."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from omegaconf import DictConfig
+from typing import TYPE_CHECKING, Any
 
 from collection_and_annotations.blueprints.base import TaskBlueprint
 from collection_and_annotations.blueprints.dialogue_collection.conf import DialogueCollectionConf
@@ -14,6 +12,9 @@ from collection_and_annotations.blueprints.registry import blueprint_class, regi
 from collection_and_annotations.blueprints.static_annotation.conf import StaticAnnotationConf
 from collection_and_annotations.config.keys import unused
 from collection_and_annotations.errors import UserError
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 _NEVER_USED = "deprecated: the original project never used it"
 

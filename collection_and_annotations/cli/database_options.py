@@ -26,4 +26,38 @@ def stored_database_url(data_dir: str, database_url: str | None) -> str:
         raise click.ClickException(f"no database in {Path(data_dir).expanduser().resolve()} "
                                    f"(--data-dir {data_dir}); pass the data_dir the task ran "
                                    "with as --data-dir, or its --database-url")
+    if database_url is not None:
+        _check_holds_runs(database_url)
     return database_url or default_url(data_dir)
+
+
+def _check_holds_runs(url: str) -> None:
+    """A --database-url that is not there, cannot be reached or holds no runs is refused
+    before anything reads it (SQLite would otherwise create an empty file)."""
+    from sqlalchemy import create_engine, inspect, make_url
+    from sqlalchemy.exc import ArgumentError, DBAPIError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise click.BadParameter(f"{url!r} is not a database URL (e.g. "
+                                 "postgresql://user@host/db or sqlite:////path/cep.sqlite3)",
+                                 param_hint="--database-url") from None
+    shown = parsed.render_as_string(hide_password=True)
+    if (parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:")
+            and not Path(parsed.database).is_file()):
+        raise click.ClickException(f"no SQLite database at {parsed.database} (--database-url "
+                                   f"{shown}); pass the database_url the task ran with")
+    engine = create_engine(parsed)
+    try:
+        with engine.connect() as connection:
+            holds_runs = inspect(connection).has_table("tasks")
+    except DBAPIError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise click.ClickException(f"cannot read the database {shown}: {reason}; check "
+                                   "--database-url") from None
+    finally:
+        engine.dispose()
+    if not holds_runs:
+        raise click.ClickException(f"the database {shown} holds no runs of this platform; pass "
+                                   "the database_url the task ran with as --database-url")

@@ -164,7 +164,7 @@ def _from_conf(
     conf: str, metric_names: str | None, perf_metric: str | None, by: tuple[str, ...]
 ) -> tuple[str | None, str | None, tuple[str, ...]]:
     """Command-line options win; the conf's `metrics` section fills what they leave out."""
-    from collection_and_annotations.config import load_run_config
+    from collection_and_annotations.config.loader import load_run_config
     from collection_and_annotations.errors import UserError
 
     try:

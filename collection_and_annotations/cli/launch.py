@@ -10,7 +10,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from collection_and_annotations.config import load_run_config
+from collection_and_annotations.config.loader import load_run_config
 from collection_and_annotations.config.task_dir import task_dir_hint
 from collection_and_annotations.errors import UserError
 

@@ -9,6 +9,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omegaconf import DictConfig, OmegaConf
 from sqlalchemy.engine import make_url
@@ -31,7 +32,6 @@ from collection_and_annotations.engine.runs import (
 )
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
-from collection_and_annotations.judges.served import ServedJudges
 from collection_and_annotations.providers import provider_class
 from collection_and_annotations.providers.base import Provider, ProviderError
 from collection_and_annotations.quality.blocklist import check_blocklists, load_blocklist
@@ -41,6 +41,9 @@ from collection_and_annotations.server.app import check_frontend_built
 from collection_and_annotations.server.auth import requester_token
 from collection_and_annotations.server.http import HostNames, HttpService
 from collection_and_annotations.storage.database import Database, default_url
+
+if TYPE_CHECKING:
+    from collection_and_annotations.judges.served import ServedJudges
 
 SAMPLE_LINKS = 5
 MAINTENANCE_EVERY = 60.0  # seconds between refreshes of the planner's statistics
@@ -214,41 +217,59 @@ def _load(cfg: DictConfig, conf_path: str) -> ServedTask:
     return served
 
 
+def served_judges(cfg: DictConfig) -> ServedJudges | None:
+    """The conf's LLM judges, built; their libraries load only for a conf that names some."""
+    if not cfg.mephisto.blueprint.judges:
+        return None
+    from collection_and_annotations.judges.served import ServedJudges
+
+    return ServedJudges.from_conf(cfg)
+
+
 def serve(cfg: DictConfig, conf_path: str) -> int:
-    judges = ServedJudges.from_conf(cfg)  # checked before anything is written
+    judges = served_judges(cfg)  # checked before anything is written
     served = _load(cfg, conf_path)
     architect = cfg.mephisto.architect
-    http = HttpService(served, architect.hostname, architect.port, architect.server_processes,
-                       HostNames.of(architect),
-                       relay_chat=architect.server_processes > 1 or architect.join,
-                       threads=architect.database_threads)
-    # Launchers that join one run share it until the last of them stops (engine/join.py).
-    presence = Presence(served.db, served.run_id) if architect.join else None
-    # `kill` (SIGTERM) stops as cleanly as Ctrl-C: server processes ended, run closed.
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    finished = _announce(served)
-    # Only a platform that pays has calls to retry; local links record decisions at once.
-    sync = ProviderSync(served.db, served.provider, served.task_id) if served.provider.pays \
-        else None
-    if sync is not None:
-        sync.start()
-    if judges is not None:
-        judges.start(served)
-    monitor = Monitor(served, cfg.monitoring_log_rate, cfg.exit_when_complete, finished)
+    # Whatever has started is stopped, whenever Ctrl-C comes (while the links print too).
+    http: HttpService | None = None
+    presence: Presence | None = None
+    sync: ProviderSync | None = None
+    judging: ServedJudges | None = None
+    monitor: Monitor | None = None
     try:
+        http = HttpService(served, architect.hostname, architect.port,
+                           architect.server_processes, HostNames.of(architect),
+                           relay_chat=architect.server_processes > 1 or architect.join,
+                           threads=architect.database_threads)
+        # Launchers that join one run share it until the last of them stops (engine/join.py).
+        presence = Presence(served.db, served.run_id) if architect.join else None
+        # `kill` (SIGTERM) stops as cleanly as Ctrl-C: server processes ended, run closed.
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        finished = _announce(served)
+        # Only a platform that pays has calls to retry; local links record decisions at once.
+        if served.provider.pays:
+            sync = ProviderSync(served.db, served.provider, served.task_id)
+            sync.start()
+        if judges is not None:
+            judges.start(served)
+            judging = judges
+        monitor = Monitor(served, cfg.monitoring_log_rate, cfg.exit_when_complete, finished)
         monitor.run()
     except KeyboardInterrupt:
-        state = ("the run is complete" if monitor.complete
+        state = ("the run is complete" if monitor is not None and monitor.complete
                  else "completed work is saved; run the same conf again to continue")
         print(f"\nstopping: {state}; the data is in {data_location(served.db.url)}")
     finally:
-        if judges is not None:
-            judges.stop()
+        if judging is not None:
+            judging.stop()
         if sync is not None:
             sync.stop()
-        http.stop()
-        if presence is None or presence.leave():
-            end_run(served.db, served.run_id, "completed" if monitor.complete else "stopped")
+        if http is not None:
+            http.stop()
+        # a launcher that never joined leaves a shared run to the others
+        if presence.leave() if presence is not None else not architect.join:
+            end_run(served.db, served.run_id,
+                    "completed" if monitor is not None and monitor.complete else "stopped")
         served.db.dispose()
     return 0
 

@@ -1,6 +1,6 @@
-"""Run configuration: Hydra structured configs compatible with the original project's confs."""
+"""Run configuration: Hydra structured configs compatible with the original project's confs.
 
-from collection_and_annotations.config.loader import LoadedConf, load_run_config
-from collection_and_annotations.config.schema import RunConfig
-
-__all__ = ["LoadedConf", "RunConfig", "load_run_config"]
+`config.loader.load_run_config` composes and checks a conf (it loads Hydra); `config.schema`
+declares the keys and loads Hydra only to register them, so a task kind's conf class and
+the commands that read stored runs (`export`) import no Hydra.
+"""

@@ -17,8 +17,6 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from hydra.core.config_store import ConfigStore
-
 from collection_and_annotations import PACKAGE_DIR
 from collection_and_annotations.config.keys import TEN_YEARS, ranged, unused
 
@@ -244,6 +242,8 @@ class RunConfig:
 def register_configs() -> None:
     """Make the group options the original confs name in their defaults list resolvable: every
     registered task kind and provider (plug-ins too), and Mephisto's other kinds."""
+    from hydra.core.config_store import ConfigStore
+
     from collection_and_annotations.blueprints.registry import BLUEPRINTS
     from collection_and_annotations.providers import PROVIDERS
 

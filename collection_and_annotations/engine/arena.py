@@ -11,9 +11,9 @@ step and the expiry sweep serialise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, insert, select, update
@@ -27,9 +27,11 @@ from collection_and_annotations.engine.chat import (
     ReplyJob,
     chat_state,
     check_text,
+    checked_label,
     client_id_of,
-    label_last_reply,
+    store_labels,
 )
+from collection_and_annotations.engine.chat_sql import ADD_MESSAGE, message
 from collection_and_annotations.engine.work import WorkRefused, owned_unit
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -86,8 +88,13 @@ def _open_unit(connection: Connection, public_id: str, worker_id: int,
     """The worker's assigned unit, its row locked first on PostgreSQL when the step writes
     (SQLite's write transaction holds the database's one write lock already)."""
     statement = _LOCKED_UNIT if lock and connection.dialect.name == "postgresql" else _UNIT
-    unit = owned_unit(connection.execute(statement, {"public_id": public_id}).first(),
-                      worker_id)
+    return open_battle(connection.execute(statement, {"public_id": public_id}).first(),
+                       worker_id)
+
+
+def open_battle(unit: Any, worker_id: int) -> Any:
+    """The unit (None if not found) if it is the worker's and its battle still takes steps."""
+    unit = owned_unit(unit, worker_id)
     if unit.status != "assigned":
         raise WorkRefused(f"this unit is {unit.status}; the battle is closed", 409)
     return unit
@@ -205,10 +212,11 @@ def _histories(connection: Connection, sides: list[Row]) -> dict[int, list[Row]]
     return found
 
 
-def _label_replies(connection: Connection, sides: list[Row],
-                   histories: dict[int, list[Row]], labels: Any, rules: ArenaRules) -> None:
-    """Check and store the online labels of both sides' last replies (`labels`: position ->
-    label, as the page sends them) before the worker moves on, as the chat kind does."""
+def _checked_labels(sides: Sequence[Any], histories: Mapping[int, Sequence[Any]],
+                    labels: Any, rules: ArenaRules) -> list[dict[str, Any] | None]:
+    """The online labels of both sides' last replies (`labels`: position -> label, as the page
+    sends them) checked before the worker moves on, as the chat kind does: their binds to
+    store (engine/chat.py `store_labels`), or WorkRefused before anything is written."""
     if labels is None:
         labels = {}
     if labels and (rules.annotations is None or rules.annotations.online is None):
@@ -216,54 +224,80 @@ def _label_replies(connection: Connection, sides: list[Row],
     if not isinstance(labels, dict) or not set(labels) <= {"0", "1"}:
         raise WorkRefused("'labels' must map a side (\"0\" for Model A, \"1\" for Model B) "
                           "to the label of its latest reply", 400)
-    for side in sides:
-        label_last_reply(connection, side.id, histories[side.id],
-                         labels.get(str(side.position)), rules, PANES[side.position])
+    return [checked_label(side.id, histories[side.id], labels.get(str(side.position)), rules,
+                          PANES[side.position]) for side in sides]
+
+
+@dataclass(frozen=True)
+class Battle:
+    """A battle as its worker's message or vote reads it: the unit (UnitRow's columns), its
+    sides in order (ConversationRow's), each side's messages in order (MessageRow's) by
+    conversation id, and the turns voted on (a message reads them for `vote: per_turn`)."""
+
+    unit: Any
+    sides: Sequence[Any]
+    histories: Mapping[int, Sequence[Any]]
+    voted: Collection[int]
 
 
 def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
          rules: ArenaRules, labels: Any = None) -> tuple[dict[str, Any], list[ReplyJob]]:
     """Store the worker's message on both sides (and `labels`, the online labels of the
     replies before it); returns what the API answers and the two bot turns to run (none when
-    this repeats a message already stored)."""
+    this repeats a message already stored). SQLite's batches take the same step
+    (engine/chat_batch.py)."""
     text, client_id = check_text(text, rules), client_id_of(client_message_id)
     with db.transaction() as connection:
         unit = _open_unit(connection, public_id, worker_id)
         sides = _sides(connection, unit)
-        histories = _histories(connection, sides)
-        if client_id is not None and sides:
-            repeated = next((m for m in histories[sides[0].id]
-                             if m.client_message_id == client_id), None)
-            if repeated is not None:
-                return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, []
-        if len(sides) != 2 or any(side.status != "active" for side in sides):
-            raise WorkRefused("no battle is open: start it first", 409)
-        if any(side.awaiting != WORKER for side in sides):
-            raise WorkRefused("both models must answer before your next message; wait for "
-                              "them (or press Try again on a side that failed)", 409)
-        turns_done = sides[0].turns_done
-        if turns_done >= rules.num_turns:
-            raise WorkRefused(f"this battle has its {rules.num_turns} messages; vote to "
-                              "finish it", 409)
-        if rules.vote == "per_turn" and turns_done and \
-                turns_done not in _voted(connection, unit.id, unit.times_expired):
-            raise WorkRefused("vote on these replies before your next message", 409)
-        _label_replies(connection, sides, histories, labels, rules)
-        now = utcnow()
-        index = len(histories[sides[0].id])
-        connection.execute(insert(Message), [{
-            "conversation_id": side.id, "index": index, "role": "worker", "text": text,
-            "sent_at": now, "client_message_id": client_id, "opener": False} for side in sides])
-        connection.execute(update(Conversation)
-                           .where(Conversation.id.in_([side.id for side in sides]))
-                           .values(awaiting=BOT, turns_done=Conversation.turns_done + 1,
-                                   respond_by=None, error=None))
-        jobs = [ReplyJob(unit.id, public_id, side.id, unit.times_expired, side.position,
-                         side.bot, None, index + 1,
-                         (*(Turn(m.role, m.text) for m in histories[side.id]),
-                          Turn("worker", text)), now)
-                for side in sides]
-        return {"index": index, "sent_at": iso_utc(now)}, jobs
+        voted = (set(_voted(connection, unit.id, unit.times_expired))
+                 if rules.vote == "per_turn" else set())
+        battle = Battle(unit, sides, _histories(connection, sides), voted)
+        answer, jobs, rows = accept_message(connection, battle, public_id, text, client_id,
+                                            labels, rules, utcnow())
+        if rows:
+            connection.execute(ADD_MESSAGE, rows)
+            connection.execute(update(Conversation)
+                               .where(Conversation.id.in_([side.id for side in sides]))
+                               .values(awaiting=BOT, turns_done=Conversation.turns_done + 1,
+                                       respond_by=None, error=None))
+        return answer, jobs
+
+
+def accept_message(connection: Connection, battle: Battle, public_id: str, text: str,
+                   client_id: str | None, labels: Any, rules: ArenaRules, now: datetime
+                   ) -> tuple[dict[str, Any], list[ReplyJob], list[dict[str, Any]]]:
+    """The checks of a worker's message against its battle (WorkRefused when it may not be
+    sent) and the replies' online labels stored: the answer, both bot turns and both message
+    rows to insert (engine/chat_sql.py `message`), or the earlier answer alone when this
+    repeats a message already stored."""
+    unit, sides, histories = battle.unit, battle.sides, battle.histories
+    if client_id is not None and sides:
+        repeated = next((m for m in histories[sides[0].id]
+                         if m.client_message_id == client_id), None)
+        if repeated is not None:
+            return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, [], []
+    if len(sides) != 2 or any(side.status != "active" for side in sides):
+        raise WorkRefused("no battle is open: start it first", 409)
+    if any(side.awaiting != WORKER for side in sides):
+        raise WorkRefused("both models must answer before your next message; wait for "
+                          "them (or press Try again on a side that failed)", 409)
+    turns_done = sides[0].turns_done
+    if turns_done >= rules.num_turns:
+        raise WorkRefused(f"this battle has its {rules.num_turns} messages; vote to "
+                          "finish it", 409)
+    if rules.vote == "per_turn" and turns_done and turns_done not in battle.voted:
+        raise WorkRefused("vote on these replies before your next message", 409)
+    store_labels(connection, _checked_labels(sides, histories, labels, rules))
+    index = len(histories[sides[0].id])
+    jobs = [ReplyJob(unit.id, public_id, side.id, unit.times_expired, side.position,
+                     side.bot, None, index + 1,
+                     (*(Turn(m.role, m.text) for m in histories[side.id]),
+                      Turn("worker", text)), now)
+            for side in sides]
+    rows = [message(side.id, index, "worker", text, now, client_message_id=client_id)
+            for side in sides]
+    return {"index": index, "sent_at": iso_utc(now)}, jobs, rows
 
 
 def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJob:
@@ -282,33 +316,59 @@ def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJ
                         side.bot, None, len(history), history, utcnow())
 
 
+def checked_choice(choice: Any) -> str:
+    """A vote's choice, or WorkRefused for one the battle does not offer (needs no database)."""
+    if not isinstance(choice, str) or choice not in WINNERS:
+        raise WorkRefused(f"'choice' must be one of {', '.join(WINNERS)}", 422)
+    return choice
+
+
 def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: ArenaRules,
          labels: Any = None) -> None:
     """Store the worker's vote on the replies now shown (and `labels`, their online labels),
-    naming the bots; the last vote the battle asks for ends both sides."""
-    if not isinstance(choice, str) or choice not in WINNERS:
-        raise WorkRefused(f"'choice' must be one of {', '.join(WINNERS)}", 422)
+    naming the bots; the last vote the battle asks for ends both sides. SQLite's batches take
+    the same step (engine/chat_batch.py)."""
+    choice = checked_choice(choice)
     with db.transaction() as connection:
         unit = _open_unit(connection, public_id, worker_id)
         sides = _sides(connection, unit)
-        voted = _voted(connection, unit.id, unit.times_expired)
-        if len(sides) != 2 or any(s.status != "active" or s.awaiting != WORKER for s in sides):
-            raise WorkRefused("both models must answer before you vote", 409)
-        turn = rules.vote_due(sides[0].turns_done, set(voted))
-        if turn is None:
-            raise WorkRefused(
-                "this battle asks for your vote after your last message"
-                if rules.vote == "end" and sides[0].turns_done < rules.num_turns
-                else "you have voted on these replies; send your next message", 409)
-        _label_replies(connection, sides, _histories(connection, sides), labels, rules)
-        bots = [side.bot for side in sides]
+        battle = Battle(unit, sides, _histories(connection, sides),
+                        set(_voted(connection, unit.id, unit.times_expired)))
         now = utcnow()
-        connection.execute(insert(BattleVote).values(
-            unit_id=unit.id, worker_id=worker_id, attempt=unit.times_expired, turn=turn,
-            conversation_a=sides[0].id, conversation_b=sides[1].id, model_a=bots[0],
-            model_b=bots[1], choice=choice, winner=WINNERS[choice],
-            preferred={"a": bots[0], "b": bots[1]}.get(choice), voted_at=now))
-        if len(voted) + 1 >= rules.votes_needed():
-            connection.execute(update(Conversation)
-                               .where(Conversation.id.in_([s.id for s in sides]))
-                               .values(status="ended", ended_at=now, respond_by=None))
+        row, ended = accept_vote(connection, battle, worker_id, choice, labels, rules, now)
+        store_votes(connection, [row], ended, now)
+
+
+def accept_vote(connection: Connection, battle: Battle, worker_id: int, choice: str,
+                labels: Any, rules: ArenaRules, now: datetime
+                ) -> tuple[dict[str, Any], list[int]]:
+    """The checks of a vote against its battle (WorkRefused when it may not be given) and the
+    replies' online labels stored: the vote's row (naming the bots) and the sides it ends (both,
+    when it is the last vote the battle asks for; else none)."""
+    unit, sides = battle.unit, battle.sides
+    if len(sides) != 2 or any(s.status != "active" or s.awaiting != WORKER for s in sides):
+        raise WorkRefused("both models must answer before you vote", 409)
+    turn = rules.vote_due(sides[0].turns_done, set(battle.voted))
+    if turn is None:
+        raise WorkRefused(
+            "this battle asks for your vote after your last message"
+            if rules.vote == "end" and sides[0].turns_done < rules.num_turns
+            else "you have voted on these replies; send your next message", 409)
+    store_labels(connection, _checked_labels(sides, battle.histories, labels, rules))
+    bots = [side.bot for side in sides]
+    row = {"unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
+           "turn": turn, "conversation_a": sides[0].id, "conversation_b": sides[1].id,
+           "model_a": bots[0], "model_b": bots[1], "choice": choice,
+           "winner": WINNERS[choice], "preferred": {"a": bots[0], "b": bots[1]}.get(choice),
+           "voted_at": now}
+    ended = [s.id for s in sides] if len(battle.voted) + 1 >= rules.votes_needed() else []
+    return row, ended
+
+
+def store_votes(connection: Connection, rows: list[dict[str, Any]], ended: list[int],
+                now: datetime) -> None:
+    """Votes (`accept_vote`'s rows) inserted and the sides they end ended, `now`."""
+    connection.execute(insert(BattleVote), rows)
+    if ended:
+        connection.execute(update(Conversation).where(Conversation.id.in_(ended))
+                           .values(status="ended", ended_at=now, respond_by=None))

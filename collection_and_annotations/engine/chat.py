@@ -283,14 +283,18 @@ def _current(connection: Connection, unit: Row) -> Row | None:
                                          "attempt": unit.times_expired}).first()
 
 
-class _Unit(NamedTuple):
+class UnitRow(NamedTuple):
+    """A unit as a step reads it (the chat's and the arena's batched steps too)."""
+
     id: int
     status: str
     worker_id: int | None
     times_expired: int
 
 
-class _Current(NamedTuple):
+class ConversationRow(NamedTuple):
+    """A conversation as a step reads it."""
+
     id: int
     position: int
     bot: str
@@ -299,7 +303,9 @@ class _Current(NamedTuple):
     turns_done: int
 
 
-class _Message(NamedTuple):
+class MessageRow(NamedTuple):
+    """A message as a step reads it."""
+
     index: int
     role: str
     text: str
@@ -312,9 +318,9 @@ class _Message(NamedTuple):
 class LockedChat:
     """The worker's unit, locked, with its current conversation and that one's messages."""
 
-    unit: _Unit
-    conversation: _Current | None
-    messages: list[_Message]
+    unit: UnitRow
+    conversation: ConversationRow | None
+    messages: list[MessageRow]
 
     @property
     def history(self) -> tuple[Turn, ...]:
@@ -332,10 +338,10 @@ def locked_chat(head: Sequence[Any] | None, messages: Sequence[Sequence[Any]],
                 worker_id: int) -> LockedChat:
     """The chat from its unit and conversation columns (`lock_chat`'s first ten) and its
     message rows; WorkRefused when the unit is not this worker's or no longer takes steps."""
-    unit = _open(owned_unit(_Unit(*head[:4]) if head else None, worker_id))
-    conversation = None if head[4] is None else _Current(*head[4:10])
+    unit = _open(owned_unit(UnitRow(*head[:4]) if head else None, worker_id))
+    conversation = None if head[4] is None else ConversationRow(*head[4:10])
     return LockedChat(unit, conversation,
-                       sorted((_Message(*row) for row in messages), key=lambda m: m.index))
+                       sorted((MessageRow(*row) for row in messages), key=lambda m: m.index))
 
 
 def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
@@ -494,19 +500,33 @@ def label_last_reply(connection: Connection, conversation_id: int,
     """Check and store the online label of the conversation's last bot message (`messages`:
     its messages in order, each with `role` and `labelled`), before the worker moves on; a
     required label that is missing refuses the step (422)."""
+    store_labels(connection, [checked_label(conversation_id, messages, label, rules, partner)])
+
+
+def store_labels(connection: Connection, labels: Sequence[dict[str, Any] | None]) -> None:
+    """The labels `checked_label` gave, stored (once all of a step's are checked)."""
+    for binds in labels:
+        if binds is not None:
+            connection.execute(SET_LABELS, binds)
+
+
+def checked_label(conversation_id: int, messages: Sequence[Any], label: Any, rules: ChatRules,
+                  partner: str = "your partner") -> dict[str, Any] | None:
+    """`label_last_reply`'s check, without the write: the binds of `SET_LABELS` (None when
+    there is nothing to store), or WorkRefused."""
     annotations = rules.annotations
     if annotations is None or annotations.online is None:
         if label is not None:
             raise WorkRefused("this chat takes no labels ('label' must be absent)", 400)
-        return
+        return None
     index = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "bot"),
                  None)
     if index is None:
-        return
+        return None
     if messages[index].labelled:
-        return  # labelled before (a stored label is final)
+        return None  # labelled before (a stored label is final)
     if label is None and not annotations.online_required:
-        return
+        return None
     problems = annotations.check_label([SPEAKERS[m.role] for m in messages], index, label)
     if problems:
         number = sum(1 for m in messages[:index + 1] if m.role == "bot")  # as the page
@@ -515,9 +535,10 @@ def label_last_reply(connection: Connection, conversation_id: int,
         first = problems[0].message
         raise WorkRefused(f"label {partner}'s message {number} first "
                           f"('{annotations.online}'): {first}", 422, details)
-    if label is not None:
-        connection.execute(SET_LABELS, {"conversation_id": conversation_id, "index": index,
-                                        "labels": {annotations.online: label}})
+    if label is None:
+        return None
+    return {"conversation_id": conversation_id, "index": index,
+            "labels": {annotations.online: label}}
 
 
 def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:

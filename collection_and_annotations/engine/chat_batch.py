@@ -1,13 +1,14 @@
-"""The chat's frequent steps (the worker's message, the bot's reply) many to one transaction,
-on SQLite: group commit.
+"""The chat's and the arena's frequent steps (the worker's message, the bot's reply, the
+worker's vote) many to one transaction, on SQLite: group commit.
 
 SQLite has one writer at a time, and each call into it releases the GIL. A step run on its own
 makes about ten such calls while it holds the write lock, and under load each call can wait
 milliseconds for the GIL (the event loop streaming replies holds it), so every writer queues
-behind one that waits. Here the steps that wait together share one transaction of at most six
-calls, whatever their number: one query reads every chat they touch (as one JSON value), one
-statement inserts every message, one updates the conversations of each kind. Each step is
-checked exactly as on its own (engine/chat.py) and its outcome is its own: one step refused
+behind one that waits. Here the steps that wait together share one transaction of at most eight
+calls, whatever their number: one query reads every chat and battle they touch (as JSON
+values), one statement inserts every message, one updates the conversations of each kind, one
+inserts the arena's votes and one ends the battles they finish. Each step is checked exactly
+as on its own (engine/chat.py, engine/arena.py) and its outcome is its own: one step refused
 does not refuse the others.
 """
 
@@ -16,12 +17,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
+from collection_and_annotations.engine import arena
+from collection_and_annotations.engine.arena import ArenaRules, Battle
 from collection_and_annotations.engine.chat import (
     BOT,
     ChatRules,
+    ConversationRow,
+    MessageRow,
     ReplyJob,
+    UnitRow,
     accept_message,
     check_text,
     client_id_of,
@@ -46,21 +52,44 @@ from collection_and_annotations.storage.models import utcnow
 
 
 @dataclass(frozen=True)
-class MessageStep:
-    """A worker's message (engine/chat.py `send`)."""
-
+class _WorkerMessage:
     public_id: str
     worker_id: int
     text: str
     client_id: str | None
-    label: Any = None
+    label: Any = None  # the online label(s) of the replies before it, as the page sends them
 
     @classmethod
     def checked(cls, public_id: str, worker_id: int, text: Any, client_message_id: Any,
-                rules: ChatRules, label: Any = None) -> MessageStep:
+                rules: ChatRules, label: Any = None) -> Self:
         """The step, or WorkRefused at once for what needs no database (empty, too long)."""
         return cls(public_id, worker_id, check_text(text, rules),
                    client_id_of(client_message_id), label)
+
+
+class MessageStep(_WorkerMessage):
+    """A worker's message (engine/chat.py `send`)."""
+
+
+class BattleMessageStep(_WorkerMessage):
+    """A worker's message to both sides of a battle (engine/arena.py `send`; `label` is its
+    `labels`)."""
+
+
+@dataclass(frozen=True)
+class BattleVoteStep:
+    """A worker's vote on a battle's replies (engine/arena.py `vote`)."""
+
+    public_id: str
+    worker_id: int
+    choice: str
+    labels: Any = None
+
+    @classmethod
+    def checked(cls, public_id: str, worker_id: int, choice: Any,
+                labels: Any = None) -> BattleVoteStep:
+        """The step, or WorkRefused at once for a choice the battle does not offer."""
+        return cls(public_id, worker_id, arena.checked_choice(choice), labels)
 
 
 @dataclass(frozen=True)
@@ -78,7 +107,7 @@ class ReplyStep:
         return self.job.public_id
 
 
-Step = MessageStep | ReplyStep
+Step = MessageStep | BattleMessageStep | BattleVoteStep | ReplyStep
 
 
 @dataclass
@@ -94,6 +123,13 @@ def write_one(db: Database, step: Step, rules: ChatRules) -> Any:
     if isinstance(step, MessageStep):
         return send(db, step.public_id, step.worker_id, step.text, step.client_id, rules,
                     step.label)
+    if isinstance(step, BattleMessageStep):
+        assert isinstance(rules, ArenaRules)
+        return arena.send(db, step.public_id, step.worker_id, step.text, step.client_id, rules,
+                          step.label)
+    if isinstance(step, BattleVoteStep):
+        assert isinstance(rules, ArenaRules)
+        return arena.vote(db, step.public_id, step.worker_id, step.choice, rules, step.labels)
     return store_reply(db, step.job, step.text, step.settings, step.first_piece_ms,
                        step.latency_ms, rules)
 
@@ -120,15 +156,21 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
     rows: list[list[Any]] = []
     spoke: list[int] = []
     answered: list[int] = []
+    votes: list[dict[str, Any]] = []
+    ended: list[int] = []  # battles' sides the votes end
     with worker_step(db) as connection:
         now = utcnow()
-        chats_json, waiting_json = connection.execute(LOCK_BATCH, {
+        chats_json, waiting_json, battles_json = connection.execute(LOCK_BATCH, {
             "public_ids": json.dumps([step.public_id for step in steps
                                       if isinstance(step, MessageStep)]),
             "conversation_ids": json.dumps([step.job.conversation_id for step in steps
-                                            if isinstance(step, ReplyStep)])}).one()
+                                            if isinstance(step, ReplyStep)]),
+            "battles": json.dumps([step.public_id for step in steps
+                                   if isinstance(step, BattleMessageStep | BattleVoteStep)])
+        }).one()
         chats = {row[0]: row[1:] for row in json.loads(chats_json)}
         waiting = {row[0]: (row[1], row[2]) for row in json.loads(waiting_json)}
+        battles = {row[0]: row[1:] for row in json.loads(battles_json)}
         for step in steps:
             if isinstance(step, ReplyStep):
                 job = step.job
@@ -140,6 +182,30 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
                     job, text, step.settings, step.first_piece_ms, step.latency_ms, now)))
                 answered.append(job.conversation_id)
                 outcomes.append(Outcome(shown_reply(job, text, now)))
+                continue
+            if isinstance(step, BattleVoteStep):
+                try:
+                    vote, ending = arena.accept_vote(
+                        connection, _battle(battles.get(step.public_id), step.worker_id),
+                        step.worker_id, step.choice, step.labels, rules, now)
+                except WorkRefused as exc:
+                    outcomes.append(Outcome(error=exc))
+                    continue
+                outcomes.append(Outcome(None))
+                votes.append(vote)
+                ended.extend(ending)
+                continue
+            if isinstance(step, BattleMessageStep):
+                try:
+                    answer, jobs, sent = arena.accept_message(
+                        connection, _battle(battles.get(step.public_id), step.worker_id),
+                        step.public_id, step.text, step.client_id, step.label, rules, now)
+                except WorkRefused as exc:
+                    outcomes.append(Outcome(error=exc))
+                    continue
+                outcomes.append(Outcome((answer, jobs)))
+                rows.extend(sqlite_message_values(row) for row in sent)
+                spoke.extend(row["conversation_id"] for row in sent)
                 continue
             found = chats.get(step.public_id)
             try:
@@ -161,7 +227,20 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
         if answered:
             connection.execute(BOTS_SPOKE, {"conversation_ids": json.dumps(answered),
                                             "respond_by": respond_by(now, rules)})
+        if votes:
+            arena.store_votes(connection, votes, ended, now)
     return outcomes
+
+
+def _battle(found: list[Any] | None, worker_id: int) -> Battle:
+    """A battle as `LOCK_BATCH` lists it, its sides and messages in order; WorkRefused when
+    it is not the worker's or no longer takes steps."""
+    unit = arena.open_battle(UnitRow(*found[:4]) if found else None, worker_id)
+    sides = sorted((ConversationRow(*side[:6]) for side in found[4]),
+                   key=lambda side: side.position)
+    histories = {side[0]: sorted((MessageRow(*row) for row in _messages(side[6])),
+                                 key=lambda m: m.index) for side in found[4]}
+    return Battle(unit, sides, histories, set(found[5]))
 
 
 def _messages(rows: list[list[Any]]) -> list[list[Any]]:

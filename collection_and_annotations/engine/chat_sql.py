@@ -81,8 +81,10 @@ SET_LABELS = text(
 
 # -- SQLite's group commit: many steps, each statement for all of them -----------------------
 
-# Every chat the steps touch (as LOCK_CHAT's columns, its messages as one list) and the
-# waiting state of the conversations replies go to, as two JSON values.
+# Every chat the steps touch (as LOCK_CHAT's columns, its messages as one list), the
+# waiting state of the conversations replies go to, and every battle the arena's messages go
+# to (its unit's columns, its sides of this try with their messages, the turns voted on), as
+# three JSON values.
 LOCK_BATCH = text(
     "SELECT (SELECT json_group_array(json_array(u.public_id, u.id, u.status, "
     "u.worker_id, u.times_expired, c.id, c.position, c.bot, c.status, c.awaiting, "
@@ -94,7 +96,17 @@ LOCK_BATCH = text(
     "WHERE u.public_id IN (SELECT value FROM json_each(:public_ids))) AS chats, "
     "(SELECT json_group_array(json_array(c.id, c.status, c.awaiting)) "
     "FROM conversations c WHERE c.id IN (SELECT value FROM json_each(:conversation_ids))) "
-    "AS waiting").columns(*columns("chats", "waiting"))
+    "AS waiting, "
+    "(SELECT json_group_array(json_array(u.public_id, u.id, u.status, u.worker_id, "
+    "u.times_expired, json((SELECT json_group_array(json_array(c.id, c.position, c.bot, "
+    "c.status, c.awaiting, c.turns_done, json((SELECT json_group_array(json_array("
+    "m.\"index\", m.role, m.text, m.client_message_id, m.sent_at, m.labels IS NOT NULL)) "
+    "FROM messages m WHERE m.conversation_id = c.id)))) FROM conversations c "
+    "WHERE c.unit_id = u.id AND c.attempt = u.times_expired)), "
+    "json((SELECT json_group_array(v.turn) FROM battle_votes v "
+    "WHERE v.unit_id = u.id AND v.attempt = u.times_expired)))) FROM units u "
+    "WHERE u.public_id IN (SELECT value FROM json_each(:battles))) AS battles"
+).columns(*columns("chats", "waiting", "battles"))
 
 ADD_MESSAGES = text(
     f"INSERT INTO messages ({_COLUMN_LIST}) SELECT "

@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import httpx
-
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.providers.base import ProviderError
 
@@ -31,6 +29,8 @@ def api_base(url: str) -> str:
 
 class ProlificApi:
     def __init__(self, base_url: str, token: str, timeout: float = TIMEOUT_SECONDS):
+        import httpx  # with the first client: listing the providers imports this module
+
         self.client = httpx.Client(base_url=base_url.rstrip("/") + "/", timeout=timeout,
                                    headers={"Authorization": f"Token {token}"})
 
@@ -45,6 +45,8 @@ class ProlificApi:
         return cls(api_base(os.environ.get("PROLIFIC_URL") or DEFAULT_URL), token)
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        import httpx  # loaded by __init__ already
+
         try:
             response = self.client.request(method, path, json=body)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from omegaconf import DictConfig
 from sqlalchemy import Connection, delete, select
 
 from collection_and_annotations.engine.allocation import lock_worker
@@ -24,6 +24,9 @@ from collection_and_annotations.storage.models import (
     Worker,
     utcnow,
 )
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-
-from omegaconf import DictConfig
+from typing import TYPE_CHECKING
 
 from collection_and_annotations.blueprints.static_annotation.buckets import Bucket
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.quality.files import AnnotatedDialogue, read_gold, read_screening
 from collection_and_annotations.quality.qualifications import block_name
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 # Units created per run when the conf sets no cap (max_screening_units / max_gold_units: 0).
 DEFAULT_SUPPLY = 1000

@@ -68,6 +68,7 @@ def create_app(
         *requester_review.ROUTES, *requester_quals.ROUTES, *requester_judges.ROUTES,
         *requester_arena.ROUTES,
     ]
+    database_threads = DatabaseThreads(threads)
     chat = None
     if served_task.chats:
         from collection_and_annotations.server.chat.app import Chat
@@ -75,7 +76,8 @@ def create_app(
 
         server = ArenaChat if served_task.blueprint.chat_server == "arena" else Chat
         chat = server(served_task.db, served_task.secret, served_task.blueprint.rules,
-                      served_task.blueprint.make_bots, relay=relay_chat)
+                      served_task.blueprint.make_bots, relay=relay_chat,
+                      threads=database_threads)
         routes += chat.routes()
     files = StaticFiles(directory=static_dir, check_dir=False)
     routes += [
@@ -86,11 +88,11 @@ def create_app(
     ]
 
     @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         yield
-        app.state.database_threads.close()
         if chat is not None:
             await chat.aclose()
+        database_threads.close()  # after the chat's last steps
 
     hosts = HostCheck(served_task.provider.public_url, allowed_hosts)
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan,
@@ -98,7 +100,7 @@ def create_app(
                                 Middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES,
                                            compresslevel=6)])
     app.state.served = served_task
-    app.state.database_threads = DatabaseThreads(threads)
+    app.state.database_threads = database_threads
     app.state.login_failures = FailureLimit()
     app.state.chat = chat
     return app

@@ -8,7 +8,7 @@ import json
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
@@ -25,6 +25,7 @@ from collection_and_annotations.server.json_input import InvalidJson, parse_json
 from collection_and_annotations.storage.sql import waited_too_long
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+T = TypeVar("T")
 # Requests of one server process whose blocking (database) work runs at once; more wait their
 # turn in the event loop (conf: mephisto.architect.database_threads). A few: dozens of threads
 # each in a transaction made PostgreSQL several times dearer per request (row locks skipped
@@ -45,12 +46,13 @@ class DatabaseThreads:
         self._pool: ThreadPoolExecutor | None = None
         self._made = threading.Lock()
 
-    async def run(self, handler: Callable[[Request], Response], request: Request) -> Response:
+    async def run(self, function: Callable[..., T], *args: Any) -> T:
+        """`function(*args)` on one of the threads, once one is free."""
         if self._pool is None:
             with self._made:
                 if self._pool is None:
                     self._pool = ThreadPoolExecutor(self.count, "database")
-        return await asyncio.get_running_loop().run_in_executor(self._pool, handler, request)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
 
     def close(self) -> None:
         """Let the threads end once their work is done (the app's end)."""

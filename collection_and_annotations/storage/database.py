@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
-from sqlalchemy.dialects import postgresql, registry, sqlite
+from sqlalchemy.dialects import registry
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.exc import DatabaseError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,14 +20,6 @@ from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.models import Base, Setting
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-
-
-def dialect_insert(session: Session | Connection, model: type
-                   ) -> postgresql.Insert | sqlite.Insert:
-    """An INSERT that supports ON CONFLICT (both SQLite and PostgreSQL do)."""
-    bind = session.get_bind() if isinstance(session, Session) else session
-    dialect = sqlite if bind.dialect.name == "sqlite" else postgresql
-    return dialect.insert(model)
 
 
 def default_url(data_dir: str | Path) -> str:

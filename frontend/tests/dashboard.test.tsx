@@ -2,9 +2,10 @@ import { act, render, renderHook, screen, waitFor, within } from '@testing-libra
 import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DashboardApp } from '../src/dashboard/DashboardApp';
+import { SubmissionView } from '../src/dashboard/SubmissionView';
 import { EMPTY_FILTERS, reviewQuery } from '../src/dashboard/reviewQuery';
 import { usePoll } from '../src/dashboard/usePoll';
-import { CSRF, fakeServer, type Recorded } from './dashboardServer';
+import { CSRF, fakeServer, UNIT, type Recorded } from './dashboardServer';
 
 function setHidden(hidden: boolean) {
   Object.defineProperty(document, 'hidden', { configurable: true, get: () => hidden });
@@ -86,7 +87,7 @@ describe('actions', () => {
     expect(await screen.findByRole('heading', { name: /Submission u_1/ })).toHaveFocus();
     const loadsBefore = requests.filter((r) => r.url === '/api/requester/units/u_1').length;
     await user.click(screen.getByRole('button', { name: 'Approve' }));
-    await screen.findByText('u_1: Approved.');
+    await within(screen.getByRole('form', { name: 'Decide' })).findByText('u_1: Approved.');
     const posts = nonGet(requests);
     expect(posts).toHaveLength(1);
     expect(posts[0]).toMatchObject({ url: '/api/requester/units/u_1/review', body: { decision: 'approve', reason: '' } });
@@ -110,7 +111,7 @@ describe('actions', () => {
     expect(nonGet(requests)).toHaveLength(0);
     await user.type(reason, 'Answered at random.');
     await user.click(screen.getByRole('button', { name: 'Reject' }));
-    await screen.findByText('u_1: Rejected.');
+    await within(screen.getByRole('form', { name: 'Decide' })).findByText('u_1: Rejected.');
     expect(nonGet(requests)[0].body).toEqual({ decision: 'reject', reason: 'Answered at random.' });
   });
 
@@ -130,7 +131,7 @@ describe('actions', () => {
     expect(screen.getByRole('alert')).toHaveTextContent('Choose a rejection category');
     await user.selectOptions(category, 'TOO_QUICKLY');
     await user.click(screen.getByRole('button', { name: 'Reject' }));
-    await screen.findByText('u_1: Rejected.');
+    await within(screen.getByRole('form', { name: 'Decide' })).findByText('u_1: Rejected.');
     expect(nonGet(requests)[0].body).toEqual({ decision: 'reject', reason: 'Too fast', rejection_category: 'TOO_QUICKLY' });
   });
 
@@ -148,6 +149,38 @@ describe('actions', () => {
     expect(container.querySelectorAll('input[type=radio]')).toHaveLength(0);
     await userEvent.setup().click(screen.getByRole('button', { name: '← Back to the list' }));
     await waitFor(() => expect(screen.getByRole('button', { name: 'Open u_1' })).toHaveFocus());
+  });
+});
+
+describe('a chat under review', () => {
+  it("shows the answers about each chat under the chat's bot, the labels under their replies", () => {
+    const chat = (position: number, bot: string) => ({
+      conversation_id: position + 1, bot, status: 'completed', position,
+      messages: [
+        { index: 0, role: 'worker', text: 'Hi', labels: null },
+        { index: 1, role: 'bot', text: `I am ${bot}`, labels: { turn_quality: 'good' } },
+      ],
+    });
+    const unit = {
+      ...UNIT,
+      kind: 'chat',
+      payload: { ...UNIT.payload, dialogues: [], buckets: {} },
+      conversations: [chat(0, 'alpha'), chat(1, 'beta')],
+      answers: {
+        dialogues: [{ key: 'c0' }],
+        answers: {
+          c0: { turn_quality: { '1': 'good' }, overall: { dialogue: { 'How good?': 4 } } },
+          c1: { overall: { dialogue: { 'How good?': 2 } } },
+          c0_c1: { which: { dialogue: { 'Which is better?': 'left' } } },
+        },
+      },
+    };
+    render(<SubmissionView unit={unit} />);
+    expect(screen.getByRole('region', { name: 'Answers about chat 1 with alpha' })).toHaveTextContent('How good?: 4');
+    expect(screen.getByRole('region', { name: 'Answers about chat 1 with alpha' })).not.toHaveTextContent('Turn quality');
+    expect(screen.getByRole('region', { name: 'Answers about chat 2 with beta' })).toHaveTextContent('How good?: 2');
+    expect(screen.getByRole('region', { name: 'Answers about chat 1 with alpha and chat 2 with beta' })).toHaveTextContent('left');
+    expect(screen.queryByText(/Answers for (answers|dialogues)/)).not.toBeInTheDocument();
   });
 });
 

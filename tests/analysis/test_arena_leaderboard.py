@@ -8,13 +8,11 @@ from __future__ import annotations
 import json
 import math
 import random
-import subprocess
-import sys
 
 import numpy as np
 from arena_helpers import play, sides, write_arena_conf
 from chat_helpers import ChatServer, ScriptedBot, auth
-from helpers import REPO
+from helpers import cli
 from scipy.optimize import minimize
 
 STRENGTH = {"strong": 1.2, "middle": 0.0, "weak": -1.2}  # log-strengths
@@ -60,9 +58,7 @@ def test_the_leaderboard_equals_an_independent_fit_of_the_exported_battles(tmp_p
         server.stop()
 
     data = ["--data-dir", str(folder / "data")]
-    exported = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "arena",
-         "--format", "battles", *data], cwd=REPO, capture_output=True, text=True, timeout=120)
+    exported = cli("export", "--task", "arena", "--format", "battles", *data)
     assert exported.returncode == 0, exported.stderr
     assert "exported 75 battles" in exported.stderr
     battles = [json.loads(line) for line in exported.stdout.splitlines()]
@@ -77,10 +73,8 @@ def test_the_leaderboard_equals_an_independent_fit_of_the_exported_battles(tmp_p
                                ("middle", "weak"))) == [25, 25, 25]
 
     results = tmp_path / "results.json"
-    analysed = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "arena",
-         "--json", str(results), "--resamples", "200", *data], cwd=REPO, capture_output=True,
-        text=True, timeout=300)
+    analysed = cli("analyze", "--task", "arena", "--json", str(results), "--resamples", "200",
+                   *data)
     assert analysed.returncode == 0, analysed.stderr
     arena = json.loads(results.read_text())["arena"]
     independent = _logistic_fit(battles)

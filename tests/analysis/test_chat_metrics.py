@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
-import sys
 from datetime import datetime, timedelta
 
 import pytest
+from helpers import cli
 from sqlalchemy import insert, select
 
 from collection_and_annotations.analysis.behaviours import load_behaviours
@@ -141,10 +140,8 @@ def _analyze(folder, annotated=False):
     url = f"sqlite:///{folder / 'cep.sqlite3'}"
     _store(url, annotated)
     out, report = folder / "results.json", folder / "report.html"
-    result = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "chat",
-         "--database-url", url, "--resamples", "10", "--json", str(out), "--output",
-         str(report)], capture_output=True, text=True, timeout=120)
+    result = cli("analyze", "--task", "chat", "--database-url", url, "--resamples", "10",
+                 "--json", str(out), "--output", str(report))
     assert result.returncode == 0, result.stderr
     return json.loads(out.read_text()), report.read_text()
 
@@ -215,10 +212,8 @@ def test_a_rejected_chat_leaves_the_automatic_metrics(tmp_path):
                                    sync_state="not_sent"))
     db.dispose()
     out = tmp_path / "results.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "chat",
-         "--database-url", url, "--resamples", "10", "--json", str(out)],
-        capture_output=True, text=True, timeout=120)
+    result = cli("analyze", "--task", "chat", "--database-url", url, "--resamples", "10",
+                 "--json", str(out))
     assert result.returncode == 0, result.stderr
     results = json.loads(out.read_text())
     rows = {r["metric"]: r for r in results["automatic_metrics"] if r["bot"] == "bot_a"}

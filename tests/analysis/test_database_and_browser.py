@@ -4,11 +4,9 @@ opens in Chromium with no console errors and no network requests."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-from helpers import dialogue, write_task
+from helpers import cli, dialogue, write_task
 
 from collection_and_annotations.engine.allocation import claim_unit
 from collection_and_annotations.engine.work import submit, unit_view
@@ -35,10 +33,8 @@ def test_analyze_from_the_database(tmp_path, database_url, open_conf):
         for session in ("1", "2"):
             _submit(served, worker, ["off_topic"], session)
     out = tmp_path / "results.json"
-    result = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "t",
-         "--database-url", database_url, "--resamples", "50", "--json", str(out)],
-        capture_output=True, text=True, timeout=120)
+    result = cli("analyze", "--task", "t", "--database-url", database_url, "--resamples", "50",
+                 "--json", str(out))
     assert result.returncode == 0, result.stderr
     rows = [r for r in json.loads(out.read_text())["behaviour_rates"]
             if r["label"] == "off_topic"]

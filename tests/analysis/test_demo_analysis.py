@@ -5,10 +5,9 @@ demo's `bot`/`bot2`, compares the two bots and ranks them."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 from demo_study import DRIFT, PROBLEMS_Q, RELEVANCE_Q, submit_demo
+from helpers import cli
 
 
 def test_analyze_on_the_demo_covers_relevance_and_ranks_the_bots(tmp_path, database_url,
@@ -16,10 +15,8 @@ def test_analyze_on_the_demo_covers_relevance_and_ranks_the_bots(tmp_path, datab
     served = open_conf("demo", database_url)
     submitted = submit_demo(served)
     out, report = tmp_path / "results.json", tmp_path / "report.html"
-    result = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "demo",
-         "--database-url", database_url, "--resamples", "50", "--json", str(out),
-         "--output", str(report)], capture_output=True, text=True, timeout=300)
+    result = cli("analyze", "--task", "demo", "--database-url", database_url, "--resamples",
+                 "50", "--json", str(out), "--output", str(report))
     assert result.returncode == 0, result.stderr
     results = json.loads(out.read_text())
     assert results["signature"]["submissions"] == submitted == 8

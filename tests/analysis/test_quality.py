@@ -7,11 +7,10 @@ from __future__ import annotations
 import copy
 import json
 import statistics
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from helpers import cli
 
 from collection_and_annotations.analysis.behaviours import load_behaviours
 from collection_and_annotations.analysis.load import Tables, add_records
@@ -201,11 +200,8 @@ def test_cli_max_failed_golds(tmp_path, good, quality_units):
     left_out = {}
     for allowed in (0, 2):
         out = tmp_path / f"results{allowed}.json"
-        result = subprocess.run(
-            [sys.executable, "-m", "collection_and_annotations", "analyze", "--from",
-             str(export), "--buckets", str(buckets), "--resamples", "20",
-             "--max-failed-golds", str(allowed), "--json", str(out)],
-            capture_output=True, text=True, timeout=120)
+        result = cli("analyze", "--from", str(export), "--buckets", str(buckets), "--resamples",
+                     "20", "--max-failed-golds", str(allowed), "--json", str(out))
         assert result.returncode == 0, result.stderr
         results = json.loads(out.read_text())
         left_out[allowed] = results["quality"]["excluding_flagged"]["workers_left_out"]

@@ -1,16 +1,14 @@
 """A study as a requester runs it, analysed from the database: workers submit through the worker
-API, the requester rejects work through the requester API, `analyze` runs as a subprocess and
-the dashboard serves the report. Rejected work is left out of every figure (with the count and
+API, the requester rejects work through the requester API, the `analyze` command runs and the
+dashboard serves the report. Rejected work is left out of every figure (with the count and
 the figures including it), the signature is the same from the database and from its export,
 and one odd stored row (a 401-digit integer, a `$...$` name) never stops the analysis."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from helpers import BUCKETS, app_client, dialogue, write_task
+from helpers import BUCKETS, app_client, cli, dialogue, write_task
 from sqlalchemy import select
 
 from collection_and_annotations.providers.local import link_signature
@@ -76,11 +74,8 @@ def _study(tmp_path, open_conf, database_url, bots, **task) -> Study:
 
 def _analyze(tmp_path, database_url, *args):
     out = tmp_path / "results.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "t",
-         "--database-url", database_url, "--resamples", "50", "--json", str(out),
-         "--output", str(tmp_path / "report.html"), *args],
-        capture_output=True, text=True, timeout=180)
+    done = cli("analyze", "--task", "t", "--database-url", database_url, "--resamples", "50",
+               "--json", str(out), "--output", str(tmp_path / "report.html"), *args)
     assert done.returncode == 0, done.stderr
     return json.loads(out.read_text())
 
@@ -125,10 +120,8 @@ def test_signature_is_the_same_from_the_database_and_its_export(tmp_path, open_c
                            ("w4", ["off_topic", "repetitive"])):
         study.submit(worker, labels)
     export = tmp_path / "subs.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "t",
-         "--format", "submissions", "--database-url", database_url, "--output", str(export)],
-        capture_output=True, text=True, timeout=120)
+    done = cli("export", "--task", "t", "--format", "submissions", "--database-url",
+               database_url, "--output", str(export))
     assert done.returncode == 0, done.stderr
     from_db = _analyze(tmp_path, database_url)
     from_file = _analyze(tmp_path, database_url, "--from", str(export), "--buckets",
@@ -160,9 +153,9 @@ def test_an_odd_stored_row_never_stops_the_analysis(tmp_path, open_conf, databas
     assert "$x^2$ bot" in drawn and r"bot $\frac{$" in drawn  # as text, not mathtext
     # an export row of a shape no version stored: left out, named, the rest analysed
     export = tmp_path / "subs.jsonl"
-    subprocess.run([sys.executable, "-m", "collection_and_annotations", "export", "--task", "t",
-                    "--format", "submissions", "--database-url", database_url, "--output",
-                    str(export)], check=True, capture_output=True, timeout=120)
+    done = cli("export", "--task", "t", "--format", "submissions", "--database-url",
+               database_url, "--output", str(export))
+    assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in export.read_text().splitlines()]
     records[1]["answers"] = {"no such dialogue": {"issues": {"1": ["off_topic"]}}}
     records[2]["answers"] = {records[2]["dialogues"][0]["key"]: {"issues": {"x": []}}}

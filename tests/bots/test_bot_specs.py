@@ -58,7 +58,7 @@ def test_original_model_opts_load_with_lines_and_typo(cep_fixtures):
 
 def test_original_collect_conf_builds_with_the_typo_as_a_warning(cep_fixtures):
     from collection_and_annotations.blueprints import build_blueprint
-    from collection_and_annotations.config import load_run_config
+    from collection_and_annotations.config.loader import load_run_config
 
     conf = cep_fixtures / "hydra_configs" / "conf" / "collect_dialogues.yaml"
     with pytest.warns(UserWarning):

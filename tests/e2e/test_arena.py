@@ -70,6 +70,13 @@ def _pane(page: Page, side: str):
     return page.get_by_role("log", name=f"Model {side}")
 
 
+def _say(page: Page, text: str) -> None:
+    """The worker sends `text` to both models, as with the keyboard."""
+    box = page.get_by_role("textbox", name="Your message")
+    box.fill(text)
+    box.press("Enter")
+
+
 def _both_replied(page: Page, count: int) -> None:
     """Each pane holds `count` whole replies (the logs are no longer busy)."""
     page.wait_for_function(
@@ -91,9 +98,7 @@ def test_a_battle_streams_both_replies_at_once_and_the_vote_is_stored(serve, new
     assert box_a["x"] + box_a["width"] <= box_b["x"]  # side by side on a wide screen
     assert abs(box_a["y"] - box_b["y"]) < 2
 
-    box = page.get_by_role("textbox", name="Your message")
-    box.fill("What is the weather like?")
-    box.press("Enter")
+    _say(page, "What is the weather like?")
     # both replies in flight together: both logs busy with streamed text at one moment
     page.wait_for_function(
         "() => document.querySelectorAll('[role=log][aria-busy=\"true\"]').length === 2")
@@ -101,11 +106,11 @@ def test_a_battle_streams_both_replies_at_once_and_the_vote_is_stored(serve, new
     for side in "AB":
         expect(_pane(page, side).get_by_text("What is the weather like?")).to_be_visible()
     expect(page.get_by_role("heading", name="Which reply is better?")).to_be_visible()
-    expect(box).to_have_count(0)  # the vote comes first
+    # the vote comes first
+    expect(page.get_by_role("textbox", name="Your message")).to_have_count(0)
     page.get_by_role("button", name="B is better").click()
 
-    box.fill("And tomorrow?")
-    box.press("Enter")
+    _say(page, "And tomorrow?")
     _both_replied(page, 2)
     page.get_by_role("button", name="Tie").click()
     expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
@@ -159,9 +164,7 @@ def test_a_phone_shows_both_replies_stacked(serve, new_worker, arena_conf):
     worker = new_worker(viewport=(375, 740), mobile=True)
     page = worker.page
     page.goto(server.link("worker_2", "1"))
-    box = page.get_by_role("textbox", name="Your message")
-    box.fill("Hello phone")
-    box.press("Enter")
+    _say(page, "Hello phone")
     _both_replied(page, 1)
     a, b = _pane(page, "A"), _pane(page, "B")
     for pane in (a, b):
@@ -187,9 +190,7 @@ def test_one_side_failing_shows_try_again_in_its_pane_only(serve, new_worker, en
     worker = new_worker()
     page = worker.page
     page.goto(server.link("worker_3", "1"))
-    box = page.get_by_role("textbox", name="Your message")
-    box.fill("Are you there?")
-    box.press("Enter")
+    _say(page, "Are you there?")
     engine = create_engine(_database(server))
     with engine.connect() as connection:
         held = connection.execute(
@@ -219,9 +220,7 @@ def test_a_reload_mid_stream_resumes_the_battle(serve, new_worker, arena_conf):
     worker = new_worker()
     page = worker.page
     page.goto(server.link("worker_4", "1"))
-    box = page.get_by_role("textbox", name="Your message")
-    box.fill("Tell me a story")
-    box.press("Enter")
+    _say(page, "Tell me a story")
     page.wait_for_function(
         "() => document.querySelectorAll('[role=log][aria-busy=\"true\"]').length === 2")
     page.reload()
@@ -229,8 +228,7 @@ def test_a_reload_mid_stream_resumes_the_battle(serve, new_worker, arena_conf):
     for side in "AB":
         expect(_pane(page, side).get_by_text("Tell me a story")).to_be_visible()
     page.get_by_role("button", name="A is better").click()
-    box.fill("Another one")
-    box.press("Enter")
+    _say(page, "Another one")
     _both_replied(page, 2)
     page.get_by_role("button", name="B is better").click()
     expect(page.get_by_role("heading", name="Thank you!")).to_be_visible()
@@ -330,9 +328,7 @@ def test_the_bots_are_named_only_after_the_questions_about_each_side(serve, new_
     worker = new_worker()
     page = worker.page
     page.goto(server.link("worker_1", "1"))
-    box = page.get_by_role("textbox", name="Your message")
-    box.fill("Hello")
-    box.press("Enter")
+    _say(page, "Hello")
     _both_replied(page, 1)
     page.get_by_role("button", name="A is better").click()
     expect(page.get_by_text("Your chat with Model A")).to_be_visible()

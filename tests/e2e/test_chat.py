@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from chat_helpers import write_chat_conf
-from helpers import REPO
+from helpers import cli
 from playwright.sync_api import Page, expect
 from sqlalchemy import create_engine, select
 
@@ -117,10 +115,9 @@ def test_paired_chat_to_the_end_streams_replies_and_stores_every_message(serve, 
 
     # the collected chats export as task data
     out = Path(_data_dir(server)) / "collected.jsonl"
-    exported = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "demo_chat",
-         "--format", "dialogues", "--output", str(out), "--annotation-tasks", "overall_quality",
-         "--data-dir", _data_dir(server)], cwd=REPO, capture_output=True, text=True, timeout=60)
+    exported = cli("export", "--task", "demo_chat", "--format", "dialogues", "--output",
+                   str(out), "--annotation-tasks", "overall_quality", "--data-dir",
+                   _data_dir(server))
     assert exported.returncode == 0, exported.stderr
     assert "exported 2 dialogues" in exported.stderr
     lines = [json.loads(line)["data"][0] for line in out.read_text().splitlines()]
@@ -245,10 +242,8 @@ def test_paired_chat_with_online_labels_offline_ratings_and_a_comparison(serve, 
     assert not worker.errors, worker.errors
 
     out = Path(_data_dir(server)) / "submissions.jsonl"
-    exported = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "demo_chat",
-         "--format", "submissions", "--output", str(out), "--data-dir", _data_dir(server)],
-        cwd=REPO, capture_output=True, text=True, timeout=60)
+    exported = cli("export", "--task", "demo_chat", "--format", "submissions", "--output",
+                   str(out), "--data-dir", _data_dir(server))
     assert exported.returncode == 0, exported.stderr
     [record] = [json.loads(line) for line in out.read_text().splitlines()]
     dialogues = {d["key"]: d for d in record["dialogues"]}

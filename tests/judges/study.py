@@ -16,11 +16,11 @@ from typing import Any
 import httpx
 from chat_helpers import auth
 from helpers import BUCKETS as BUCKETS_FILE
-from helpers import write_task
+from helpers import cli, write_task
 
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.cli.run import open_task
-from collection_and_annotations.config import load_run_config
+from collection_and_annotations.config.loader import load_run_config
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.storage.database import Database
 
@@ -175,7 +175,7 @@ def judge_env() -> dict[str, str]:
 
 
 def run_judge(tmp_path: Path, database_url: str, *args: str,
-              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(judge_command(database_url, *args), cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120,
-                          env=env if env is not None else judge_env())
+              key: bool = True) -> subprocess.CompletedProcess[str]:
+    """The `judge` command on task `t` in this process, the key in the environment or not."""
+    return cli("judge", "--task", "t", "--database-url", database_url, *args, cwd=tmp_path,
+               env={KEY_ENV: KEY if key else None})

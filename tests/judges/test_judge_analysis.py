@@ -6,12 +6,10 @@ export."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter, defaultdict
 
 import pytest
-from helpers import live_server
+from helpers import cli, live_server
 from scipy.stats import spearmanr
 
 from collection_and_annotations.analysis.judges import AS_GOOD, TOO_LITTLE, WORSE
@@ -42,16 +40,12 @@ def study(tmp_path_factory):
     finally:
         server.stop()
         served.db.dispose()
-    command = [sys.executable, "-m", "collection_and_annotations"]
-    analysed = subprocess.run([*command, "analyze", "--task", "t", "--database-url", url,
-                               "--json", "results.json", "--output", "report.html",
-                               "--resamples", "400"],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    analysed = cli("analyze", "--task", "t", "--database-url", url, "--json", "results.json",
+                   "--output", "report.html", "--resamples", "400", cwd=tmp_path)
     assert analysed.returncode == 0, analysed.stderr
     assert "judge gpt: 72 submissions" in analysed.stderr
-    exported = subprocess.run([*command, "export", "--task", "t", "--database-url", url,
-                               "--format", "submissions", "--include-judges"],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    exported = cli("export", "--task", "t", "--database-url", url, "--format", "submissions",
+                   "--include-judges")
     assert exported.returncode == 0, exported.stderr
     records = [json.loads(line) for line in exported.stdout.splitlines()]
     return {"results": json.loads((tmp_path / "results.json").read_text()),

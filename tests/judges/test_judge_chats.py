@@ -5,17 +5,15 @@ conversations, stored like the person's, and `analyze` shows them side by side."
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat_conf
-from helpers import BUCKETS
+from helpers import BUCKETS, cli
 
 from collection_and_annotations.export.submissions import whole_submissions
 
 from .fake_judge import FakeJudge, Served
-from .study import KEY_ENV, judge_env
+from .study import KEY, KEY_ENV
 
 OFFLINE = (f"    annotations_config_path: {BUCKETS}\n"
            "    do_interactive_online_annotations: turn_quality\n"
@@ -69,10 +67,8 @@ def test_a_judge_answers_the_offline_buckets_of_collected_chats(tmp_path):
               api_key_env: {KEY_ENV}
             """))
         url = str(server.db.url)
-        judged = subprocess.run(
-            [sys.executable, "-m", "collection_and_annotations", "judge", "--task", "chat",
-             "--bot", "gpt", "--model-opts", str(opts), "--database-url", url],
-            cwd=tmp_path, capture_output=True, text=True, timeout=120, env=judge_env())
+        judged = cli("judge", "--task", "chat", "--bot", "gpt", "--model-opts", str(opts),
+                     "--database-url", url, cwd=tmp_path, env={KEY_ENV: KEY})
         assert judged.returncode == 0, judged.stderr
         assert "2 units answered now" in judged.stdout
         people = {r["unit_id"]: r for r, _ in whole_submissions(server.db, "chat")}
@@ -93,10 +89,8 @@ def test_a_judge_answers_the_offline_buckets_of_collected_chats(tmp_path):
         for dialogue in record["dialogues"]:
             assert dialogue["source_fields"] == person_dialogues[dialogue["dialogue_id"]][
                 "source_fields"]
-    analysed = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "chat",
-         "--database-url", url, "--json", "results.json", "--resamples", "50"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    analysed = cli("analyze", "--task", "chat", "--database-url", url, "--json", "results.json",
+                   "--resamples", "50", cwd=tmp_path)
     assert analysed.returncode == 0, analysed.stderr
     rows = json.loads((tmp_path / "results.json").read_text())["judges"]
     assert {(r["bucket"], r["label"]) for r in rows} == {

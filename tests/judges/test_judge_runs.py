@@ -7,10 +7,10 @@ import hashlib
 import json
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
+from helpers import cli
 from sqlalchemy import MetaData, func, select
 
 from collection_and_annotations.export.submissions import whole_submissions
@@ -81,10 +81,8 @@ def test_a_judge_answers_as_the_rule_says_and_is_stored_as_a_model_worker(
         assert request["headers"]["authorization"] == f"Bearer {KEY}"
     # people's figures leave the judge out; asked for, the export has it
     assert list(whole_submissions(served.db, "t")) == []
-    exported = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "export", "--task", "t",
-         "--database-url", database_url, "--format", "csv", "--include-judges"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    exported = cli("export", "--task", "t", "--database-url", database_url, "--format", "csv",
+                   "--include-judges", cwd=tmp_path)
     assert exported.returncode == 0 and exported.stdout.count(",judge,") == 6 * 4 + 3
 
 
@@ -147,8 +145,7 @@ def _database_text(database_url: str) -> str:
 
 def test_the_key_comes_only_from_the_environment(tmp_path, database_url, open_conf, fake):
     open_conf(str(write_study(tmp_path, 2, fake.base_url)), database_url)
-    without = run_judge(tmp_path, database_url, "--bot", "gpt",
-                        env={k: v for k, v in judge_env().items() if k != KEY_ENV})
+    without = run_judge(tmp_path, database_url, "--bot", "gpt", key=False)
     assert without.returncode != 0
     assert KEY_ENV in without.stderr and "model_opts.yaml" in without.stderr
     fake.failures = [401]  # refused: the endpoint's error quotes the key it got

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 
 import httpx
 import pytest
-from helpers import Running, free_port, live_server
+from helpers import Running, cli, free_port, live_server
 from sqlalchemy import func, select
 
 from collection_and_annotations.engine.runs import end_run, unit_counts
@@ -26,9 +24,7 @@ MAIN = ("behaviour_rates", "likert", "differences", "comparisons", "ranking", "a
 
 
 def _analyze(tmp_path, *source: str) -> dict:
-    done = subprocess.run([sys.executable, "-m", "collection_and_annotations", "analyze",
-                           *source, "--json", "results.json", "--resamples", "50"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = cli("analyze", *source, "--json", "results.json", "--resamples", "50", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     return json.loads((tmp_path / "results.json").read_text())
 
@@ -84,9 +80,9 @@ def test_a_judge_takes_no_unit_a_person_needs_and_leaves_people_s_figures_alone(
                               .where(Unit.status == "launched")) == 0
     # the people's figures are the same with the judge's answers in the database or not
     exported = tmp_path / "people.jsonl"
-    subprocess.run([sys.executable, "-m", "collection_and_annotations", "export", "--task", "t",
-                    "--database-url", database_url, "--format", "submissions", "-o",
-                    str(exported)], cwd=tmp_path, check=True, timeout=60)
+    done = cli("export", "--task", "t", "--database-url", database_url, "--format",
+               "submissions", "-o", str(exported))
+    assert done.returncode == 0, done.stderr
     alone = _analyze(tmp_path, "--from", str(exported), "--buckets",
                      str(tmp_path / "buckets.json"))
     beside = _analyze(tmp_path, "--task", "t", "--database-url", database_url)

@@ -33,6 +33,8 @@ class FakeProlific:
         self.paid: list[str] = []
         # route -> ["http" | "slow" | an HTTP status]
         self.fail: dict[str, list[str | int]] = defaultdict(list)
+        self._open = 0  # calls being answered
+        self._answered = threading.Condition()
         sock = listening_socket("127.0.0.1", 0)
         self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/api/v1/"
         self.server = uvicorn.Server(uvicorn.Config(self._app(), log_config=None,
@@ -47,6 +49,12 @@ class FakeProlific:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+    def settle(self, timeout: float = 10) -> None:
+        """Wait until every call it got is answered, the slow ones too (their client gave up
+        on them long before), so that what they did is in `calls` and `paid`."""
+        with self._answered:
+            assert self._answered.wait_for(lambda: not self._open, timeout), "a call hangs"
 
     def count(self, method: str, prefix: str) -> int:
         return sum(1 for m, p, _ in self.calls if m == method and p.startswith(prefix))
@@ -69,7 +77,14 @@ class FakeProlific:
             body = json.loads(raw) if raw else None
             self.calls.append((request.method, request.url.path.removeprefix("/api/v1/"),
                                body))
-            answer = await handler(body, **request.path_params)
+            with self._answered:
+                self._open += 1
+            try:
+                answer = await handler(body, **request.path_params)
+            finally:
+                with self._answered:
+                    self._open -= 1
+                    self._answered.notify_all()
             if isinstance(answer, Response):
                 return answer
             content, status = answer if isinstance(answer, tuple) else (answer, 200)

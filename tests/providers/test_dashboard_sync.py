@@ -3,8 +3,6 @@ uncertain bonus settled by the requester (against the fake Prolific API)."""
 
 from __future__ import annotations
 
-import time
-
 import httpx
 
 PROLIFIC = "mephisto.provider._provider_type=prolific"
@@ -61,7 +59,7 @@ def test_an_uncertain_bonus_is_settled_by_the_requester(task_for, fake_prolific)
     fake_prolific.fail["pay"] = ["slow"]  # paid, but the answer came too late to know
     first = task.post(f"units/{unit}/bonus", {"amount": 1, "reason": "great"}).json()
     assert first["state"] == "uncertain"
-    time.sleep(1.5)  # the fake finishes the slow call
+    fake_prolific.settle()  # the fake finishes the slow call
     assert task.post("sync-failures/retry", {}).json()["bonuses"][0]["state"] == \
         "uncertain"  # never repeated on its own
     assert fake_prolific.count("POST", "bulk-bonus") == 1
@@ -78,7 +76,7 @@ def test_an_uncertain_bonus_the_platform_did_not_pay_is_paid_once(task_for, fake
     unit = _visit(task, fake_prolific, "p1", "s1")
     fake_prolific.fail["pay"] = ["slow"]
     first = task.post(f"units/{unit}/bonus", {"amount": 1, "reason": "great"}).json()
-    time.sleep(1.5)
+    fake_prolific.settle()
     fake_prolific.paid.clear()  # the requester checked: Prolific shows no payment
     assert task.post(f"bonuses/{first['bonus_id']}/resolve", {"paid": "yes"}).status_code == 400
     settled = task.post(f"bonuses/{first['bonus_id']}/resolve", {"paid": False})

@@ -128,7 +128,7 @@ def test_a_decision_being_sent_is_sending_and_sent_again_after_a_crash(task_for,
     _lease_runs_out(task, ReviewDecision)
     sync_due(task.served.db, task.served.provider, task.served.task_id)
     assert _read(task, ReviewDecision.sync_state) == "done"
-    time.sleep(1.5)  # the fake finishes the call the killed process made
+    fake_prolific.settle()  # the fake finishes the call the killed process made
     assert fake_prolific.count("POST", "submissions/s1/transition/") == 2
 
 
@@ -196,7 +196,7 @@ def test_pay_with_unknown_outcome_is_never_repeated(task_for, fake_prolific):
     assert reply["state"] == "uncertain"
     _due_now(task)
     sync_due(task.served.db, task.served.provider, task.served.task_id)
-    time.sleep(1.5)  # the fake finishes the slow call
+    fake_prolific.settle()  # the fake finishes the slow call
     assert fake_prolific.paid == ["bonus1"] and fake_prolific.count("POST", "bulk-bonus") == 1
 
 
@@ -259,7 +259,7 @@ def test_a_bonus_left_paying_by_a_crash_becomes_uncertain_after_its_lease(task_f
     [bonus] = shown["bonuses"]
     assert bonus["state"] == "uncertain" and "may have paid" in bonus["last_error"]
     sync_due(task.served.db, task.served.provider, task.served.task_id)
-    time.sleep(1.5)  # the fake finishes the call the killed process made
+    fake_prolific.settle()  # the fake finishes the call the killed process made
     assert fake_prolific.paid == ["bonus1"] and fake_prolific.count("POST", "bulk-bonus") == 1
 
 

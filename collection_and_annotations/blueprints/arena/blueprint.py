@@ -17,9 +17,8 @@ import itertools
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig, OmegaConf
 from sqlalchemy import Connection, select
 
 from collection_and_annotations import PACKAGE_DIR
@@ -53,6 +52,7 @@ from collection_and_annotations.blueprints.base import (
 from collection_and_annotations.blueprints.dialogue_collection.annotations import (
     ChatAnnotations,
     checked_submission,
+    unit_layout,
 )
 from collection_and_annotations.blueprints.dialogue_collection.quotas import balanced_pools
 from collection_and_annotations.blueprints.registry import register_blueprint
@@ -74,6 +74,9 @@ from collection_and_annotations.errors import UserError
 from collection_and_annotations.quality.pools import BLOCKED
 from collection_and_annotations.quality.qualifications import block_name
 from collection_and_annotations.storage.models import BattleVote
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 KEY = "mephisto.blueprint"
 ADAPTIVE_POOL = "arena_adaptive"  # pairs: adaptive: battles whose pair is chosen at start
@@ -164,14 +167,7 @@ class ArenaBlueprint(TaskBlueprint):
         """The sides, drawn per unit (seeded by random_seed) and recorded: bots[0] is A (an
         adaptive battle draws them when it starts); and the offline questions' order, as the
         chat kind draws it."""
-        layout: dict[str, Any] = {}
-        if data["bots"]:
-            bots = list(data["bots"])
-            rng.shuffle(bots)
-            layout["bots"] = bots
-        if self.annotations is not None and self.annotations.asks_offline():
-            layout.update(self.annotations.layout(rng))
-        return layout or None
+        return unit_layout(data["bots"], self.annotations, rng)
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         if self.block in worker.qualifications:
@@ -324,6 +320,8 @@ def _chosen_bots(named: list[str], specs: dict[str, Any], path: str) -> list[str
 
 def _vote_labels(labels: Any) -> dict[str, str]:
     """The vote's wording, one label per choice, in the order the page offers them."""
+    from omegaconf import DictConfig, OmegaConf  # read from a composed conf only
+
     given = OmegaConf.to_container(labels) if isinstance(labels, DictConfig) else dict(labels)
     unknown = sorted(set(given) - set(VOTE_CHOICES))
     if unknown:

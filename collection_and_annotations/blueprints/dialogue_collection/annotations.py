@@ -18,9 +18,7 @@ import dataclasses
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from typing import TYPE_CHECKING, Any
 
 from collection_and_annotations.blueprints.base import SubmitRefused
 from collection_and_annotations.blueprints.static_annotation.answers import (
@@ -37,6 +35,9 @@ from collection_and_annotations.blueprints.static_annotation.instructions import
 from collection_and_annotations.blueprints.static_annotation.layout import SIDES, ShownDialogue
 from collection_and_annotations.engine.chat import SPEAKERS, Transcript, dialogue_id
 from collection_and_annotations.errors import UserError
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 SPEAKER_NAMES = {"user": "You", "system": "Partner"}
 # In a comparison `turns` is the earlier conversation and `turns2` the later one.
@@ -192,6 +193,8 @@ class ChatAnnotations:
 
 def _offline_lists(value: Any) -> list[list[str]]:
     """`[[a, b], [c]]` as the conf gives it; a flat list is one list for the first chat."""
+    from omegaconf import ListConfig, OmegaConf  # read from a composed conf only
+
     if isinstance(value, ListConfig):
         value = OmegaConf.to_container(value)
     if not value:
@@ -222,6 +225,21 @@ def stored_answers(answers: Any, layout: Mapping[str, Any], buckets: Mapping[str
                 if isinstance(value, dict) and "dialogue" in value:
                     value["bot"] = bots.get(value["dialogue"])
     return stored
+
+
+def unit_layout(bots: Sequence[str], annotations: ChatAnnotations | None,
+                rng: random.Random) -> dict[str, Any] | None:
+    """Per unit, drawn and recorded: the order of its bots when it has several (a paired
+    chat's order, a battle's sides: A first), and the order of the offline buckets and the
+    sides of comparisons."""
+    layout: dict[str, Any] = {}
+    if len(bots) > 1:
+        drawn = list(bots)
+        rng.shuffle(drawn)
+        layout["bots"] = drawn
+    if annotations is not None and annotations.asks_offline():
+        layout.update(annotations.layout(rng))
+    return layout or None
 
 
 def chat_submission(task_name: str, chats: list[Transcript], layout: Mapping[str, Any],

@@ -6,9 +6,8 @@ import hashlib
 import random
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig
 from sqlalchemy import Connection, update
 
 from collection_and_annotations import PACKAGE_DIR
@@ -27,6 +26,7 @@ from collection_and_annotations.blueprints.dialogue_collection.acceptability imp
 from collection_and_annotations.blueprints.dialogue_collection.annotations import (
     ChatAnnotations,
     checked_submission,
+    unit_layout,
 )
 from collection_and_annotations.blueprints.dialogue_collection.conf import DialogueCollectionConf
 from collection_and_annotations.blueprints.dialogue_collection.quotas import (
@@ -59,6 +59,9 @@ from collection_and_annotations.errors import UserError
 from collection_and_annotations.quality.pools import BLOCKED
 from collection_and_annotations.quality.qualifications import block_name, grant
 from collection_and_annotations.storage.models import Submission
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 
 @register_blueprint("dialogue_collection")
@@ -128,16 +131,7 @@ class DialogueCollectionBlueprint(TaskBlueprint):
         ) for bots, count in self.needed.items()]
 
     def unit_layout(self, data: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
-        """Per unit, drawn and recorded: the order of a paired unit's bots, and the order of
-        the offline buckets and the sides of comparisons."""
-        layout: dict[str, Any] = {}
-        if len(data["bots"]) > 1:
-            bots = list(data["bots"])
-            rng.shuffle(bots)
-            layout["bots"] = bots
-        if self.annotations is not None and self.annotations.asks_offline():
-            layout.update(self.annotations.layout(rng))
-        return layout or None
+        return unit_layout(data["bots"], self.annotations, rng)
 
     def pools_for(self, connection: Connection, worker: WorkerContext) -> list[str]:
         if self.block in worker.qualifications:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import random
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from omegaconf import DictConfig
 from sqlalchemy import Connection
 
 from collection_and_annotations.blueprints.base import (
@@ -48,6 +47,9 @@ from collection_and_annotations.blueprints.static_annotation.task_data import (
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.quality import pools as quality
 from collection_and_annotations.quality.settings import read_settings
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 
 def _public_turns(turns: list[list[Any]]) -> list[dict[str, Any]]:

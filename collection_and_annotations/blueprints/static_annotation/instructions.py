@@ -5,11 +5,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from markdown_it import MarkdownIt
-
 from collection_and_annotations.json_files import read_text
-
-_markdown = MarkdownIt("commonmark", {"html": True})
 
 
 def load_instructions(directory: Path, bucket_names: list[str]) -> dict[str, str]:
@@ -22,7 +18,7 @@ def load_instructions(directory: Path, bucket_names: list[str]) -> dict[str, str
         if html_file.is_file():
             found[name] = read_text(html_file, "instructions file")
         elif md_file.is_file():
-            found[name] = _markdown.render(read_text(md_file, "instructions file"))
+            found[name] = _render_markdown(read_text(md_file, "instructions file"))
     without = [name for name in bucket_names if name not in found]
     if without:
         warnings.warn(
@@ -31,3 +27,10 @@ def load_instructions(directory: Path, bucket_names: list[str]) -> dict[str, str
             "instructions (write the files, or set mephisto.blueprint.instructions_dir)",
             stacklevel=2)
     return found
+
+
+def _render_markdown(text: str) -> str:
+    """CommonMark with raw HTML kept; markdown-it loads only when a task has a `.md` file."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).render(text)

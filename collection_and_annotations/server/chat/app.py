@@ -1,6 +1,7 @@
 """The chat routes (docs/chat-api.md) under /api/chat/: coroutines of the event loop, so an open
 event stream costs a coroutine and a socket, and a bot turn no thread at all. Database steps
-run in the framework's thread pool."""
+run on the process's `database_threads` threads, shared with the worker API's (server/web.py);
+on SQLite the frequent ones go to the step writer instead."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from starlette.background import BackgroundTask
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
@@ -33,7 +33,7 @@ from collection_and_annotations.server.chat.stream import END, EventStream
 from collection_and_annotations.server.chat.writer import StepWriter
 from collection_and_annotations.server.guard import CHAT_PREFIX
 from collection_and_annotations.server.json_input import parse_json_object
-from collection_and_annotations.server.web import error
+from collection_and_annotations.server.web import DatabaseThreads, error
 from collection_and_annotations.storage.database import Database
 
 # Event streams one worker may hold open in a server process (tabs, reloads): past it, 429.
@@ -44,8 +44,10 @@ _NO_STORE = {"Cache-Control": "no-store"}
 
 class Chat:
     def __init__(self, db: Database, secret: str, rules: ChatRules,
-                 make_bots: Callable[[], Mapping[str, Bot]], relay: bool = False):
+                 make_bots: Callable[[], Mapping[str, Bot]], relay: bool = False,
+                 threads: DatabaseThreads | None = None):
         self.db, self.secret, self.rules = db, secret, rules
+        self.threads = threads or DatabaseThreads()  # shared with the worker API's routes
         self.make_bots = make_bots
         self.relay = relay
         self.bus = ChatBus()
@@ -64,7 +66,7 @@ class Chat:
                     ("GET", "events", self.events))]
 
     async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
-        return await run_in_threadpool(function, *args)
+        return await self.threads.run(function, *args)
 
     async def write(self, step: Step) -> Any:
         """A message or a reply stored (engine/chat_batch.py)."""

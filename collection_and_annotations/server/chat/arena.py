@@ -15,6 +15,7 @@ from starlette.routing import Route
 from collection_and_annotations.engine import arena
 from collection_and_annotations.engine.arena import ArenaRules
 from collection_and_annotations.engine.chat import ReplyJob
+from collection_and_annotations.engine.chat_batch import BattleMessageStep, BattleVoteStep
 from collection_and_annotations.server.chat.app import Chat, json_response
 from collection_and_annotations.server.guard import CHAT_PREFIX
 
@@ -49,9 +50,9 @@ class ArenaChat(Chat):
         worker_id, unit = self._worker(request), request.path_params["unit"]
         body = await self._body(request)
         runner = await self._runner()
-        answer, jobs = await self.in_thread(arena.send, self.db, unit, worker_id,
-                                            body.get("text"), body.get("client_message_id"),
-                                            self.rules, body.get("labels"))
+        answer, jobs = await self.write(BattleMessageStep.checked(
+            unit, worker_id, body.get("text"), body.get("client_message_id"), self.rules,
+            body.get("labels")))
         for job in jobs:
             self.bus.publish(unit, "message", {
                 "position": job.position, "index": answer["index"], "role": "worker",
@@ -72,7 +73,7 @@ class ArenaChat(Chat):
         worker_id, unit = self._worker(request), request.path_params["unit"]
         body = await self._body(request)
         runner = await self._runner()
-        await self.in_thread(arena.vote, self.db, unit, worker_id, body.get("choice"),
-                             self.rules, body.get("labels"))
+        await self.write(BattleVoteStep.checked(unit, worker_id, body.get("choice"),
+                                                body.get("labels")))
         state = await self.in_thread(self.read_state, unit, worker_id, runner.live_text)
         return self._changed(unit, state)

@@ -1,5 +1,5 @@
-"""One thread writes the chat's frequent steps on SQLite, all that wait in one transaction
-(engine/chat_batch.py says why).
+"""One thread writes the chat's and the arena's frequent steps on SQLite, all that wait in one
+transaction (engine/chat_batch.py says why).
 
 Steps queue while a batch is written and form the next one, so a batch grows with the load
 and the calls into SQLite per step shrink with it. Two steps of one chat never share a batch:

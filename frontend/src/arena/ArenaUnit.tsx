@@ -6,7 +6,7 @@
  * The server keeps the state; this page shows it, follows the event stream (the events'
  * `position` names the pane) and sends the worker's actions.
  */
-import { useCallback, useEffect, useMemo, useReducer, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useMemo, useReducer, useRef, useState, type ReactNode } from 'react';
 import {
   ApiError,
   NetworkError,
@@ -15,24 +15,21 @@ import {
   retryArenaSide,
   sendArenaMessage,
   startChat,
-  submit,
   voteArena,
   type SideLabels,
 } from '../api';
-import { answersForSubmit, type Step } from '../answers';
+import type { Step } from '../answers';
 import { canWrite, chatReducer, newSession, type OutgoingMessage } from '../chat';
-import { endedDialogues, endedEntries } from '../chatAnnotations';
-import type { SubmitError } from '../components/AnnotationSteps';
+import { endedEntries } from '../chatAnnotations';
 import { ChatComposer } from '../components/ChatComposer';
 import { ChatLog } from '../components/ChatLog';
 import { Countdown, useSecondsUntil } from '../components/Countdown';
 import { OfflineAnnotation } from '../components/OfflineAnnotation';
 import { useReplyLabels, type ReplyLabels } from '../components/ReplyLabels';
 import { BriefingButton } from '../components/TaskBriefing';
-import { followCompletion } from '../platform';
-import { submitTimings } from '../timings';
 import type { ArenaVote, ChatState, Conversation, ScreeningOutcome, Unit } from '../types';
 import { useChatAnnotations } from '../useChatAnnotations';
+import { useChatSubmit } from '../useChatSubmit';
 import { useOnlineLabelling, type SentLabel } from '../useOnlineLabelling';
 import { usePerform } from '../usePerform';
 import { useChatEvents, type ReconnectDelays } from '../useChatEvents';
@@ -256,43 +253,19 @@ export function ArenaUnit({ unit, chat: loaded, token, onCompleted, onRefused, r
     void start();
   });
 
-  const [submitError, setSubmitError] = useState<SubmitError | null>(null);
-  const submitted = useRef(false);
-  const loadedAt = useRef(new Date());
-  const submitId = useRef(newClientId());
-  const { answers: offlineAnswers, timingsAt, review } = ann;
-  const submitUnit = useCallback(async () => {
-    setSubmitError(null);
-    setSubmitting(true);
-    const submittedAt = new Date();
-    try {
-      const result = await submit(
-        unitId,
-        token,
-        answersForSubmit(offlineAnswers),
-        submitTimings(loadedAt.current, submittedAt, timingsAt(submittedAt.getTime())),
-        submitId.current,
-      );
-      onCompleted(result?.completion_code ?? null, result?.screening);
-      followCompletion(result);
-    } catch (e) {
-      const problems = e instanceof ApiError ? e.problems : [];
-      setSubmitError({ message: messageOf(e), problems });
-      // The offline answers were refused: the worker fixes them in the annotation steps.
-      if (e instanceof ApiError && e.status === 422 && endedDialogues(chat).length > 0) review(problems[0]);
-    } finally {
-      setSubmitting(false);
-    }
-  }, [unitId, token, onCompleted, offlineAnswers, timingsAt, review, chat]);
   const revealed = arena?.models ?? null;
   // The offline questions about each side come after the last vote, before the bots are named.
   const asking = finished && ann.shown !== null;
   const offline = useMemo(() => ann.shown && bySide(chat, ann.shown), [ann.shown]);
-  useEffect(() => {
-    if (!finished || revealed || asking || submitted.current) return;
-    submitted.current = true;
-    void submitUnit();
-  }, [finished, revealed, asking, submitUnit]);
+  const { submitError, submitUnit } = useChatSubmit({
+    unitId,
+    token,
+    chat,
+    ann,
+    setSubmitting,
+    ready: finished && !revealed && !asking,
+    onCompleted,
+  });
 
   const turnsDone = a?.turns_done ?? 0;
   const due = voteDue(chat);

@@ -5,7 +5,7 @@
  * conversation after it ends. When every conversation has ended and been annotated, the unit is
  * submitted.
  */
-import { useCallback, useEffect, useReducer, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useReducer, useRef, useState, type ReactNode } from 'react';
 import {
   ApiError,
   endChat,
@@ -15,25 +15,20 @@ import {
   retryChat,
   sendChatMessage,
   startChat,
-  submit,
   type SentMessage,
 } from '../api';
-import { answersForSubmit } from '../answers';
 import { chatOutcome, chatReducer, newSession, shownConversation } from '../chat';
-import { endedDialogues } from '../chatAnnotations';
 import { bucketLabel } from '../dashboard/format';
-import { submitTimings } from '../timings';
 import type { ChatState, Conversation, Unit } from '../types';
 import { useChatAnnotations } from '../useChatAnnotations';
+import { useChatSubmit } from '../useChatSubmit';
 import { useOnlineLabelling } from '../useOnlineLabelling';
 import { usePerform } from '../usePerform';
 import { useChatEvents, type ReconnectDelays } from '../useChatEvents';
-import type { SubmitError } from './AnnotationSteps';
 import { ChatConversation } from './ChatConversation';
 import { Countdown, useSecondsUntil } from './Countdown';
 import { OfflineAnnotation } from './OfflineAnnotation';
 import { BriefingButton, TaskBriefing } from './TaskBriefing';
-import { followCompletion } from '../platform';
 
 interface Props {
   unit: Unit;
@@ -235,40 +230,15 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
   // Every conversation starts when the worker is ready: the first one after "Before you start".
   const firstPending = current !== null && current.status === 'pending' && chat.conversations.indexOf(current) === 0;
 
-  const [submitError, setSubmitError] = useState<SubmitError | null>(null);
-  const submitId = useRef(newClientId());
-  const loadedAt = useRef(new Date());
-  const submitted = useRef(false);
-  const { answers: offlineAnswers, timingsAt, review } = ann;
-  const submitUnit = useCallback(async () => {
-    setSubmitError(null);
-    setSubmitting(true);
-    const submittedAt = new Date();
-    try {
-      const result = await submit(
-        unitId,
-        token,
-        answersForSubmit(offlineAnswers),
-        submitTimings(loadedAt.current, submittedAt, timingsAt(submittedAt.getTime())),
-        submitId.current,
-      );
-      onCompleted(result?.completion_code ?? null);
-      followCompletion(result);
-    } catch (e) {
-      const problems = e instanceof ApiError ? e.problems : [];
-      setSubmitError({ message: messageOf(e), problems });
-      // The offline answers were refused: the worker fixes them in the annotation steps.
-      if (e instanceof ApiError && e.status === 422 && endedDialogues(chat).length > 0) review(problems[0]);
-    } finally {
-      setSubmitting(false);
-    }
-  }, [unitId, token, onCompleted, offlineAnswers, timingsAt, review, chat]);
-  const readyToSubmit = outcome === 'finished' && ann.shown === null && !ann.reviewing;
-  useEffect(() => {
-    if (!readyToSubmit || submitted.current) return;
-    submitted.current = true;
-    void submitUnit();
-  }, [readyToSubmit, submitUnit]);
+  const { submitError, submitUnit } = useChatSubmit({
+    unitId,
+    token,
+    chat,
+    ann,
+    setSubmitting,
+    ready: outcome === 'finished' && ann.shown === null && !ann.reviewing,
+    onCompleted,
+  });
 
   const title = unit.task?.title || 'Chat task';
   const briefing = <BriefingButton unit={unit} bucketNames={Object.keys(unit.buckets ?? {})} />;

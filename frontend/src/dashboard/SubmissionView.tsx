@@ -37,8 +37,9 @@ export function SubmissionView({ unit }: { unit: UnitDetail }) {
   const answers = isObject(unit.answers) ? unit.answers : {};
   const shown = new Set(dialogues.map((d) => d.key));
   const arena = payload.kind === 'arena';
-  // an arena battle's stored dialogue and votes are shown by ArenaBattle
-  const others = arena ? [] : Object.entries(answers).filter(([key]) => !shown.has(key));
+  const chat = unit.conversations.length > 0;
+  // a chat's or a battle's stored record is shown by its transcripts and AnswersAbout
+  const others = arena || chat ? [] : Object.entries(answers).filter(([key]) => !shown.has(key));
   const names = speakerNames(payload.speaker_names);
 
   return (
@@ -46,7 +47,12 @@ export function SubmissionView({ unit }: { unit: UnitDetail }) {
       {arena ? (
         <ArenaBattle unit={unit} />
       ) : (
-        unit.conversations.map((c) => <Transcript key={c.conversation_id} conversation={c} />)
+        <>
+          {unit.conversations.map((c) => (
+            <Transcript key={c.conversation_id} conversation={c} />
+          ))}
+          <AnswersAbout unit={unit} about={(key) => chatAbout(key, unit.conversations)} />
+        </>
       )}
       {dialogues.map((d, i) => (
         <StaticDialogue
@@ -218,6 +224,11 @@ function Transcript({ conversation: c, title }: { conversation: ConversationLog;
 }
 
 const SIDES = ['Model A', 'Model B'];
+
+/** A chat's or a battle's answers in its stored record (`{dialogues, answers}`), by key. */
+function storedAnswers(unit: UnitDetail): Record<string, unknown> {
+  return isObject(unit.answers) && isObject(unit.answers.answers) ? unit.answers.answers : {};
+}
 // The stored keys of a battle's offline answers (docs/arena.md): each side's conversation, and a comparison of both.
 const ABOUT: Record<string, string> = { c0: 'Model A', c1: 'Model B', c0_c1: 'Model A and Model B' };
 const WINNERS: Record<string, string> = { a: 'Model A', b: 'Model B', tie: 'tie', bothbad: 'both bad' };
@@ -227,16 +238,9 @@ const WINNERS: Record<string, string> = { a: 'Model A', b: 'Model B', tie: 'tie'
  * the votes naming the bots, and the answers about each side after the battle.
  */
 export function ArenaBattle({ unit }: { unit: UnitDetail }) {
-  const stored = isObject(unit.answers) && isObject(unit.answers.answers) ? unit.answers.answers : {};
+  const stored = storedAnswers(unit);
   const battle = isObject(stored.battle) ? stored.battle : {};
   const votes = isObject(battle.vote) ? Object.entries(battle.vote) : [];
-  const buckets = unit.payload?.buckets ?? {};
-  // the online labels show under their replies in the transcripts
-  const labels = new Set(unit.conversations.flatMap((c) => c.messages.flatMap((m) => Object.keys(m.labels ?? {}))));
-  const offline = Object.entries(stored)
-    .filter(([key, value]) => key in ABOUT && isObject(value))
-    .map(([key, value]) => [key, Object.fromEntries(Object.entries(value as BucketAnswers).filter(([name]) => !labels.has(name)))] as const)
-    .filter(([, answers]) => Object.keys(answers).length > 0);
   return (
     <>
       <div className="compare">
@@ -263,9 +267,43 @@ export function ArenaBattle({ unit }: { unit: UnitDetail }) {
           </ul>
         )}
       </section>
-      {offline.map(([key, answers]) => (
-        <section key={key} className="panel" aria-label={`Answers about ${ABOUT[key]}`}>
-          <h3>Answers about {ABOUT[key]}</h3>
+      <AnswersAbout unit={unit} about={(key) => ABOUT[key] ?? null} />
+    </>
+  );
+}
+
+/** What a chat's stored key (`c0`, `c1`, `c0_c1`: docs/chat.md) is about, with its bots. */
+function chatAbout(key: string, conversations: ConversationLog[]): string | null {
+  const chat = (position: number) => {
+    const c = conversations.find((x) => x.position === position);
+    return c ? `chat ${position + 1} with ${c.bot}` : null;
+  };
+  const one = /^c(\d+)$/.exec(key);
+  if (one) return chat(Number(one[1]));
+  const two = /^c(\d+)_c(\d+)$/.exec(key);
+  const [first, second] = two ? [chat(Number(two[1])), chat(Number(two[2]))] : [null, null];
+  return first && second ? `${first} and ${second}` : null;
+}
+
+/**
+ * The answers a chat's or a battle's worker gave after the conversations, one panel per
+ * conversation (or comparison) that `about` names; the online labels show under their replies.
+ */
+function AnswersAbout({ unit, about }: { unit: UnitDetail; about: (key: string) => string | null }) {
+  const stored = storedAnswers(unit);
+  const buckets = unit.payload?.buckets ?? {};
+  const labels = new Set(unit.conversations.flatMap((c) => c.messages.flatMap((m) => Object.keys(m.labels ?? {}))));
+  const panels = Object.entries(stored).flatMap(([key, value]) => {
+    const title = about(key);
+    if (title === null || !isObject(value)) return [];
+    const answers = Object.fromEntries(Object.entries(value as BucketAnswers).filter(([name]) => !labels.has(name)));
+    return Object.keys(answers).length > 0 ? [[key, title, answers] as const] : [];
+  });
+  return (
+    <>
+      {panels.map(([key, title, answers]) => (
+        <section key={key} className="panel" aria-label={`Answers about ${title}`}>
+          <h3>Answers about {title}</h3>
           <BucketList answers={answers} buckets={buckets} />
         </section>
       ))}
