@@ -89,9 +89,9 @@ class ClaimRefused(Exception):
 def lock_worker(connection: Connection, provider: str, provider_worker_id: str) -> int:
     """The worker's id, created on first sight; the row stays locked until the transaction
     ends, so one worker's claims happen one by one (a single upsert, one round trip)."""
-    return connection.execute(UPSERT_WORKER, {
+    return connection.execute(UPSERT_WORKER.on(connection), {
         "provider": provider, "provider_worker_id": provider_worker_id,
-        "pseudonym": "w_" + secrets.token_hex(6), "now": utcnow()}).scalar_one()
+        "now": utcnow()}).scalar_one()
 
 
 def _worker_and_units(connection: Connection, provider: str, provider_worker_id: str,

@@ -22,12 +22,18 @@ _DONE = ", ".join(f"'{status}'" for status in DONE_STATUSES)
 # -- claim -----------------------------------------------------------------------------------
 
 # The worker's id; on PostgreSQL their row stays locked until the transaction ends, so one
-# worker's claims happen one by one.
-UPSERT_WORKER = text(
+# worker's claims happen one by one. A new worker's pseudonym (their name in exports and on
+# the dashboard) is made by the database: a random source in Python is a system call that
+# lets go of the interpreter, and under load the step waits to get it back.
+_UPSERT_WORKER = (
     "INSERT INTO workers (provider, provider_worker_id, pseudonym, created_at) "
-    "VALUES (:provider, :provider_worker_id, :pseudonym, :now) "
+    "VALUES (:provider, :provider_worker_id, 'w_' || {random_hex}, :now) "
     "ON CONFLICT (provider, provider_worker_id) DO UPDATE SET provider = excluded.provider "
-    "RETURNING id").bindparams(bindparam("now", type_=TIME)).columns(column("id"))
+    "RETURNING id")
+UPSERT_WORKER = PerDialect(*(
+    text(_UPSERT_WORKER.format(random_hex=random_hex)).bindparams(bindparam("now", type_=TIME))
+    .columns(column("id"))
+    for random_hex in ("substr(md5(random()::text), 1, 12)", "lower(hex(randomblob(6)))")))
 
 # What a claim reads of the worker (after their row is locked), in one statement: their units
 # in the task that count for resuming and limits, newest first, then the names of the

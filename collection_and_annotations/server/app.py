@@ -92,6 +92,7 @@ def create_app(
         yield
         if chat is not None:
             await chat.aclose()
+        database_threads.close()  # after the chat's last steps
 
     hosts = HostCheck(served_task.provider.public_url, allowed_hosts)
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan,

@@ -1,14 +1,15 @@
 """What every route shares: JSON answers and errors, the strict JSON body, and blocking work
-run in the framework's thread pool."""
+run in the app's database threads."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
-from anyio import CapacityLimiter, to_thread
-from anyio.lowlevel import RunVar
 from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -24,6 +25,7 @@ from collection_and_annotations.server.json_input import InvalidJson, parse_json
 from collection_and_annotations.storage.sql import waited_too_long
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+T = TypeVar("T")
 # Requests of one server process whose blocking (database) work runs at once; more wait their
 # turn in the event loop (conf: mephisto.architect.database_threads). A few: dozens of threads
 # each in a transaction made PostgreSQL several times dearer per request (row locks skipped
@@ -33,20 +35,29 @@ DATABASE_THREADS = 4
 
 
 class DatabaseThreads:
-    """An app's bound on its blocking handlers running at once: `count` per event loop (a
-    server process runs one; a test client may run one per request, and a limiter is bound to
-    the loop it first waited in)."""
+    """An app's threads for its blocking handlers, `count` of them; requests beyond wait their
+    turn in the pool's queue with no thread nor connection. A plain executor: anyio's hop
+    into its thread pool, with a capacity limiter in front, cost half as much CPU again
+    (bench/RESULTS.md, issue 26). Made on first use, so each server process (forked from a
+    preloaded app) has its own."""
 
     def __init__(self, count: int = DATABASE_THREADS):
         self.count = count
-        self._limiter = RunVar[CapacityLimiter]("database_threads")
+        self._pool: ThreadPoolExecutor | None = None
+        self._made = threading.Lock()
 
-    def limiter(self) -> CapacityLimiter:
-        limiter = self._limiter.get(None)
-        if limiter is None:
-            limiter = CapacityLimiter(self.count)
-            self._limiter.set(limiter)
-        return limiter
+    async def run(self, function: Callable[..., T], *args: Any) -> T:
+        """`function(*args)` on one of the threads, once one is free."""
+        if self._pool is None:
+            with self._made:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self.count, "database")
+        return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
+
+    def close(self) -> None:
+        """Let the threads end once their work is done (the app's end)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
 
 
 class JSON(JSONResponse):
@@ -72,13 +83,12 @@ def served(request: Request) -> ServedTask:
 
 def blocking(handler: Callable[[Request], Response]) -> Endpoint:
     """A route whose work blocks (the database): the body is read in the event loop, then the
-    handler runs in the framework's thread pool, at most `app.state.database_threads` at once
-    (`json_body` reads the body there)."""
+    handler runs in the app's database threads (`app.state.database_threads`; `json_body`
+    reads the body there)."""
 
     async def endpoint(request: Request) -> Response:
         request.state.body = await request.body()
-        return await to_thread.run_sync(handler, request,
-                                        limiter=request.app.state.database_threads.limiter())
+        return await request.app.state.database_threads.run(handler, request)
 
     return endpoint
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 import secrets
-import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text
-from sqlalchemy.exc import DatabaseError, DBAPIError, IntegrityError
+from sqlalchemy.dialects import registry
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+from sqlalchemy.exc import DatabaseError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from collection_and_annotations.errors import UserError
@@ -33,18 +35,47 @@ def default_url(data_dir: str | Path) -> str:
     return f"sqlite:///{path / 'cep.sqlite3'}"
 
 
-READ_ONLY = "cep_read_only"
 LOCK_TIMEOUT_S = 5  # how long a step waits for a row lock another holds (PostgreSQL)
 
 
-def _setup_sqlite(engine: Engine) -> None:
-    """WAL so readers never block the writer; writers BEGIN IMMEDIATE so they queue instead of
-    failing when a read transaction would have to upgrade; readers BEGIN DEFERRED (a snapshot
-    that takes no lock)."""
+class SQLiteWrites(SQLiteDialect_pysqlite):
+    """SQLite whose transactions begin IMMEDIATE: writers queue for the write lock instead of
+    failing when a read transaction would have to upgrade. The dialect begins them, not a
+    `begin` event listener: any engine event makes SQLAlchemy dispatch events around every
+    statement (bench/RESULTS.md, issue 26). A BEGIN that waits past busy_timeout fails as
+    SQLAlchemy's OperationalError, as callers expect."""
+
+    supports_statement_cache = True  # it compiles as its parent does
+    begin_statement = "BEGIN IMMEDIATE"
+
+    def do_begin(self, dbapi_connection: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(self.begin_statement)
+        finally:
+            cursor.close()
+
+
+class SQLiteReads(SQLiteWrites):
+    """SQLite whose transactions begin DEFERRED: a read snapshot that takes no lock."""
+
+    supports_statement_cache = True
+    begin_statement = "BEGIN"
+
+
+registry.register("sqlite.cep_writes", __name__, "SQLiteWrites")
+registry.register("sqlite.cep_reads", __name__, "SQLiteReads")
+
+
+def _sqlite_engine(url: str, driver: str) -> Engine:
+    """An engine on the SQLite file `url` whose transactions begin as `driver` says, in WAL so
+    readers never block the writer."""
+    engine = create_engine(make_url(url).set(drivername=f"sqlite+{driver}"), pool_size=20,
+                           max_overflow=20)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):  # type: ignore[no-untyped-def]
-        dbapi_connection.isolation_level = None
+        dbapi_connection.isolation_level = None  # the dialect begins transactions
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
@@ -52,17 +83,7 @@ def _setup_sqlite(engine: Engine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
-    @event.listens_for(engine, "begin")
-    def _on_begin(connection):  # type: ignore[no-untyped-def]
-        # On the driver's connection: through SQLAlchemy's execution path this one statement
-        # cost as much CPU as a worker API request's own statements. Its failure (the lock
-        # not had within busy_timeout) is still SQLAlchemy's error, as callers expect.
-        statement = "BEGIN" if connection.get_execution_options().get(READ_ONLY) else \
-            "BEGIN IMMEDIATE"
-        try:
-            connection.connection.driver_connection.execute(statement)
-        except sqlite3.Error as exc:
-            raise DBAPIError.instance(statement, (), exc, sqlite3.Error) from None
+    return engine
 
 
 def _setup_postgres(engine: Engine, lock_timeout_s: int) -> None:
@@ -88,8 +109,7 @@ def make_engine(url: str, lock_timeout_s: int = LOCK_TIMEOUT_S) -> Engine:
         database = make_url(url).database
         if database and database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, pool_size=20, max_overflow=20)
-        _setup_sqlite(engine)
+        engine = _sqlite_engine(url, "cep_writes")
     else:
         # No pre-ping: it costs a round trip per request; a dropped connection invalidates the
         # pool and fails one request instead.
@@ -127,10 +147,10 @@ class Database:
         self.url = url
         self.engine = make_engine(url, lock_timeout_s)
         # Reads see one snapshot: on PostgreSQL a REPEATABLE READ READ ONLY transaction, on
-        # SQLite (WAL) any read transaction is one.
-        self._snapshot_engine = self.engine.execution_options(**{READ_ONLY: True}, **(
-            {} if url.startswith("sqlite") else
-            {"isolation_level": "REPEATABLE READ", "postgresql_readonly": True}))
+        # SQLite (WAL) any read transaction is one (its own connections, begun DEFERRED).
+        self._snapshot_engine = _sqlite_engine(url, "cep_reads") if url.startswith("sqlite") \
+            else self.engine.execution_options(isolation_level="REPEATABLE READ",
+                                               postgresql_readonly=True)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._read_sessions = sessionmaker(self._snapshot_engine, expire_on_commit=False)
         # SQLite takes one writer at a time; queueing this process's writers here is fairer and
@@ -140,7 +160,7 @@ class Database:
 
     def check_reachable(self) -> None:
         """Connect and check the schema is ours and not newer, before anything is written."""
-        shown = self.engine.url.render_as_string(hide_password=True)
+        shown = make_url(self.url).render_as_string(hide_password=True)
         try:
             with self.engine.connect() as connection:
                 _check_schema(connection, shown)
@@ -217,4 +237,5 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        self._snapshot_engine.dispose()
 

@@ -1,7 +1,7 @@
 """The chat routes (docs/chat-api.md) under /api/chat/: coroutines of the event loop, so an open
 event stream costs a coroutine and a socket, and a bot turn no thread at all. Database steps
-run in the framework's thread pool, at most `database_threads` of a process at once with the
-worker API's (server/web.py); on SQLite the frequent ones go to the step writer instead."""
+run on the process's `database_threads` threads, shared with the worker API's (server/web.py);
+on SQLite the frequent ones go to the step writer instead."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from anyio import to_thread
 from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -67,7 +66,7 @@ class Chat:
                     ("GET", "events", self.events))]
 
     async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
-        return await to_thread.run_sync(function, *args, limiter=self.threads.limiter())
+        return await self.threads.run(function, *args)
 
     async def write(self, step: Step) -> Any:
         """A message or a reply stored (engine/chat_batch.py)."""
