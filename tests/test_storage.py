@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -147,3 +149,40 @@ def test_training_checks_of_an_earlier_worker_stay_with_their_attempt(database_u
             "SELECT unit_id, attempt, worker_id FROM unit_scores ORDER BY unit_id")).all()
     db.dispose()
     assert rows == [(1, 0, 1), (2, 2, 1)]
+
+
+def test_read_then_write_steps_of_two_processes_on_one_sqlite_file_both_commit(tmp_path):
+    """Two servers on one SQLite file (one Database each, as two processes have), each step
+    reading then writing: the second waits for the first's write lock and commits, never
+    'database is locked' from a read transaction that would have to upgrade. Fails loudly if
+    SQLAlchemy stops beginning the transactions IMMEDIATE for us."""
+    url = default_url(tmp_path)
+    first, second = Database(url), Database(url)
+    first.migrate()
+    go = threading.Event()
+    errors: list[BaseException] = []
+
+    def step(db: Database, key: str) -> None:
+        go.wait(10)
+        try:
+            with db.transaction() as connection:
+                connection.execute(text("SELECT count(*) FROM settings")).scalar()
+                time.sleep(0.2)  # the other step begins meanwhile
+                connection.execute(text("INSERT INTO settings (key, value) VALUES (:k, 'x')"),
+                                   {"k": key})
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=step, args=(db, key))
+               for db, key in ((first, "a"), (second, "b"))]
+    for thread in threads:
+        thread.start()
+    go.set()
+    for thread in threads:
+        thread.join(30)
+    with first.snapshot() as connection:
+        stored = connection.execute(text("SELECT key FROM settings ORDER BY key")).scalars()
+        keys = [key for key in stored if key in ("a", "b")]
+    first.dispose()
+    second.dispose()
+    assert not errors and keys == ["a", "b"], errors
