@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -38,20 +39,22 @@ class DatabaseThreads:
     """An app's threads for its blocking handlers, `count` of them; requests beyond wait their
     turn in the pool's queue with no thread nor connection. A plain executor: anyio's hop
     into its thread pool, with a capacity limiter in front, cost half as much CPU again
-    (bench/RESULTS.md, issue 26). Made on first use, so each server process (forked from a
-    preloaded app) has its own."""
+    (bench/RESULTS.md, issue 26). Made in the process that uses it: a process forked from
+    one that had used it (a preloaded app's server processes) makes its own, since a fork
+    keeps no thread."""
 
     def __init__(self, count: int = DATABASE_THREADS):
         self.count = count
         self._pool: ThreadPoolExecutor | None = None
+        self._pid = 0  # the process the pool's threads run in
         self._made = threading.Lock()
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """`function(*args)` on one of the threads, once one is free."""
-        if self._pool is None:
+        if self._pool is None or self._pid != os.getpid():
             with self._made:
-                if self._pool is None:
-                    self._pool = ThreadPoolExecutor(self.count, "database")
+                if self._pool is None or self._pid != os.getpid():
+                    self._pool, self._pid = ThreadPoolExecutor(self.count, "database"), os.getpid()
         return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
 
     def close(self) -> None:
