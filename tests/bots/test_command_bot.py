@@ -101,10 +101,12 @@ async def test_two_sessions_at_once_share_one_process(bot, tmp_path):
     assert "".join(await reply(session, "hi", "s3 ...", "again")).endswith("turns 3 ")
     assert await reply(session, "whole") == ["all at once"]
     await session.close()
-    deadline = time.monotonic() + 2
-    while not (tmp_path / "ended.txt").exists() and time.monotonic() < deadline:
+    ended = tmp_path / "ended.txt"
+    deadline = time.monotonic() + 5
+    # the script opens the file, then writes its line: wait for the line, not the file
+    while not (ended.exists() and ended.read_text()) and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
-    assert (tmp_path / "ended.txt").read_text() == "s3\n"
+    assert ended.read_text() == "s3\n"
 
 
 async def test_crash_mid_reply_then_restart(bot, caplog):
