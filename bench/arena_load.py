@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import platform
 import random
 import sys
 import time
@@ -31,11 +29,12 @@ sys.path.insert(0, str(REPO))
 from chat_load import (  # noqa: E402
     Connection,
     claim_and_listen,
+    latencies,
     launched,
     load_arguments,
-    percentile,
+    machine,
+    measured,
 )
-from procstats import loop_lag, tree_cpu_seconds, tree_rss_mb  # noqa: E402
 from sqlalchemy import create_engine, func, select  # noqa: E402
 
 from collection_and_annotations.storage.models import BattleVote, Message, Unit  # noqa: E402
@@ -117,18 +116,9 @@ async def _next(events, wanted: set[str]) -> tuple[str, dict]:
 
 async def drive(port: int, args: argparse.Namespace, server_pid: int) -> tuple[Results, dict]:
     results = Results()
-    stop, lags = asyncio.Event(), []
-    lag_task = asyncio.create_task(loop_lag(stop, lags))
-    cpu_before, started = tree_cpu_seconds(server_pid), time.monotonic()
-    await asyncio.gather(*(worker(n, port, args, results,
-                                  started + args.ramp * n / args.clients)
-                           for n in range(args.clients)))
-    stop.set()
-    await lag_task
-    return results, {"elapsed_s": time.monotonic() - started,
-                     "server_cpu_s": tree_cpu_seconds(server_pid) - cpu_before,
-                     "server_rss_mb": tree_rss_mb(server_pid),
-                     "client_lag_p99_ms": 1000 * percentile(lags, 0.99) if lags else 0.0}
+    figures = await measured(server_pid, args.clients, args.ramp,
+                             lambda n, start_at: worker(n, port, args, results, start_at))
+    return results, figures
 
 
 def check_database(url: str, clients: int, turns: int) -> str:
@@ -150,25 +140,18 @@ def main() -> int:
     with launched("arena_bench_", args, write_task) as (port, pid, url):
         results, figures = asyncio.run(drive(port, args, pid))
         check = check_database(url, args.clients, args.turns)
-    print(f"machine: {platform.node()} {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}; {args.processes} server process(es), "
-          f"{'PostgreSQL' if args.db == 'postgres' else 'SQLite'}")
+    print(machine(args))
     print(f"C={args.clients} battles at once, {args.turns} messages each, think {args.think} s, "
           f"both bots: first piece after {args.bot_delay} s, 20 pieces 50 ms apart")
     print(f"battles completed: {results.battles}/{args.clients}; errors: {len(results.errors)}"
           + (f" (first: {results.errors[0]})" if results.errors else ""))
     for side, name in ((0, "A"), (1, "B")):
-        overheads = [1000 * o for o in results.overheads[side]]
-        if overheads:
-            print(f"overhead per bot turn, side {name} (ms): p50 "
-                  f"{percentile(overheads, 0.5):.1f}, p99 {percentile(overheads, 0.99):.1f}, "
-                  f"max {max(overheads):.1f} (n={len(overheads)})")
+        if results.overheads[side]:
+            print(latencies(f"overhead per bot turn, side {name}", results.overheads[side]))
     if results.posts:
-        posts = [1000 * p for p in results.posts]
-        print(f"  of which the message request (stored, 202): p50 {percentile(posts, 0.5):.1f}, "
-              f"p99 {percentile(posts, 0.99):.1f}")
+        print(latencies("  of which the message request (stored, 202)", results.posts))
     print(f"server CPU {figures['server_cpu_s']:.1f} s over {figures['elapsed_s']:.1f} s; "
-          f"memory at the end {figures['server_rss_mb']:.0f} MB; client loop lag p99 "
+          f"peak memory {figures['server_peak_rss_mb']:.0f} MB; client loop lag p99 "
           f"{figures['client_lag_p99_ms']:.1f} ms")
     print(f"database: {check}")
     return 0 if not results.errors and check.startswith("OK") else 1

@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -211,8 +211,10 @@ async def _until(events, wanted: str, role: str | None = None) -> dict:
     raise RuntimeError(f"the stream ended before a '{wanted}' event")
 
 
-async def drive(port: int, args: argparse.Namespace, server_pid: int) -> tuple[Results, dict]:
-    results = Results()
+async def measured(server_pid: int, clients: int, ramp: float,
+                   worker: Callable[[int, float], Awaitable[None]]) -> dict[str, float]:
+    """Run `worker(n, start_at)` for each of `clients`, arriving over `ramp` seconds, and
+    measure the server's CPU and peak memory and this client's event-loop lag meanwhile."""
     stop, lags = asyncio.Event(), []
     lag_task = asyncio.create_task(loop_lag(stop, lags))
     peak = [0.0]
@@ -224,17 +226,35 @@ async def drive(port: int, args: argparse.Namespace, server_pid: int) -> tuple[R
 
     memory_task = asyncio.create_task(sample_memory())
     cpu_before, started = tree_cpu_seconds(server_pid), time.monotonic()
-    ramp = args.ramp
-    await asyncio.gather(*(worker(n, port, args, results, started + ramp * n / args.clients)
-                           for n in range(args.clients)))
+    await asyncio.gather(*(worker(n, started + ramp * n / clients) for n in range(clients)))
     elapsed = time.monotonic() - started
     stop.set()
     await asyncio.gather(lag_task, memory_task)
-    lags.sort()
-    return results, {"elapsed_s": elapsed,
-                     "server_cpu_s": tree_cpu_seconds(server_pid) - cpu_before,
-                     "server_peak_rss_mb": peak[0],
-                     "client_lag_p99_ms": 1000 * lags[int(0.99 * (len(lags) - 1))] if lags else 0}
+    return {"elapsed_s": elapsed,
+            "server_cpu_s": tree_cpu_seconds(server_pid) - cpu_before,
+            "server_peak_rss_mb": peak[0],
+            "client_lag_p99_ms": 1000 * percentile(lags, 0.99) if lags else 0.0}
+
+
+async def drive(port: int, args: argparse.Namespace, server_pid: int) -> tuple[Results, dict]:
+    results = Results()
+    figures = await measured(server_pid, args.clients, args.ramp,
+                             lambda n, start_at: worker(n, port, args, results, start_at))
+    return results, figures
+
+
+def machine(args: argparse.Namespace) -> str:
+    """The machine and the server the run measured, as the first line of a report."""
+    return (f"machine: {platform.node()} {os.cpu_count()} cores, Python "
+            f"{platform.python_version()}; {args.processes} server process(es), "
+            f"{'PostgreSQL' if args.db == 'postgres' else 'SQLite'}")
+
+
+def latencies(label: str, seconds: list[float]) -> str:
+    """`label (ms): p50, p99, max (n, mean)` of durations given in seconds."""
+    ms = [1000 * s for s in seconds]
+    return (f"{label} (ms): p50 {percentile(ms, 0.5):.1f}, p99 {percentile(ms, 0.99):.1f}, "
+            f"max {max(ms):.1f} (n={len(ms)}, mean {statistics.fmean(ms):.1f})")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -316,21 +336,14 @@ def main() -> int:
         idle_rss = tree_rss_mb(pid)
         results, figures = asyncio.run(drive(port, args, pid))
         check = check_database(url, args.clients, args.turns)
-    overheads = [1000 * o for o in results.overheads]
-    print(f"machine: {platform.node()} {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}; {args.processes} server process(es), "
-          f"{'PostgreSQL' if args.db == 'postgres' else 'SQLite'}")
+    print(machine(args))
     print(f"C={args.clients} workers, {args.turns} messages each (+ the opener), think "
           f"{args.think} s, bot: first piece after {args.bot_delay} s, 20 pieces 50 ms apart")
     print(f"chats completed: {results.chats}/{args.clients}; errors: {len(results.errors)}"
           + (f" (first: {results.errors[0]})" if results.errors else ""))
-    if overheads:
-        print(f"overhead per bot turn (ms): p50 {percentile(overheads, 0.5):.1f}, p99 "
-              f"{percentile(overheads, 0.99):.1f}, max {max(overheads):.1f} "
-              f"(n={len(overheads)}, mean {statistics.fmean(overheads):.1f})")
-        posts = [1000 * p for p in results.posts]
-        print(f"  of which the message request (stored, 202): p50 {percentile(posts, 0.5):.1f}, "
-              f"p99 {percentile(posts, 0.99):.1f}")
+    if results.overheads:
+        print(latencies("overhead per bot turn", results.overheads))
+        print(latencies("  of which the message request (stored, 202)", results.posts))
     print(f"server memory: {idle_rss:.0f} MB idle, {figures['server_peak_rss_mb']:.0f} MB peak; "
           f"server CPU {figures['server_cpu_s']:.1f} s over {figures['elapsed_s']:.1f} s; "
           f"client loop lag p99 {figures['client_lag_p99_ms']:.1f} ms")
