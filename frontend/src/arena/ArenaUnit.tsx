@@ -23,6 +23,7 @@ import { canWrite, chatReducer, newSession, type OutgoingMessage } from '../chat
 import { endedEntries } from '../chatAnnotations';
 import { ChatComposer } from '../components/ChatComposer';
 import { ChatLog } from '../components/ChatLog';
+import { ChatProblem } from '../components/ChatProblem';
 import { Countdown, useSecondsUntil } from '../components/Countdown';
 import { OfflineAnnotation } from '../components/OfflineAnnotation';
 import { useReplyLabels, type ReplyLabels } from '../components/ReplyLabels';
@@ -43,14 +44,6 @@ interface Props {
   onRefused: (error: ApiError) => void;
   reconnectDelays?: ReconnectDelays;
   draftDebounceMs?: number;
-}
-
-function Problem({ text }: { text: string | null }) {
-  return text ? (
-    <p className="chat-alert" role="alert">
-      {text}
-    </p>
-  ) : null;
 }
 
 /** One side: its log with the replies' labels, whether its model is typing, and its error with "Try again". */
@@ -299,7 +292,7 @@ export function ArenaUnit({ unit, chat: loaded, token, onCompleted, onRefused, r
           </p>
         )}
         <p role="status">{revealed || submitError ? '' : 'Submitting…'}</p>
-        <Problem text={submitError && `Your battle could not be submitted: ${submitError.message}`} />
+        <ChatProblem text={submitError && `Your battle could not be submitted: ${submitError.message}`} />
         {(revealed || submitError) && (
           <button type="button" className="btn btn-primary" onClick={() => void submitUnit()}>
             {submitError ? 'Try again' : 'Finish'}
@@ -370,7 +363,7 @@ export function ArenaUnit({ unit, chat: loaded, token, onCompleted, onRefused, r
         </div>
         {paneLabels[0].hint}
         {paneLabels[1].hint}
-        <Problem text={problem} />
+        <ChatProblem text={problem} />
         {footer}
       </main>
     </div>

@@ -26,6 +26,7 @@ import { useOnlineLabelling } from '../useOnlineLabelling';
 import { usePerform } from '../usePerform';
 import { useChatEvents, type ReconnectDelays } from '../useChatEvents';
 import { ChatConversation } from './ChatConversation';
+import { ChatProblem } from './ChatProblem';
 import { Countdown, useSecondsUntil } from './Countdown';
 import { OfflineAnnotation } from './OfflineAnnotation';
 import { BriefingButton, TaskBriefing } from './TaskBriefing';
@@ -126,7 +127,7 @@ function ChatIntro({ unit, chat, busy, problem, onStart }: { unit: Unit; chat: C
           ))}
         </ul>
       </TaskBriefing>
-      <Problem text={problem} />
+      <ChatProblem text={problem} />
       <button type="button" className="btn btn-primary" onClick={onStart} disabled={busy}>
         {problem ? 'Try again' : 'Start the chat'}
       </button>
@@ -147,14 +148,6 @@ function ChatNotice({ heading, children }: { heading: string; children: ReactNod
       {children}
     </section>
   );
-}
-
-function Problem({ text }: { text: string | null }) {
-  return text ? (
-    <p className="chat-alert" role="alert">
-      {text}
-    </p>
-  ) : null;
 }
 
 export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, reconnectDelays, draftDebounceMs, advanceDelayMs }: Props) {
@@ -268,7 +261,7 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
     body = (
       <ChatNotice heading="All chats are done">
         <p role="status">{submitError ? '' : 'Submitting your chats…'}</p>
-        <Problem text={submitError && `Your chats could not be submitted: ${submitError.message}`} />
+        <ChatProblem text={submitError && `Your chats could not be submitted: ${submitError.message}`} />
         {submitError && (
           <button type="button" className="btn btn-primary" onClick={() => void submitUnit()}>
             Try again
@@ -277,7 +270,7 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
       </ChatNotice>
     );
   } else if (shown === null) {
-    body = <Problem text="This chat could not be shown. Please reload the page." />;
+    body = <ChatProblem text="This chat could not be shown. Please reload the page." />;
   } else if (shown.status === 'pending' && firstPending) {
     body = <ChatIntro unit={unit} chat={chat} busy={busy} problem={problem} onStart={() => void start()} />;
   } else if (shown.status === 'pending') {
@@ -285,7 +278,7 @@ export function ChatUnit({ unit, chat: loaded, token, onCompleted, onRefused, re
     body = (
       <ChatNotice heading={`Chat ${done} of ${chat.conversations.length} is done.`}>
         <p>Next you will chat with {shown.partner}.</p>
-        <Problem text={problem} />
+        <ChatProblem text={problem} />
         <button type="button" className="btn btn-primary" onClick={() => void start()} disabled={busy}>
           Start the next chat
         </button>
