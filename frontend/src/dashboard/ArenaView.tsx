@@ -42,7 +42,7 @@ function Board({ board, resamples }: { board: ArenaLeaderboard; resamples: numbe
       <ScrollTable
         caption="Ranking"
         head={
-          <tr>
+          <>
             <th scope="col">Rank</th>
             <th scope="col">Rank interval</th>
             <th scope="col">Bot</th>
@@ -50,7 +50,7 @@ function Board({ board, resamples }: { board: ArenaLeaderboard; resamples: numbe
             <th scope="col">Score interval</th>
             <th scope="col">Battles</th>
             <th scope="col">Win rate</th>
-          </tr>
+          </>
         }
       >
         {board.ranking.map((r) => (
@@ -68,7 +68,7 @@ function Board({ board, resamples }: { board: ArenaLeaderboard; resamples: numbe
       <ScrollTable
         caption="Pairs"
         head={
-          <tr>
+          <>
             <th scope="col">Pair</th>
             <th scope="col">Battles</th>
             <th scope="col">First wins</th>
@@ -76,7 +76,7 @@ function Board({ board, resamples }: { board: ArenaLeaderboard; resamples: numbe
             <th scope="col">Ties</th>
             <th scope="col">Both bad</th>
             <th scope="col">First's win rate</th>
-          </tr>
+          </>
         }
       >
         {board.pairs.map((p) => (
