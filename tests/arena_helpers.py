@@ -7,6 +7,9 @@ from typing import Any
 
 from chat_helpers import ChatServer, auth, event_stream, write_model_opts
 from helpers import free_port
+from sqlalchemy import select
+
+from collection_and_annotations.storage.models import Unit
 
 
 def write_arena_conf(folder: Path, bots: list[str] | str, *, battles_per_pair: int = 2,
@@ -47,13 +50,17 @@ def play(server: ChatServer, unit: str, token: str, messages: list[str],
 
 def sides(server: ChatServer, unit: str) -> list[str]:
     """The bots of a battle as its sides show them (A, B), from its recorded layout."""
-    from sqlalchemy import select
+    return _unit_column(server, unit, Unit.layout)["bots"]
 
-    from collection_and_annotations.storage.models import Unit
 
+def pool_of(server: ChatServer, unit: str) -> str:
+    """The pool a battle was served from (a pair's, `gold` or `screening`)."""
+    return _unit_column(server, unit, Unit.pool)
+
+
+def _unit_column(server: ChatServer, unit: str, column: Any) -> Any:
     with server.db.snapshot() as connection:
-        return connection.execute(select(Unit.layout).where(Unit.public_id == unit)
-                                  ).scalar()["bots"]
+        return connection.execute(select(column).where(Unit.public_id == unit)).scalar()
 
 
 def send_to_both(server: ChatServer, unit: str, token: str, stream: Any,

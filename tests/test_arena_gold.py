@@ -4,20 +4,15 @@ their battles flagged; gold battles stay out of the battles export."""
 
 from __future__ import annotations
 
-from arena_helpers import play, sides, write_arena_conf
+from arena_helpers import play, pool_of, sides, write_arena_conf
 from chat_helpers import ChatServer, ScriptedBot, auth
 from sqlalchemy import select
 
 from collection_and_annotations.export.battles import battles
-from collection_and_annotations.storage.models import Submission, Unit, UnitScore
+from collection_and_annotations.storage.models import Submission, UnitScore
 
 GOLD = ("    gold_pairs: ['alpha>dud']\n    min_golds: 1\n    gold_every_n_units: 1\n"
         "    max_incorrect_golds: 0\n")
-
-
-def _pool(server: ChatServer, unit: str) -> str:
-    with server.db.snapshot() as connection:
-        return connection.execute(select(Unit.pool).where(Unit.public_id == unit)).scalar()
 
 
 def _vote_for(server: ChatServer, unit: str, token: str, bot: str | None) -> None:
@@ -40,19 +35,19 @@ def test_gold_battles_are_served_scored_and_kept_out_of_the_battles(tmp_path):
     try:
         # a careful worker: the gold battle first (it looks like any other), then real work
         unit, token = server.claim("careful", "1")
-        assert _pool(server, unit) == "gold"
+        assert pool_of(server, unit) == "gold"
         view = server.client.get(f"/api/units/{unit}", headers=auth(token)).text
         assert "gold" not in view and "dud" not in view, view
         _vote_for(server, unit, token, "alpha")
         unit, token = server.claim("careful", "2")
-        assert _pool(server, unit).startswith("arena_")
+        assert pool_of(server, unit).startswith("arena_")
         _vote_for(server, unit, token, None)
         unit, token = server.claim("careful", "3")
-        assert _pool(server, unit) == "gold"  # one gold after each real battle
+        assert pool_of(server, unit) == "gold"  # one gold after each real battle
 
         # a careless worker votes for the known worse bot: blocked, no more work
         unit, token = server.claim("careless", "1")
-        assert _pool(server, unit) == "gold"
+        assert pool_of(server, unit) == "gold"
         _vote_for(server, unit, token, "dud")
         refused = server.client.post("/api/claim", json={"worker_id": "careless",
                                                           "assignment_id": "2"})

@@ -5,14 +5,12 @@ figures count attempts; screening battles stay out of the battles export."""
 
 from __future__ import annotations
 
-from arena_helpers import play, sides, write_arena_conf
+from arena_helpers import play, pool_of, sides, write_arena_conf
 from chat_helpers import ChatServer, ScriptedBot, auth
-from sqlalchemy import select
 
 from collection_and_annotations.export.battles import battles
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.quality.stats import task_outcomes
-from collection_and_annotations.storage.models import Unit
 
 SCREENING = ("    use_screening_task: true\n    passed_qualification_name: arena_ok\n"
              "    screening_pairs: ['alpha>dud']\n    screening_battles: 2\n"
@@ -21,11 +19,6 @@ SCREENING = ("    use_screening_task: true\n    passed_qualification_name: arena
 
 def _claim(server: ChatServer, worker: str, visit: str):
     return server.client.post("/api/claim", json={"worker_id": worker, "assignment_id": visit})
-
-
-def _pool(server: ChatServer, unit: str) -> str:
-    with server.db.snapshot() as connection:
-        return connection.execute(select(Unit.pool).where(Unit.public_id == unit)).scalar()
 
 
 def _battle(server: ChatServer, worker: str, visit: str, bot: str) -> tuple[str, dict]:
@@ -39,7 +32,7 @@ def _battle(server: ChatServer, worker: str, visit: str, bot: str) -> tuple[str,
     done = server.client.post(f"/api/units/{unit}/submit", headers=auth(token),
                               json={"answers": {}})
     assert done.status_code == 200, done.text
-    return _pool(server, unit), done.json()
+    return pool_of(server, unit), done.json()
 
 
 def test_screening_battles_come_first_and_qualify_or_block(tmp_path, database_url):
@@ -51,7 +44,7 @@ def test_screening_battles_come_first_and_qualify_or_block(tmp_path, database_ur
     try:
         # a careful worker: a screening battle that looks like any other, resumed if open
         claimed = _claim(server, "careful", "1").json()
-        assert _pool(server, claimed["unit_id"]) == "screening"
+        assert pool_of(server, claimed["unit_id"]) == "screening"
         view = server.client.get(f"/api/units/{claimed['unit_id']}",
                                  headers=auth(claimed["token"]))
         assert view.json()["kind"] == "arena" and "dud" not in view.text
