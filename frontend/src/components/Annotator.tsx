@@ -80,7 +80,7 @@ export function Annotator({ unit, token, onCompleted, onTakeNew, advanceDelayMs,
     token,
     answers,
     position,
-    enabled: !submitted && !timeOver,
+    enabled: !submitted && !submitting && !timeOver, // a draft after the submit is refused
     stamp,
     debounceMs: draftDebounceMs,
   });
