@@ -44,13 +44,14 @@ class WorkRefused(Exception):
 
 
 @contextmanager
-def worker_step(db: Database) -> Iterator[Connection]:
-    """A worker's step in one write transaction; a step that waited too long for a lock
-    another step holds (lock_timeout, or SQLite's busy timeout) is refused with a 503 that
-    says when to try again, never a 500. Its transaction is rolled back: nothing is half
-    written."""
+def worker_step(db: Database, one_statement: bool = False) -> Iterator[Connection]:
+    """A worker's step in one write transaction (`one_statement`: a step that is one statement
+    on PostgreSQL, `Database.one_statement`); a step that waited too long for a lock another
+    step holds (lock_timeout, or SQLite's busy timeout) is refused with a 503 that says when
+    to try again, never a 500. Its transaction is rolled back: nothing is half written."""
     try:
-        with db.transaction() as connection:
+        with db.one_statement(write=True) if one_statement else db.transaction() \
+                as connection:
             yield connection
     except OperationalError as exc:
         if not waited_too_long(exc):
@@ -71,8 +72,10 @@ def owned_unit(unit: OwnedT | None, worker_id: int) -> OwnedT:
 def unit_view(
     db: Database, blueprint: TaskBlueprint, public_id: str, worker_id: int
 ) -> dict[str, Any]:
-    """Everything the page shows for a unit, with this worker's latest draft (one query)."""
-    with db.snapshot() as connection:
+    """Everything the page shows for a unit, with this worker's latest draft: one statement
+    (`Database.one_statement`: it sees a submit or an expiry whole or not at all), and for a
+    chat the conversation's state in the same snapshot."""
+    with db.snapshot() if blueprint.chats else db.one_statement(write=False) as connection:
         unit = owned_unit(connection.execute(
             UNIT_VIEW, {"public_id": public_id, "worker_id": worker_id}).first(), worker_id)
         state = ({} if unit.status != "assigned" else blueprint.unit_state(
@@ -99,9 +102,11 @@ def save_draft(db: Database, public_id: str, worker_id: int, answers: Any, posit
         raise WorkRefused("a draft needs 'answers' as an object", 400)
     if len(json.dumps([answers, position])) > MAX_DRAFT_BYTES:
         raise WorkRefused("the draft is larger than 1 MB", 413)
-    with worker_step(db) as connection:
+    with worker_step(db, one_statement=True) as connection:
         # The unit row is locked before the draft is written: an expiry cannot slip between
-        # the ownership check and the write and hand the unit to someone else.
+        # the ownership check and the write and hand the unit to someone else. On PostgreSQL
+        # the lock, the check and the write are one statement (SAVE_DRAFT), on SQLite a
+        # transaction.
         values = {"public_id": public_id, "worker_id": worker_id, "answers": answers,
                   "position": position, "now": utcnow()}
         unit = owned_unit(connection.execute(SAVE_DRAFT.on(connection), values).first(),

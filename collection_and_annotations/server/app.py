@@ -96,14 +96,29 @@ def create_app(
 
     hosts = HostCheck(served_task.provider.public_url, allowed_hosts)
     app = Starlette(routes=routes, exception_handlers=EXCEPTION_HANDLERS, lifespan=lifespan,
-                    middleware=[Middleware(Guard, hosts=hosts),
-                                Middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES,
-                                           compresslevel=6)])
+                    middleware=[Middleware(Guard, hosts=hosts), Middleware(CompressWhereItPays)])
     app.state.served = served_task
     app.state.database_threads = database_threads
     app.state.login_failures = FailureLimit()
     app.state.chat = chat
     return app
+
+
+class CompressWhereItPays:
+    """Starlette's GZipMiddleware for the pages, their assets and the requester's API (lists
+    of submissions, reports), where answers are large and few; not for the worker API's and
+    the chat's answers, small and many, where its responder per request cost CPU under load
+    (bench/RESULTS.md, issue 26)."""
+
+    def __init__(self, app: ASGIApp):
+        self.plain = app
+        self.compressed = GZipMiddleware(app, minimum_size=GZIP_MIN_BYTES, compresslevel=6)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if path.startswith("/api/") and not path.startswith(requester_api.PREFIX):
+            return await self.plain(scope, receive, send)
+        await self.compressed(scope, receive, send)
 
 
 async def health(request: Request) -> Response:

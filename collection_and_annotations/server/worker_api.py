@@ -34,10 +34,11 @@ def _worker_id(request: Request) -> int:
 
 
 def _completion(served: ServedTask, unit_id: str) -> Completion:
-    """The provider's completion for this unit (its visit is read only when it matters)."""
+    """The provider's completion for this unit (its visit is read only when it matters, in
+    one statement)."""
     if not served.provider.completion_varies:
         return served.provider.completion(None)
-    with served.db.snapshot() as connection:
+    with served.db.one_statement(write=False) as connection:
         worker, visit = connection.execute(
             select(Worker.provider_worker_id, Unit.provider_session)
             .join(Worker, Worker.id == Unit.worker_id).where(Unit.public_id == unit_id)).one()
@@ -67,7 +68,7 @@ def next_unit(request: Request) -> Response:
     providers whose workers come back through links (local), after a submit."""
     task = served(request)
     worker_id = _worker_id(request)
-    with task.db.snapshot() as connection:
+    with task.db.one_statement(write=False) as connection:
         worker = connection.scalar(select(Worker.provider_worker_id)
                                    .where(Worker.id == worker_id))
     link = task.provider.next_link(worker) if task.taking_work else None

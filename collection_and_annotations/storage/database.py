@@ -6,7 +6,7 @@ import os
 import secrets
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +151,10 @@ class Database:
         self._snapshot_engine = _sqlite_engine(url, "cep_reads") if url.startswith("sqlite") \
             else self.engine.execution_options(isolation_level="REPEATABLE READ",
                                                postgresql_readonly=True)
+        # One statement is atomic and sees one snapshot by itself: on PostgreSQL a step that
+        # is one statement runs in autocommit, without BEGIN's and COMMIT's round trips.
+        self._autocommit_engine = None if url.startswith("sqlite") \
+            else self.engine.execution_options(isolation_level="AUTOCOMMIT")
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._read_sessions = sessionmaker(self._snapshot_engine, expire_on_commit=False)
         # SQLite takes one writer at a time; queueing this process's writers here is fairer and
@@ -205,6 +209,15 @@ class Database:
         database; it never waits for writers, nor they for it."""
         with self._snapshot_engine.begin() as connection:
             yield connection
+
+    def one_statement(self, write: bool) -> AbstractContextManager[Connection]:
+        """A connection for a step that is one statement on PostgreSQL, in autocommit (the
+        statement alone is atomic, sees one snapshot and holds its row locks to its end); on
+        SQLite, whose version of a step may be several statements and whose BEGIN and COMMIT
+        are no round trips, `transaction` (`write`) or `snapshot`."""
+        if self._autocommit_engine is None:
+            return self.transaction() if write else self.snapshot()
+        return self._autocommit_engine.connect()
 
     @contextmanager
     def read(self) -> Iterator[Session]:
