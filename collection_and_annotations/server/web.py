@@ -4,12 +4,11 @@ run in the app's database threads."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import queue
 import threading
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError
@@ -38,71 +37,30 @@ DATABASE_THREADS = 4
 
 class DatabaseThreads:
     """An app's threads for its blocking handlers, `count` of them; requests beyond wait their
-    turn in the queue with no thread nor connection. A queue and plain threads that hand the
-    result back to the event loop: asyncio's executor (a concurrent Future chained to an
-    asyncio one per call) cost several times the CPU of this hop, anyio's pool more again
-    (bench/RESULTS.md, issue 26). Started in the process that uses them: a process forked
-    from one that had (a preloaded app's server processes) starts its own, since a fork
+    turn in the pool's queue with no thread nor connection. A plain executor: anyio's hop
+    into its thread pool, with a capacity limiter in front, cost half as much CPU again
+    (bench/RESULTS.md, issue 26). Made in the process that uses it: a process forked from
+    one that had used it (a preloaded app's server processes) makes its own, since a fork
     keeps no thread."""
 
     def __init__(self, count: int = DATABASE_THREADS):
         self.count = count
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._pid = 0  # the process the threads run in
-        self._closed = False
+        self._pool: ThreadPoolExecutor | None = None
+        self._pid = 0  # the process the pool's threads run in
         self._made = threading.Lock()
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """`function(*args)` on one of the threads, once one is free."""
-        if self._pid != os.getpid():
-            self._start()
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[T] = loop.create_future()
-        self._jobs.put((loop, done, function, args))
-        return await done
-
-    def _start(self) -> None:
-        with self._made:
-            if self._closed:
-                raise RuntimeError("the app's database threads are closed")
-            if self._pid != os.getpid():
-                self._jobs = queue.SimpleQueue()  # not the parent's, with its jobs
-                for number in range(self.count):
-                    threading.Thread(target=self._serve, args=(self._jobs,),
-                                     name=f"database-{number}", daemon=True).start()
-                self._pid = os.getpid()
-
-    @staticmethod
-    def _serve(jobs: queue.SimpleQueue[_Job | None]) -> None:
-        while (job := jobs.get()) is not None:
-            loop, done, function, args = job
-            try:
-                outcome: tuple[Any, BaseException | None] = (function(*args), None)
-            except BaseException as exc:  # handed to the awaiting request, as an executor does
-                outcome = (None, exc)
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile (the app ended)
-                loop.call_soon_threadsafe(_settle, done, *outcome)
+        if self._pool is None or self._pid != os.getpid():
+            with self._made:
+                if self._pool is None or self._pid != os.getpid():
+                    self._pool, self._pid = ThreadPoolExecutor(self.count, "database"), os.getpid()
+        return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
 
     def close(self) -> None:
-        """Let the threads end once the work queued before is done (the app's end)."""
-        with self._made:
-            self._closed = True
-            if self._pid == os.getpid():
-                for _ in range(self.count):
-                    self._jobs.put(None)
-
-
-_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
-
-
-def _settle(done: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
-    """In the event loop: a job's outcome to the request awaiting it (unless it gave up)."""
-    if done.cancelled():
-        return
-    if exc is None:
-        done.set_result(result)
-    else:
-        done.set_exception(exc)
+        """Let the threads end once their work is done (the app's end)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
 
 
 class JSON(JSONResponse):
