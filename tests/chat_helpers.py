@@ -96,16 +96,18 @@ def write_chat_conf(folder: Path, needed: str, bots: list[str] | str, *, num_bot
 
 
 class ChatServer:
-    """A chat task served in this process (one server process) with scripted bots."""
+    """A chat task served in this process (one server process) with scripted bots, or with
+    the bots of its model_opts.yaml when `bots` is None."""
 
-    def __init__(self, folder: Path, conf: Path, bots: dict[str, ScriptedBot],
-                 database_url: str | None = None):
-        overrides = [f"data_dir={folder / 'data'}"]
+    def __init__(self, folder: Path, conf: Path, bots: dict[str, ScriptedBot] | None,
+                 database_url: str | None = None, overrides: tuple[str, ...] = ()):
+        overrides = (f"data_dir={folder / 'data'}", *overrides)
         if database_url:
-            overrides.append(f"database_url={database_url}")
-        cfg = load_run_config(str(conf), overrides).config
+            overrides = (*overrides, f"database_url={database_url}")
+        cfg = load_run_config(str(conf), list(overrides)).config
         blueprint = build_blueprint(cfg)
-        blueprint.make_bots = lambda: bots  # type: ignore[method-assign]
+        if bots is not None:
+            blueprint.make_bots = lambda: bots  # type: ignore[method-assign]
         self.db = Database(cfg.database_url or f"sqlite:///{folder / 'data' / 'cep.sqlite3'}")
         self.served = open_task(cfg, str(conf), self.db, blueprint)
         # port 0: the system's free port, taken at once (a port probed earlier may be gone)

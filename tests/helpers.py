@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import io
 import json
 import queue
 import re
@@ -12,9 +14,10 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import chdir, contextmanager
+from contextlib import chdir, contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -215,3 +218,52 @@ def app_client(app: Any) -> TestClient:
     """Starlette's test client for `app`, as a browser on this machine calls it (the Host
     check allows localhost)."""
     return TestClient(app, base_url="http://localhost", follow_redirects=False)
+
+
+def welcome(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """`python welcome.py <args>` run in this process (its entry point in a thread of its own,
+    stdout, stderr and warnings captured, `cwd` the working directory), answered like
+    `subprocess.run`: for tests of what a launch refuses and says, without paying for a
+    Python start. A launch still running after `timeout` seconds (a conf that should have
+    been refused is being served) fails the test. An exception's traceback ends stderr, exit
+    code 1. A test of the process itself (start-up, signals, serving) runs `Running`."""
+    from collection_and_annotations.cli.launch import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    answer: list[int] = []
+
+    def launch() -> None:
+        try:
+            answer.append(main(list(args)))
+        except SystemExit as exc:
+            answer.append(exc.code if isinstance(exc.code, int) else 1)
+        except BaseException:  # as Python would: the traceback on stderr, exit code 1
+            stderr.write(traceback.format_exc())
+            answer.append(1)
+
+    gc_thresholds, format_warning = gc.get_threshold(), warnings.formatwarning
+    thread = threading.Thread(target=launch, name="welcome.py", daemon=True)
+    with (chdir(cwd), redirect_stdout(stdout), redirect_stderr(stderr),
+          warnings.catch_warnings()):
+        warnings.simplefilter("default")  # a fresh process shows each warning once
+        warnings.showwarning = _show_warning
+        try:
+            thread.start()
+            thread.join(timeout)
+        finally:
+            # the launch's settings for a serving process are not this one's
+            warnings.formatwarning = format_warning
+            gc.unfreeze()
+            gc.set_threshold(*gc_thresholds)
+    if thread.is_alive():
+        raise AssertionError(f"welcome.py {' '.join(args)} was still running after {timeout} s "
+                             f"(serving?):\n{stdout.getvalue()}{stderr.getvalue()}")
+    return subprocess.CompletedProcess(["welcome.py", *args], answer[0], stdout.getvalue(),
+                                       stderr.getvalue())
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """Python's way of showing a warning (on stderr, as `formatwarning` says), in place of
+    pytest's recording of it."""
+    (file or sys.stderr).write(warnings.formatwarning(message, category, filename, lineno, line))

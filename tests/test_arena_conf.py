@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 from arena_helpers import write_arena_conf
-from helpers import BUCKETS, REPO, free_port
+from helpers import BUCKETS, free_port, welcome
 
 DEMO = "parrot: {type: demo, name: parrot}\nchatter: {type: demo, name: chatter}\n"
 
 
 def _launch(tmp_path, conf):
-    return subprocess.run(
-        [sys.executable, str(REPO / "welcome.py"), f"conf={conf}",
-         f"data_dir={tmp_path / 'data'}", f"mephisto.architect.port={free_port()}"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    return welcome(f"conf={conf}", f"data_dir={tmp_path / 'data'}",
+                   f"mephisto.architect.port={free_port()}", cwd=tmp_path)
 
 
 @pytest.mark.parametrize(("extra", "bots", "said"), [

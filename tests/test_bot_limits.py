@@ -1,7 +1,7 @@
 """A bot cannot hold a chat or the server hostage: every kind of bot gets a total reply time
 and a maximum reply size (model_opts.yaml), a reply over either is cut and the worker offered
 Try again, replies that are not text are a retryable bot error, and Ctrl-C stops the server
-within seconds whatever a bot is doing. All through `welcome.py` and the chat API."""
+within seconds whatever a bot is doing. Through the chat API, of `welcome.py` for Ctrl-C."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 from bots.fake_openai import FakeOpenAI, Served
-from chat_helpers import EventStream, auth, write_chat_conf
+from chat_helpers import ChatServer, EventStream, auth, write_chat_conf
 from helpers import Running, free_port
 
 STOP_SECONDS = 8  # Ctrl-C to exit, whatever the bot does
@@ -98,10 +98,11 @@ for line in sys.stdin:
 
 @dataclass
 class ChatTask:
-    """`welcome.py` serving a one-bot chat task."""
+    """A one-bot chat task served by `welcome.py` (`server`) or in this process."""
 
-    server: Running
     base: str
+    stop_serving: Callable[[], None]
+    server: Running | None = None
 
     def open_chat(self, worker: str = "w1") -> tuple[str, str, EventStream]:
         """A claimed chat unit, its event stream (past the first state) and the chat started:
@@ -120,23 +121,29 @@ class ChatTask:
             return client.post(path, json=body or {}, headers=auth(token))
 
     def stop(self) -> float:
-        """Ctrl-C; the seconds the server took to exit."""
+        """Stop serving (Ctrl-C for `welcome.py`); the seconds it took."""
         started = time.monotonic()
-        self.server.process.send_signal(signal.SIGINT)
-        try:
-            self.server.process.wait(STOP_SECONDS + 20)
-        finally:
-            if self.server.process.poll() is None:
-                self.server.process.kill()
+        self.stop_serving()
         return time.monotonic() - started
 
 
+def _interrupt(server: Running) -> None:
+    """Ctrl-C, and a kill if the process is still there long after."""
+    server.process.send_signal(signal.SIGINT)
+    try:
+        server.process.wait(STOP_SECONDS + 20)
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+
+
 @contextmanager
-def chat_task(tmp_path: Path, opts: str, chats: int = 3, *overrides: str) -> Iterator[ChatTask]:
+def chat_task(tmp_path: Path, opts: str, chats: int = 3, *overrides: str,
+              process: bool = False) -> Iterator[ChatTask]:
     """`chats` chats with the bot `bot` of `opts` (model_opts.yaml text), with the agents and
-    scripts above
-    where `opts` finds them (`parlai_internal` beside the task folder, `bot.py` beside
-    model_opts.yaml)."""
+    scripts above where `opts` finds them (`parlai_internal` beside the task folder, `bot.py`
+    beside model_opts.yaml); served by `welcome.py` when the test is about the `process`, else
+    in this process (what a bot's limits do is the same)."""
     for name, source in (("misbehave", AGENT), ("streamer", STREAMER)):
         folder = tmp_path / "tasks" / "parlai_internal" / "agents" / name
         folder.mkdir(parents=True, exist_ok=True)
@@ -145,15 +152,36 @@ def chat_task(tmp_path: Path, opts: str, chats: int = 3, *overrides: str) -> Ite
     conf_dir.mkdir(parents=True, exist_ok=True)
     (conf_dir / "bot.py").write_text(COMMAND)
     conf = write_chat_conf(conf_dir, f"bot:{chats}", textwrap.dedent(opts))
+    if not process:
+        served = ChatServer(tmp_path, conf, None, overrides=(f"task_dir={conf_dir}", *overrides))
+        stopped = threading.Event()
+
+        def stop() -> None:
+            if not stopped.is_set():
+                stopped.set()
+                served.stop()
+
+        try:
+            yield ChatTask(served.base, stop)
+        finally:
+            stop()
+        return
     port = free_port()
     server = Running(tmp_path, port, str(conf), f"task_dir={conf_dir}", *overrides)
-    task = ChatTask(server, f"http://127.0.0.1:{port}")
+    task = ChatTask(f"http://127.0.0.1:{port}", lambda: _interrupt(server), server)
     try:
         server.wait_for("press Ctrl-C to stop", timeout=60)
         yield task
     finally:
         if server.process.poll() is None:
             task.stop()
+
+
+def assert_no_traceback(capfd: pytest.CaptureFixture, caplog: pytest.LogCaptureFixture) -> None:
+    """The server in this process printed no traceback: none on stderr (a thread's), none
+    logged (an error the server logs with its traceback)."""
+    assert "Traceback" not in capfd.readouterr().err
+    assert [record.getMessage() for record in caplog.records if record.exc_info] == []
 
 
 def bot_answer(stream: EventStream, timeout: float = 20) -> tuple[str, dict]:
@@ -243,7 +271,8 @@ BAD_TYPES = {
 
 
 @pytest.mark.parametrize("case", [*BAD_TYPES, "command-number", "agent-object"])
-def test_a_reply_that_is_not_text_is_a_retryable_bot_error(tmp_path, case, fake_openai):
+def test_a_reply_that_is_not_text_is_a_retryable_bot_error(tmp_path, case, fake_openai,
+                                                             capfd, caplog):
     if case in BAD_TYPES:
         fake_openai.modes, fake_openai.events = ["events"], BAD_TYPES[case]
         opts = _openai(fake_openai, "")
@@ -257,7 +286,7 @@ def test_a_reply_that_is_not_text_is_a_retryable_bot_error(tmp_path, case, fake_
         event, message = bot_answer(stream)
         assert event == "message" and "heard: Hi!" in message["text"], message
         stream.close()
-        assert "Traceback" not in "".join(task.server.lines)
+        assert_no_traceback(capfd, caplog)
 
 
 HOSTAGE = {  # a bot busy forever with the opener when Ctrl-C comes
@@ -284,7 +313,7 @@ def test_ctrl_c_stops_the_server_within_seconds_whatever_the_bot_does(tmp_path, 
     if case.startswith("openai"):
         fake_openai.modes = [opts]
         opts = _openai(fake_openai, "max_reply_chars: 100000000, reply_timeout: 600")
-    with chat_task(tmp_path, opts, 3, *overrides) as task:
+    with chat_task(tmp_path, opts, 3, *overrides, process=True) as task:
         _, _, stream = task.open_chat()
         stream.next("typing")
         time.sleep(1.5)  # well into the reply
@@ -356,7 +385,7 @@ def test_a_command_bot_is_told_to_drop_a_request_the_platform_gave_up(tmp_path):
         stream.close()
 
 
-def test_a_command_bot_that_says_nothing_of_cancels_gets_none(tmp_path):
+def test_a_command_bot_that_says_nothing_of_cancels_gets_none(tmp_path, capfd, caplog):
     """Backwards compatible: a script that did not say it takes cancels never sees one."""
     opts = _sequential(tmp_path, "no-hello", "3", limits="reply_timeout: 1")
     with chat_task(tmp_path, opts) as task:
@@ -366,7 +395,7 @@ def test_a_command_bot_that_says_nothing_of_cancels_gets_none(tmp_path):
         time.sleep(0.5)
         assert not (tmp_path / "cancelled.txt").exists()
         stream.close()
-        assert "Traceback" not in "".join(task.server.lines)
+        assert_no_traceback(capfd, caplog)
 
 
 def test_a_one_at_a_time_command_bot_serves_ten_chats_at_once_without_failing(tmp_path):

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 
 from chat_helpers import write_chat_conf
-from helpers import REPO, Running, free_port
+from helpers import Running, free_port, welcome
 
 
 def test_an_endpoint_that_is_down_at_launch_is_a_warning_not_a_refusal(tmp_path):
@@ -27,10 +25,8 @@ def test_an_endpoint_that_is_down_at_launch_is_a_warning_not_a_refusal(tmp_path)
 
 def test_an_unknown_nickname_fails_before_anything_is_written(tmp_path):
     conf = write_chat_conf(tmp_path, "parrot:2,parot:1", "parrot: {type: demo, name: parrot}\n")
-    done = subprocess.run(
-        [sys.executable, str(REPO / "welcome.py"), f"conf={conf}",
-         f"data_dir={tmp_path / 'data'}", f"mephisto.architect.port={free_port()}"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    done = welcome(f"conf={conf}", f"data_dir={tmp_path / 'data'}",
+                   f"mephisto.architect.port={free_port()}", cwd=tmp_path)
     assert done.returncode == 2
     assert "'parot'" in done.stderr and "parrot" in done.stderr
     assert not (tmp_path / "data" / "cep.sqlite3").exists()

@@ -6,17 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import PACKAGE_DIR, REPO, cli, dialogue, free_port, write_task
-
-
-def welcome(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "welcome.py"), *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+from helpers import PACKAGE_DIR, cli, dialogue, free_port, welcome, write_task
 
 
 def _refused(conf: Path, tmp_path: Path) -> str:

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from helpers import REPO, Running, dialogue, free_port, write_task
+from helpers import REPO, Running, dialogue, free_port, welcome, write_task
 from sqlalchemy import insert, select, text, update
 
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit, expire_overdue
@@ -362,10 +362,8 @@ def test_a_second_server_for_the_same_task_refuses_to_start(tmp_path):
     first = Running(tmp_path, free_port(), str(conf))
     try:
         first.wait_for(r"press Ctrl-C")
-        second = subprocess.run(
-            [sys.executable, str(REPO / "welcome.py"), f"conf={conf}",
-             f"mephisto.architect.port={free_port()}", f"data_dir={tmp_path / 'data'}"],
-            cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        second = welcome(f"conf={conf}", f"mephisto.architect.port={free_port()}",
+                         f"data_dir={tmp_path / 'data'}", cwd=tmp_path)
         assert second.returncode == 2, second.stdout + second.stderr
         assert "a server for task 't' is already running" in second.stderr
         assert "pid" in second.stderr and "since" in second.stderr

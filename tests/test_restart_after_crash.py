@@ -13,7 +13,7 @@ import time
 
 import httpx
 import pytest
-from helpers import REPO, Running, free_port, write_task
+from helpers import Running, free_port, welcome, write_task
 from sqlalchemy import create_engine, text
 
 from collection_and_annotations.engine.launcher import CLOCK_SLACK
@@ -136,11 +136,9 @@ def test_a_live_or_unknowable_launcher_still_refuses_a_second_server(tmp_path, d
             first.process.kill()
             first.process.wait()
             _record(database_url, "another-machine pid 1, http://x")
-        second = subprocess.run(
-            [sys.executable, str(REPO / "welcome.py"), f"conf={conf}",
-             f"mephisto.architect.port={free_port()}", f"database_url={database_url}",
-             f"data_dir={tmp_path / 'data'}"],
-            cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        second = welcome(f"conf={conf}", f"mephisto.architect.port={free_port()}",
+                         f"database_url={database_url}", f"data_dir={tmp_path / 'data'}",
+                         cwd=tmp_path)
         assert second.returncode == 2, second.stdout + second.stderr
         assert "a server for task 't' is already running" in second.stderr
         assert f"wait {int(HEARTBEAT_TIMEOUT.total_seconds())} s" in second.stderr

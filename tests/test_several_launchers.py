@@ -6,15 +6,13 @@ launcher. Without the flag a second launcher is still refused; SQLite refuses th
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
 from chat_helpers import EventStream, auth, write_chat_conf
-from helpers import REPO, Running, dialogue, free_port, write_task
+from helpers import Running, dialogue, free_port, welcome, write_task
 from sqlalchemy import create_engine, select
 
 from collection_and_annotations.storage.models import Message, TaskRun
@@ -158,9 +156,7 @@ def test_without_join_a_second_launcher_is_refused(tmp_path, postgres_url):
 def test_sqlite_refuses_join(tmp_path):
     conf = write_task(tmp_path, [{"data": [dialogue("d1", "g1", ["overall_quality"])]}],
                       {"g1": 1})
-    done = subprocess.run([sys.executable, str(REPO / "welcome.py"), f"conf={conf}", JOIN,
-                           f"data_dir={tmp_path / 'data'}"], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
+    done = welcome(f"conf={conf}", JOIN, f"data_dir={tmp_path / 'data'}", cwd=tmp_path)
     assert done.returncode == 2
     assert "mephisto.architect.join=true" in done.stderr and "PostgreSQL" in done.stderr
     assert not (tmp_path / "data").exists()

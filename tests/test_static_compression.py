@@ -7,17 +7,14 @@ import gzip
 import re
 
 import httpx
-from helpers import Running, free_port
+from helpers import live_server
 
 from collection_and_annotations.server.app import GZIP_MIN_BYTES, STATIC_DIR
 
 
-def test_page_and_assets_are_gzipped_and_cacheable(tmp_path):
-    port = free_port()
-    run = Running(tmp_path, port)
-    try:
-        run.wait_for(r"press Ctrl-C to stop")
-        base = f"http://127.0.0.1:{port}"
+def test_page_and_assets_are_gzipped_and_cacheable(tmp_path, open_conf):
+    served = open_conf("demo", f"sqlite:///{tmp_path / 'cep.sqlite3'}")
+    with live_server(served) as base:
         index = (STATIC_DIR / "index.html").read_bytes()
         script = re.search(rb'src="/assets/([^"]+\.js)"', index).group(1).decode()
         for path, file, cache in [("/", STATIC_DIR / "index.html", "no-cache"),
@@ -43,6 +40,3 @@ def test_page_and_assets_are_gzipped_and_cacheable(tmp_path):
             assert again.status_code == 304
         assert httpx.get(f"{base}/assets/../index.html").status_code == 404
         assert httpx.get(f"{base}/assets/nothing.js").status_code == 404
-    finally:
-        run.process.kill()
-        run.process.wait(timeout=10)

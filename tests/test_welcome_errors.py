@@ -12,16 +12,11 @@ from pathlib import Path
 
 import pytest
 from chat_helpers import write_chat_conf
-from helpers import BUCKETS, REPO, Running, dialogue, free_port, write_task
+from helpers import BUCKETS, REPO, Running, dialogue, free_port, welcome, write_task
 from sqlalchemy import create_engine, text
 
 LINES = [{"data": [dialogue("d1", "g1", ["relevance"])]},
          {"data": [dialogue("d2", "g2", ["overall_quality"])]}]
-
-
-def welcome(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(REPO / "welcome.py"), *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=60)
 
 
 def _fails(conf: Path, tmp_path: Path, *extra: str) -> str:
@@ -104,6 +99,17 @@ def test_bad_screening_file_fails_before_launch(cep_fixtures, tmp_path):
 def test_usage(tmp_path, argv):
     result = welcome(*argv, cwd=tmp_path)
     assert result.returncode == 2 and "usage: python welcome.py conf=" in result.stderr
+
+
+def test_the_process_exits_2_with_the_reason_on_stderr(tmp_path):
+    """The tests above run the launch in this process; the real one exits the same way."""
+    conf = write_task(tmp_path, LINES, {"g1": 1})
+    result = subprocess.run([sys.executable, str(REPO / "welcome.py"), f"conf={conf}",
+                             f"data_dir={tmp_path / 'data'}"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith("error: ") and "group 'g2'" in result.stderr, result.stderr
+    assert not (tmp_path / "data").exists()
 
 
 def test_server_refuses_to_start_without_the_built_page(tmp_path):

@@ -9,7 +9,7 @@ import signal
 
 import httpx
 import pytest
-from helpers import Running, cli, free_port, live_server
+from helpers import Running, cli, free_port, live_server, welcome
 from sqlalchemy import func, select
 
 from collection_and_annotations.engine.runs import end_run, unit_counts
@@ -94,9 +94,10 @@ def test_a_judge_takes_no_unit_a_person_needs_and_leaves_people_s_figures_alone(
 
 def test_the_conf_s_judges_answer_while_the_task_is_served(tmp_path, fake, monkeypatch):
     conf = write_study(tmp_path, 3, fake.base_url)
-    wrong = Running(tmp_path, free_port(), str(conf), "mephisto.blueprint.judges=[nobody]")
-    assert wrong.process.wait(60) == 2
-    wrong.wait_for(r"judge 'nobody' is not in")
+    wrong = welcome(f"conf={conf}", f"data_dir={tmp_path / 'data'}",
+                    f"mephisto.architect.port={free_port()}",
+                    "mephisto.blueprint.judges=[nobody]", cwd=tmp_path)
+    assert wrong.returncode == 2 and "judge 'nobody' is not in" in wrong.stderr, wrong.stderr
     assert not (tmp_path / "data").exists()  # refused before anything was written
     monkeypatch.setenv(KEY_ENV, KEY)
     running = Running(tmp_path, free_port(), str(conf), "mephisto.blueprint.judges=[gpt]")
