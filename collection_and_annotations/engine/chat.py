@@ -88,7 +88,8 @@ _CONVERSATIONS = (select(Conversation)
                   .order_by(Conversation.position))
 _CURRENT = _CONVERSATIONS.order_by(None).order_by(Conversation.position.desc()).limit(1)
 _SHOWN_MESSAGES = (select(Message.conversation_id, Message.index, Message.role, Message.text,
-                          Message.sent_at, Message.labels)
+                          Message.sent_at, Message.labels, Message.client_message_id,
+                          Message.labels.is_not(None).label("labelled"))
                    .where(Message.conversation_id.in_(bindparam("ids", expanding=True)))
                    .order_by(Message.conversation_id, Message.index))
 _UNIT_LAYOUT = (select(Unit.layout, Assignment.data)
@@ -149,8 +150,8 @@ def full_layout(data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str
 
 @dataclass(frozen=True)
 class Transcript:
-    """A conversation with its messages (index, role, text, sent_at, labels), as the page
-    and the submission read it."""
+    """A conversation with its messages (index, role, text, sent_at, labels,
+    client_message_id, labelled), as the page, the submission and the arena's steps read it."""
 
     conversation: Row
     messages: list[Row]
@@ -242,38 +243,48 @@ def _shown_message(message: Row, rules: ChatRules) -> dict[str, Any]:
     return shown
 
 
+# `chat_state`, or the arena's `arena_state` (engine/arena.py): a unit's state from its rows
+StateOf = Callable[..., dict[str, Any]]
+
+
 def read_chat(db: Database, public_id: str, worker_id: int, rules: ChatRules,
-              live_text: Callable[[int], str | None]) -> dict[str, Any]:
-    """The `chat` object of a worker's unit that is still theirs."""
+              live_text: Callable[[int], str | None], state: StateOf = chat_state,
+              what: str = "chat") -> dict[str, Any]:
+    """The `chat` object of a worker's unit that is still theirs (`what`: chat or battle)."""
     with db.snapshot() as connection:
-        unit = _open(owned_unit(connection.execute(
-            UNIT_VIEW, {"public_id": public_id, "worker_id": worker_id}).first(), worker_id))
-        return chat_state(connection, unit.id, unit.times_expired,
-                          full_layout(unit.data, unit.layout), rules, live_text)
+        unit = open_unit(connection.execute(
+            UNIT_VIEW, {"public_id": public_id, "worker_id": worker_id}).first(), worker_id,
+            what)
+        return state(connection, unit.id, unit.times_expired,
+                     full_layout(unit.data, unit.layout), rules, live_text)
 
 
 def job_state(db: Database, job: ReplyJob, rules: ChatRules,
-              live_text: Callable[[int], str | None]) -> dict[str, Any]:
+              live_text: Callable[[int], str | None], state: StateOf = chat_state
+              ) -> dict[str, Any]:
     """The `chat` object of a bot turn's unit, as the worker who chatted sees it."""
     with db.snapshot() as connection:
         layout = job.layout
         if layout is None:
             row = connection.execute(_UNIT_LAYOUT, {"unit_id": job.unit_id}).one()
             layout = full_layout(row.data, row.layout)
-        return chat_state(connection, job.unit_id, job.attempt, layout, rules, live_text)
+        return state(connection, job.unit_id, job.attempt, layout, rules, live_text)
 
 
 # -- the worker's steps ----------------------------------------------------------------------
 
-def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
+def assigned_unit(connection: Connection, public_id: str, worker_id: int,
+                  what: str = "chat") -> Row:
     """The worker's unit, locked, with its data and layout (a step that shows the state)."""
-    return _open(owned_unit(locked_unit_with_data(connection, public_id), worker_id))
+    return open_unit(locked_unit_with_data(connection, public_id), worker_id, what)
 
 
-def _open(unit: Any) -> Any:
-    """The worker's unit, if its chat still takes steps."""
+def open_unit(unit: Any, worker_id: int, what: str = "chat") -> Any:
+    """The unit (None if not found) if it is the worker's and its chat (or battle: `what`)
+    still takes steps."""
+    unit = owned_unit(unit, worker_id)
     if unit.status != "assigned":
-        raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
+        raise WorkRefused(f"this unit is {unit.status}; the {what} is closed", 409)
     return unit
 
 
@@ -338,7 +349,7 @@ def locked_chat(head: Sequence[Any] | None, messages: Sequence[Sequence[Any]],
                 worker_id: int) -> LockedChat:
     """The chat from its unit and conversation columns (`lock_chat`'s first ten) and its
     message rows; WorkRefused when the unit is not this worker's or no longer takes steps."""
-    unit = _open(owned_unit(UnitRow(*head[:4]) if head else None, worker_id))
+    unit = open_unit(UnitRow(*head[:4]) if head else None, worker_id)
     conversation = None if head[4] is None else ConversationRow(*head[4:10])
     return LockedChat(unit, conversation,
                        sorted((MessageRow(*row) for row in messages), key=lambda m: m.index))
@@ -350,7 +361,7 @@ def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     mode the worker's opener is stored and the bot answers first. Returns the bot turn to
     run, if any, and the `chat` object after the step."""
     with worker_step(db) as connection:
-        unit = _assigned_unit(connection, public_id, worker_id)
+        unit = assigned_unit(connection, public_id, worker_id)
         layout = full_layout(unit.data, unit.layout)
         job = _begin(connection, unit, public_id, worker_id, layout, rules)
     return job, _state_after(db, unit, layout, rules, live_text)
@@ -480,7 +491,7 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     """End the current conversation (only once it has its turns; `label` is the online
     annotation of the bot's last message); returns its id and the `chat` object after."""
     with worker_step(db) as connection:
-        unit = _assigned_unit(connection, public_id, worker_id)
+        unit = assigned_unit(connection, public_id, worker_id)
         conversation = (chat := _lock_chat(connection, public_id, worker_id)).conversation
         if conversation is None or conversation.status != "active":
             raise WorkRefused("no chat is open to end", 409)

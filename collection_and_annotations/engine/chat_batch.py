@@ -32,6 +32,7 @@ from collection_and_annotations.engine.chat import (
     check_text,
     client_id_of,
     locked_chat,
+    open_unit,
     reply_row,
     respond_by,
     send,
@@ -235,7 +236,7 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
 def _battle(found: list[Any] | None, worker_id: int) -> Battle:
     """A battle as `LOCK_BATCH` lists it, its sides and messages in order; WorkRefused when
     it is not the worker's or no longer takes steps."""
-    unit = arena.open_battle(UnitRow(*found[:4]) if found else None, worker_id)
+    unit = open_unit(UnitRow(*found[:4]) if found else None, worker_id, "battle")
     sides = sorted((ConversationRow(*side[:6]) for side in found[4]),
                    key=lambda side: side.position)
     histories = {side[0]: sorted((MessageRow(*row) for row in _messages(side[6])),

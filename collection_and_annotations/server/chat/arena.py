@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from collection_and_annotations.engine import arena
+from collection_and_annotations.engine import arena, chat
 from collection_and_annotations.engine.arena import ArenaRules
 from collection_and_annotations.engine.chat import ReplyJob
 from collection_and_annotations.engine.chat_batch import BattleMessageStep, BattleVoteStep
@@ -32,11 +32,12 @@ class ArenaChat(Chat):
 
     def read_state(self, unit: str, worker_id: int,
                    live_text: Callable[[int], str | None]) -> dict[str, Any]:
-        return arena.read_battle(self.db, unit, worker_id, self.rules, live_text)
+        return chat.read_chat(self.db, unit, worker_id, self.rules, live_text,
+                              arena.arena_state, "battle")
 
     def read_job_state(self, job: ReplyJob,
                        live_text: Callable[[int], str | None]) -> dict[str, Any]:
-        return arena.job_battle(self.db, job, self.rules, live_text)
+        return chat.job_state(self.db, job, self.rules, live_text, arena.arena_state)
 
     async def start(self, request: Request) -> Response:
         worker_id, unit = self._worker(request), request.path_params["unit"]
