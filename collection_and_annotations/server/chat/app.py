@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from starlette.background import BackgroundTask
@@ -60,10 +60,13 @@ class Chat:
 
     def routes(self) -> list[Route]:
         return [Route(f"{CHAT_PREFIX}{{unit}}/{action}", endpoint, methods=[method])
-                for method, action, endpoint in (
-                    ("POST", "start", self.start), ("POST", "messages", self.message),
-                    ("POST", "end", self.end), ("POST", "retry", self.retry),
-                    ("GET", "events", self.events))]
+                for method, action, endpoint in self.actions()]
+
+    def actions(self) -> list[tuple[str, str, Callable[[Request], Awaitable[Response]]]]:
+        """(method, path under the unit, endpoint) of each route."""
+        return [("POST", "start", self.start), ("POST", "messages", self.message),
+                ("POST", "end", self.end), ("POST", "retry", self.retry),
+                ("GET", "events", self.events)]
 
     async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
         return await self.threads.run(function, *args)
@@ -128,14 +131,15 @@ class Chat:
             raise WorkRefused("missing or invalid worker token; open your task link again", 401)
         return worker_id
 
-    @staticmethod
-    async def _body(request: Request) -> dict[str, Any]:
-        return parse_json_object(await request.body() or b"{}")
+    async def _step(self, request: Request) -> tuple[int, str, dict[str, Any], ChatRunner]:
+        """Who asks, for which unit, with what body (checked on every step, though `start`
+        uses nothing of it), and the runner."""
+        worker_id, unit = self._worker(request), request.path_params["unit"]
+        body = parse_json_object(await request.body() or b"{}")
+        return worker_id, unit, body, await self._runner()
 
     async def start(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        await self._body(request)  # checked as every request's, though nothing of it is used
-        runner = await self._runner()
+        worker_id, unit, _, runner = await self._step(request)
         job, state = await self.in_thread(chat.start, self.db, unit, worker_id, self.rules,
                                           runner.live_text)
         if job is not None:
@@ -149,9 +153,7 @@ class Chat:
         return Response(encoded, media_type="application/json", headers=_NO_STORE)
 
     async def message(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        body = await self._body(request)
-        runner = await self._runner()
+        worker_id, unit, body, runner = await self._step(request)
         step = MessageStep.checked(unit, worker_id, body.get("text"),
                                    body.get("client_message_id"), self.rules, body.get("label"))
         # The bot starts on the message while it is being stored (shown once it is).
@@ -163,17 +165,19 @@ class Chat:
                 early.settle(None)
             raise
         if job is not None:
-            self.bus.publish(unit, "message", {
-                "position": job.position, "index": answer["index"], "role": "worker",
-                "text": job.history[-1].text, "sent_at": answer["sent_at"]})
+            self._stored_message(unit, job, answer)
         if (early is None or not early.settle(job)) and job is not None:
             runner.run(job)  # no early turn, or not this one (settle cancelled it)
         return json_response(answer, 202)
 
+    def _stored_message(self, unit: str, job: ReplyJob, answer: dict[str, Any]) -> None:
+        """The worker's message (the last turn of the bot's `job`) to the chat's streams."""
+        self.bus.publish(unit, "message", {
+            "position": job.position, "index": answer["index"], "role": "worker",
+            "text": job.history[-1].text, "sent_at": answer["sent_at"]})
+
     async def end(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        body = await self._body(request)
-        runner = await self._runner()
+        worker_id, unit, body, runner = await self._step(request)
         conversation_id, state = await self.in_thread(chat.end, self.db, unit, worker_id,
                                                       self.rules, runner.live_text,
                                                       body.get("label"))
@@ -181,9 +185,7 @@ class Chat:
         return self._changed(unit, state)
 
     async def retry(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        await self._body(request)
-        runner = await self._runner()
+        worker_id, unit, _, runner = await self._step(request)
         runner.run(await self.in_thread(chat.retry, self.db, unit, worker_id))
         return json_response({}, 202)
 
