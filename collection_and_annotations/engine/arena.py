@@ -221,10 +221,9 @@ def accept_message(connection: Connection, battle: Battle, public_id: str, text:
         raise WorkRefused("vote on these replies before your next message", 409)
     store_labels(connection, _checked_labels(sides, histories, labels, rules))
     index = len(histories[sides[0].id])
-    jobs = [ReplyJob(unit.id, public_id, side.id, unit.times_expired, side.position,
-                     side.bot, None, index + 1,
-                     (*(Turn(m.role, m.text) for m in histories[side.id]),
-                      Turn("worker", text)), now)
+    jobs = [ReplyJob.after(unit, public_id, side,
+                           (*(Turn(m.role, m.text) for m in histories[side.id]),
+                            Turn("worker", text)), now)
             for side in sides]
     rows = [message(side.id, index, "worker", text, now, client_message_id=client_id)
             for side in sides]
@@ -244,8 +243,7 @@ def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJ
         connection.execute(update(Conversation).where(Conversation.id == side.id)
                            .values(awaiting=BOT, error=None))
         history = tuple(Turn(m.role, m.text) for m in battle.histories[side.id])
-        return ReplyJob(unit.id, public_id, side.id, unit.times_expired, side.position,
-                        side.bot, None, len(history), history, utcnow())
+        return ReplyJob.after(unit, public_id, side, history, utcnow())
 
 
 def checked_choice(choice: Any) -> str:

@@ -123,6 +123,13 @@ class ReplyJob:
     history: tuple[Turn, ...]
     asked_at: datetime  # when the worker's message was stored
 
+    @classmethod
+    def after(cls, unit: Any, public_id: str, conversation: Any, history: tuple[Turn, ...],
+              now: datetime, layout: dict[str, Any] | None = None) -> ReplyJob:
+        """The bot's turn after `history` in the unit's `conversation` (their rows)."""
+        return cls(unit.id, public_id, conversation.id, unit.times_expired,
+                   conversation.position, conversation.bot, layout, len(history), history, now)
+
 
 def dialogue_id(task_name: str, *conversation_ids: int) -> str:
     """A collected conversation's dialogue id (or a comparison's, of two): never the bot."""
@@ -288,12 +295,6 @@ def open_unit(unit: Any, worker_id: int, what: str = "chat") -> Any:
     return unit
 
 
-def _current(connection: Connection, unit: Row) -> Row | None:
-    """The conversation the worker is in (None before the first starts, or when all ended)."""
-    return connection.execute(_CURRENT, {"unit_id": unit.id,
-                                         "attempt": unit.times_expired}).first()
-
-
 class UnitRow(NamedTuple):
     """A unit as a step reads it (the chat's and the arena's batched steps too)."""
 
@@ -378,7 +379,9 @@ def _state_after(db: Database, unit: Row, layout: dict[str, Any], rules: ChatRul
 def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
            layout: dict[str, Any], rules: ChatRules) -> ReplyJob | None:
     bots = layout["bots"]
-    current = _current(connection, unit)
+    # the conversation the worker is in (None before the first starts)
+    current = connection.execute(_CURRENT, {"unit_id": unit.id,
+                                            "attempt": unit.times_expired}).first()
     if current is not None and current.status != "ended":
         return None
     position = 0 if current is None else current.position + 1
@@ -475,12 +478,10 @@ def accept_message(connection: Connection, chat: LockedChat, public_id: str,
     if conversation.turns_done >= rules.num_turns:
         raise WorkRefused(f"this chat has its {rules.num_turns} turns; end it with the "
                           "End chat button", 409)
-    history = chat.history
-    label_last_reply(connection, conversation.id, chat.messages, label, rules)
-    index = len(history)
-    job = ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
-                   conversation.position, conversation.bot, None, index + 1,
-                   (*history, Turn("worker", text)), now)
+    store_labels(connection, [checked_label(conversation.id, chat.messages, label, rules)])
+    index = len(chat.messages)
+    job = ReplyJob.after(unit, public_id, conversation, (*chat.history, Turn("worker", text)),
+                         now)
     row = message(conversation.id, index, "worker", text, now, client_message_id=client_id)
     return {"index": index, "sent_at": iso_utc(now)}, job, row
 
@@ -498,20 +499,12 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
         if conversation.awaiting != WORKER or conversation.turns_done < rules.num_turns:
             raise WorkRefused(f"the chat can end after {rules.num_turns} of your messages, "
                               "each answered", 409)
-        label_last_reply(connection, conversation.id, chat.messages, label, rules)
+        store_labels(connection,
+                     [checked_label(conversation.id, chat.messages, label, rules)])
         connection.execute(END_CONVERSATION, {"conversation_id": conversation.id,
                                               "now": utcnow()})
     return conversation.id, _state_after(db, unit, full_layout(unit.data, unit.layout), rules,
                                          live_text)
-
-
-def label_last_reply(connection: Connection, conversation_id: int,
-                     messages: Sequence[Any], label: Any, rules: ChatRules,
-                     partner: str = "your partner") -> None:
-    """Check and store the online label of the conversation's last bot message (`messages`:
-    its messages in order, each with `role` and `labelled`), before the worker moves on; a
-    required label that is missing refuses the step (422)."""
-    store_labels(connection, [checked_label(conversation_id, messages, label, rules, partner)])
 
 
 def store_labels(connection: Connection, labels: Sequence[dict[str, Any] | None]) -> None:
@@ -523,8 +516,10 @@ def store_labels(connection: Connection, labels: Sequence[dict[str, Any] | None]
 
 def checked_label(conversation_id: int, messages: Sequence[Any], label: Any, rules: ChatRules,
                   partner: str = "your partner") -> dict[str, Any] | None:
-    """`label_last_reply`'s check, without the write: the binds of `SET_LABELS` (None when
-    there is nothing to store), or WorkRefused."""
+    """The check of the online label of the conversation's last bot message (`messages`: its
+    messages in order, each with `role` and `labelled`) before the worker moves on: the binds
+    of `SET_LABELS` (None when there is nothing to store), or WorkRefused (422 for a required
+    label that is missing or wrong)."""
     annotations = rules.annotations
     if annotations is None or annotations.online is None:
         if label is not None:
@@ -556,7 +551,7 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
     """Ask the bot again for a reply that failed with a retryable error."""
     with worker_step(db) as connection:
         chat = _lock_chat(connection, public_id, worker_id)
-        unit, conversation, history = chat.unit, chat.conversation, chat.history
+        unit, conversation = chat.unit, chat.conversation
         refused = WorkRefused("there is no failed reply to ask for again", 409)
         if conversation is None or conversation.status != "active" \
                 or conversation.awaiting != RETRY:
@@ -564,9 +559,7 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
         if not connection.execute(ASK_AGAIN, {"conversation_id": conversation.id}).rowcount:
             # another retry asked first
             raise refused
-        return ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
-                        conversation.position, conversation.bot, None,
-                        len(history), history, utcnow())
+        return ReplyJob.after(unit, public_id, conversation, chat.history, utcnow())
 
 
 # -- the runner's side -----------------------------------------------------------------------
