@@ -34,7 +34,12 @@ from collection_and_annotations.engine.chat import (
     transcripts,
     unit_bots,
 )
-from collection_and_annotations.engine.chat_sql import ADD_MESSAGE, message
+from collection_and_annotations.engine.chat_sql import (
+    ADD_MESSAGE,
+    END_CONVERSATION,
+    WORKER_SPOKE,
+    message,
+)
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -188,10 +193,7 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
                                             labels, rules, utcnow())
         if rows:
             connection.execute(ADD_MESSAGE, rows)
-            connection.execute(update(Conversation)
-                               .where(Conversation.id.in_([s.id for s in battle.sides]))
-                               .values(awaiting=BOT, turns_done=Conversation.turns_done + 1,
-                                       respond_by=None, error=None))
+            connection.execute(WORKER_SPOKE, [{"conversation_id": s.id} for s in battle.sides])
         return answer, jobs
 
 
@@ -298,5 +300,5 @@ def store_votes(connection: Connection, rows: list[dict[str, Any]], ended: list[
     """Votes (`accept_vote`'s rows) inserted and the sides they end ended, `now`."""
     connection.execute(insert(BattleVote), rows)
     if ended:
-        connection.execute(update(Conversation).where(Conversation.id.in_(ended))
-                           .values(status="ended", ended_at=now, respond_by=None))
+        connection.execute(END_CONVERSATION, [{"conversation_id": conversation_id, "now": now}
+                                              for conversation_id in ended])

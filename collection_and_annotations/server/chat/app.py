@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from starlette.background import BackgroundTask
 from starlette.requests import Request
@@ -38,7 +38,6 @@ from collection_and_annotations.storage.database import Database
 
 # Event streams one worker may hold open in a server process (tabs, reloads): past it, 429.
 MAX_STREAMS_PER_WORKER = 4
-T = TypeVar("T")
 _NO_STORE = {"Cache-Control": "no-store"}
 
 
@@ -68,14 +67,11 @@ class Chat:
                 ("POST", "end", self.end), ("POST", "retry", self.retry),
                 ("GET", "events", self.events)]
 
-    async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
-        return await self.threads.run(function, *args)
-
     async def write(self, step: Step) -> Any:
         """A message or a reply stored (engine/chat_batch.py)."""
         if self.writer is not None:
             return await self.writer.write(step)
-        return await self.in_thread(write_one, self.db, step, self.rules)
+        return await self.threads.run(write_one, self.db, step, self.rules)
 
     async def _runner(self) -> ChatRunner:
         """Bots and the relay are made in the process and loop that serve (after any fork)."""
@@ -87,15 +83,15 @@ class Chat:
                     if self.relay:
                         self.bus.relay = PostgresRelay(self.db.url, self.bus)
                         await self.bus.relay.start()
-                    bots = await self.in_thread(self.make_bots)
+                    bots = await self.threads.run(self.make_bots)
                     self.runner = ChatRunner(self.db, bots, self.rules, self.bus,
-                                             self.in_thread, self.write,
+                                             self.threads.run, self.write,
                                              self._publish_job_state)
         return self.runner
 
     async def _publish_job_state(self, job: ReplyJob) -> None:
         runner = await self._runner()
-        state = await self.in_thread(self.read_job_state, job, runner.live_text)
+        state = await self.threads.run(self.read_job_state, job, runner.live_text)
         self.bus.publish(job.public_id, "state", state)
 
     def read_state(self, unit: str, worker_id: int,
@@ -140,7 +136,7 @@ class Chat:
 
     async def start(self, request: Request) -> Response:
         worker_id, unit, _, runner = await self._step(request)
-        job, state = await self.in_thread(chat.start, self.db, unit, worker_id, self.rules,
+        job, state = await self.threads.run(chat.start, self.db, unit, worker_id, self.rules,
                                           runner.live_text)
         if job is not None:
             runner.run(job)
@@ -178,7 +174,7 @@ class Chat:
 
     async def end(self, request: Request) -> Response:
         worker_id, unit, body, runner = await self._step(request)
-        conversation_id, state = await self.in_thread(chat.end, self.db, unit, worker_id,
+        conversation_id, state = await self.threads.run(chat.end, self.db, unit, worker_id,
                                                       self.rules, runner.live_text,
                                                       body.get("label"))
         await runner.close_session(conversation_id)
@@ -186,7 +182,7 @@ class Chat:
 
     async def retry(self, request: Request) -> Response:
         worker_id, unit, _, runner = await self._step(request)
-        runner.run(await self.in_thread(chat.retry, self.db, unit, worker_id))
+        runner.run(await self.threads.run(chat.retry, self.db, unit, worker_id))
         return json_response({}, 202)
 
     async def events(self, request: Request) -> Response:
@@ -204,11 +200,11 @@ class Chat:
         self.streams[worker_id] += 1
         release = BackgroundTask(self._release, unit, mailbox, worker_id)
         try:
-            state = await self.in_thread(*read)
+            state = await self.threads.run(*read)
         except BaseException:
             await release()
             raise
-        stream = EventStream(mailbox, lambda: self.in_thread(*read), self.rules.max_resp_time)
+        stream = EventStream(mailbox, lambda: self.threads.run(*read), self.rules.max_resp_time)
         return StreamingResponse(stream.events(state), media_type="text/event-stream",
                                  headers={**_NO_STORE, "X-Accel-Buffering": "no"},
                                  background=release)

@@ -37,8 +37,8 @@ class ArenaChat(Chat):
 
     async def start(self, request: Request) -> Response:
         worker_id, unit, _, runner = await self._step(request)
-        await self.in_thread(arena.start, self.db, unit, worker_id, self.rules)
-        state = await self.in_thread(self.read_state, unit, worker_id, runner.live_text)
+        await self.threads.run(arena.start, self.db, unit, worker_id, self.rules)
+        state = await self.threads.run(self.read_state, unit, worker_id, runner.live_text)
         return self._changed(unit, state)
 
     async def message(self, request: Request) -> Response:
@@ -54,7 +54,7 @@ class ArenaChat(Chat):
 
     async def retry(self, request: Request) -> Response:
         worker_id, unit, body, runner = await self._step(request)
-        runner.run(await self.in_thread(arena.retry, self.db, unit, worker_id,
+        runner.run(await self.threads.run(arena.retry, self.db, unit, worker_id,
                                         body.get("position")))
         return json_response({}, 202)
 
@@ -62,5 +62,5 @@ class ArenaChat(Chat):
         worker_id, unit, body, runner = await self._step(request)
         await self.write(BattleVoteStep.checked(unit, worker_id, body.get("choice"),
                                                 body.get("labels")))
-        state = await self.in_thread(self.read_state, unit, worker_id, runner.live_text)
+        state = await self.threads.run(self.read_state, unit, worker_id, runner.live_text)
         return self._changed(unit, state)
