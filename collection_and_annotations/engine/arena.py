@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Row, insert, select, update
@@ -30,6 +30,7 @@ from collection_and_annotations.engine.chat import (
     check_text,
     checked_label,
     client_id_of,
+    respond_by,
     store_labels,
     transcripts,
     unit_bots,
@@ -138,7 +139,7 @@ def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> No
                 "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
                 "position": position, "bot": bot, "status": "active", "awaiting": WORKER,
                 "turns_done": 0, "started_at": now,
-                "respond_by": now + timedelta(seconds=rules.max_resp_time)}
+                "respond_by": respond_by(now, rules)}
                 for position, bot in enumerate(bots)])
 
 

@@ -393,7 +393,7 @@ def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
         "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
         "position": position, "bot": bots[position], "awaiting": BOT if opens else WORKER,
         "started_at": now,
-        "respond_by": None if opens else now + timedelta(seconds=rules.max_resp_time)}
+        "respond_by": None if opens else respond_by(now, rules)}
     ).scalar_one()
     if not opens:
         return None
