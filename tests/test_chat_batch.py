@@ -436,8 +436,9 @@ def test_a_batch_of_battle_messages_stores_what_the_single_steps_store(make_batt
         (0, 1, "a"), (0, 2, "bothbad"), (1, 1, "b"), (1, 2, "bothbad"), (2, 1, "tie"),
         (2, 2, "bothbad")]
     for n in range(4):
-        states = [normal(task, arena.read_battle(task.db, *task.units[n], task.rules,
-                                                 lambda _id: None)) for task in (batched, single)]
+        states = [normal(task, chat.read_chat(task.db, *task.units[n], task.rules,
+                                              lambda _id: None, arena.arena_state))
+                  for task in (batched, single)]
         assert states[0] == states[1]
 
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, bindparam, insert, select, update
+from sqlalchemy import Connection, Row, insert, select, update
 
 from collection_and_annotations.bots.base import Turn
 from collection_and_annotations.engine.chat import (
@@ -25,20 +25,27 @@ from collection_and_annotations.engine.chat import (
     WORKER,
     ChatRules,
     ReplyJob,
+    assigned_unit,
     chat_state,
     check_text,
     checked_label,
     client_id_of,
+    respond_by,
     store_labels,
+    transcripts,
+    unit_bots,
 )
-from collection_and_annotations.engine.chat_sql import ADD_MESSAGE, message
-from collection_and_annotations.engine.work import WorkRefused, owned_unit
+from collection_and_annotations.engine.chat_sql import (
+    ADD_MESSAGE,
+    END_CONVERSATION,
+    WORKER_SPOKE,
+    message,
+)
+from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
-    Assignment,
     BattleVote,
     Conversation,
-    Message,
     Unit,
     iso_utc,
     utcnow,
@@ -75,49 +82,6 @@ class ArenaRules(ChatRules):
         return turns_done
 
 
-# The worker's unit with its data and layout (built once, as the chat's statements are).
-_UNIT = (select(Unit.id, Unit.status, Unit.worker_id, Unit.times_expired, Unit.layout,
-                Assignment.data)
-         .join(Assignment, Assignment.id == Unit.assignment_id)
-         .where(Unit.public_id == bindparam("public_id")))
-_LOCKED_UNIT = _UNIT.with_for_update(of=Unit)
-
-
-def _open_unit(connection: Connection, public_id: str, worker_id: int,
-               lock: bool = True) -> Row:
-    """The worker's assigned unit, its row locked first on PostgreSQL when the step writes
-    (SQLite's write transaction holds the database's one write lock already)."""
-    statement = _LOCKED_UNIT if lock and connection.dialect.name == "postgresql" else _UNIT
-    return open_battle(connection.execute(statement, {"public_id": public_id}).first(),
-                       worker_id)
-
-
-def open_battle(unit: Any, worker_id: int) -> Any:
-    """The unit (None if not found) if it is the worker's and its battle still takes steps."""
-    unit = owned_unit(unit, worker_id)
-    if unit.status != "assigned":
-        raise WorkRefused(f"this unit is {unit.status}; the battle is closed", 409)
-    return unit
-
-
-def battle_bots(data: dict[str, Any], layout: dict[str, Any] | None) -> list[str]:
-    """The bots of a battle as its sides show them (A, B): drawn per unit, in its layout
-    (none yet for an adaptive battle that has not started)."""
-    return list((layout or {}).get("bots") or data["bots"])
-
-
-def battle_layout(data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
-    """The unit's layout (the offline questions' order, as the chat kind's) with its bots."""
-    return {**(layout or {}), "bots": battle_bots(data, layout)}
-
-
-def _sides(connection: Connection, unit: Row) -> list[Row]:
-    return connection.execute(
-        select(Conversation).where(Conversation.unit_id == unit.id,
-                                   Conversation.attempt == unit.times_expired)
-        .order_by(Conversation.position)).all()
-
-
 def _voted(connection: Connection, unit_id: int, attempt: int) -> dict[int, str]:
     """The unit's votes of this try: turn -> choice."""
     return dict(connection.execute(
@@ -131,7 +95,7 @@ def arena_state(connection: Connection, unit_id: int, attempt: int, layout: dict
     """The chat object of docs/chat-api.md for both panes (`partner` Model A, Model B; with
     the chat's `annotations` when the conf asks for them), with `arena`: the vote asked, the
     votes given, the turn to vote on now, whether the battle is over, and
-    (reveal_after_vote, once it is) the bots' names. `layout` as `battle_layout` gives it."""
+    (reveal_after_vote, once it is) the bots' names. `layout` as `full_layout` gives it."""
     bots = layout["bots"]
     # an adaptive battle has its bots once it starts: two sides all the same
     state = chat_state(connection, unit_id, attempt, {**layout, "bots": bots or ["", ""]},
@@ -157,34 +121,13 @@ def arena_state(connection: Connection, unit_id: int, attempt: int, layout: dict
     return state
 
 
-def read_battle(db: Database, public_id: str, worker_id: int, rules: ArenaRules,
-                live_text: Callable[[int], str | None]) -> dict[str, Any]:
-    """The state of a worker's battle that is still theirs."""
-    with db.snapshot() as connection:
-        unit = _open_unit(connection, public_id, worker_id, lock=False)
-        return arena_state(connection, unit.id, unit.times_expired,
-                           battle_layout(unit.data, unit.layout), rules, live_text)
-
-
-def job_battle(db: Database, job: ReplyJob, rules: ArenaRules,
-               live_text: Callable[[int], str | None]) -> dict[str, Any]:
-    """The state of a bot turn's battle, as its worker sees it."""
-    with db.snapshot() as connection:
-        row = connection.execute(
-            select(Unit.layout, Assignment.data)
-            .join(Assignment, Assignment.id == Unit.assignment_id)
-            .where(Unit.id == job.unit_id)).one()
-        return arena_state(connection, job.unit_id, job.attempt,
-                           battle_layout(row.data, row.layout), rules, live_text)
-
-
 def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> None:
     """Open both sides of the battle if they are not open (idempotent): the worker writes
     first."""
     with db.transaction() as connection:
-        unit = _open_unit(connection, public_id, worker_id)
-        if not _sides(connection, unit):
-            bots = battle_bots(unit.data, unit.layout)
+        unit = assigned_unit(connection, public_id, worker_id, "battle")
+        if not transcripts(connection, unit.id, unit.times_expired):
+            bots = unit_bots(unit.data, unit.layout)
             # adaptive: the pair chosen as this try starts (a try that went back to the pool
             # chose for its worker, not for this one)
             if not unit.data["bots"] and rules.choose_sides is not None:
@@ -196,20 +139,8 @@ def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> No
                 "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
                 "position": position, "bot": bot, "status": "active", "awaiting": WORKER,
                 "turns_done": 0, "started_at": now,
-                "respond_by": now + timedelta(seconds=rules.max_resp_time)}
+                "respond_by": respond_by(now, rules)}
                 for position, bot in enumerate(bots)])
-
-
-def _histories(connection: Connection, sides: list[Row]) -> dict[int, list[Row]]:
-    found: dict[int, list[Row]] = {side.id: [] for side in sides}
-    for row in connection.execute(
-            select(Message.conversation_id, Message.index, Message.role, Message.text,
-                   Message.sent_at, Message.client_message_id,
-                   Message.labels.is_not(None).label("labelled"))
-            .where(Message.conversation_id.in_(list(found)))
-            .order_by(Message.conversation_id, Message.index)):
-        found[row.conversation_id].append(row)
-    return found
 
 
 def _checked_labels(sides: Sequence[Any], histories: Mapping[int, Sequence[Any]],
@@ -240,6 +171,13 @@ class Battle:
     voted: Collection[int]
 
 
+def _battle(connection: Connection, unit: Row, voted: Collection[int]) -> Battle:
+    """The battle of the worker's unit (locked by the caller) as its steps read it."""
+    sides = transcripts(connection, unit.id, unit.times_expired)
+    return Battle(unit, [side.conversation for side in sides],
+                  {side.conversation_id: side.messages for side in sides}, voted)
+
+
 def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
          rules: ArenaRules, labels: Any = None) -> tuple[dict[str, Any], list[ReplyJob]]:
     """Store the worker's message on both sides (and `labels`, the online labels of the
@@ -248,19 +186,15 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
     (engine/chat_batch.py)."""
     text, client_id = check_text(text, rules), client_id_of(client_message_id)
     with db.transaction() as connection:
-        unit = _open_unit(connection, public_id, worker_id)
-        sides = _sides(connection, unit)
+        unit = assigned_unit(connection, public_id, worker_id, "battle")
         voted = (set(_voted(connection, unit.id, unit.times_expired))
                  if rules.vote == "per_turn" else set())
-        battle = Battle(unit, sides, _histories(connection, sides), voted)
+        battle = _battle(connection, unit, voted)
         answer, jobs, rows = accept_message(connection, battle, public_id, text, client_id,
                                             labels, rules, utcnow())
         if rows:
             connection.execute(ADD_MESSAGE, rows)
-            connection.execute(update(Conversation)
-                               .where(Conversation.id.in_([side.id for side in sides]))
-                               .values(awaiting=BOT, turns_done=Conversation.turns_done + 1,
-                                       respond_by=None, error=None))
+            connection.execute(WORKER_SPOKE, [{"conversation_id": s.id} for s in battle.sides])
         return answer, jobs
 
 
@@ -290,10 +224,9 @@ def accept_message(connection: Connection, battle: Battle, public_id: str, text:
         raise WorkRefused("vote on these replies before your next message", 409)
     store_labels(connection, _checked_labels(sides, histories, labels, rules))
     index = len(histories[sides[0].id])
-    jobs = [ReplyJob(unit.id, public_id, side.id, unit.times_expired, side.position,
-                     side.bot, None, index + 1,
-                     (*(Turn(m.role, m.text) for m in histories[side.id]),
-                      Turn("worker", text)), now)
+    jobs = [ReplyJob.after(unit, public_id, side,
+                           (*(Turn(m.role, m.text) for m in histories[side.id]),
+                            Turn("worker", text)), now)
             for side in sides]
     rows = [message(side.id, index, "worker", text, now, client_message_id=client_id)
             for side in sides]
@@ -305,15 +238,15 @@ def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJ
     if type(position) is not int or position not in (0, 1):  # not a JSON true either
         raise WorkRefused("'position' must be 0 (Model A) or 1 (Model B)", 400)
     with db.transaction() as connection:
-        unit = _open_unit(connection, public_id, worker_id)
-        side = next((s for s in _sides(connection, unit) if s.position == position), None)
+        unit = assigned_unit(connection, public_id, worker_id, "battle")
+        battle = _battle(connection, unit, ())
+        side = next((s for s in battle.sides if s.position == position), None)
         if side is None or side.status != "active" or side.awaiting != RETRY:
             raise WorkRefused(f"{PANES[position]} has no failed reply to ask for again", 409)
         connection.execute(update(Conversation).where(Conversation.id == side.id)
                            .values(awaiting=BOT, error=None))
-        history = tuple(Turn(m.role, m.text) for m in _histories(connection, [side])[side.id])
-        return ReplyJob(unit.id, public_id, side.id, unit.times_expired, side.position,
-                        side.bot, None, len(history), history, utcnow())
+        history = tuple(Turn(m.role, m.text) for m in battle.histories[side.id])
+        return ReplyJob.after(unit, public_id, side, history, utcnow())
 
 
 def checked_choice(choice: Any) -> str:
@@ -330,10 +263,8 @@ def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: Arena
     the same step (engine/chat_batch.py)."""
     choice = checked_choice(choice)
     with db.transaction() as connection:
-        unit = _open_unit(connection, public_id, worker_id)
-        sides = _sides(connection, unit)
-        battle = Battle(unit, sides, _histories(connection, sides),
-                        set(_voted(connection, unit.id, unit.times_expired)))
+        unit = assigned_unit(connection, public_id, worker_id, "battle")
+        battle = _battle(connection, unit, set(_voted(connection, unit.id, unit.times_expired)))
         now = utcnow()
         row, ended = accept_vote(connection, battle, worker_id, choice, labels, rules, now)
         store_votes(connection, [row], ended, now)
@@ -370,5 +301,5 @@ def store_votes(connection: Connection, rows: list[dict[str, Any]], ended: list[
     """Votes (`accept_vote`'s rows) inserted and the sides they end ended, `now`."""
     connection.execute(insert(BattleVote), rows)
     if ended:
-        connection.execute(update(Conversation).where(Conversation.id.in_(ended))
-                           .values(status="ended", ended_at=now, respond_by=None))
+        connection.execute(END_CONVERSATION, [{"conversation_id": conversation_id, "now": now}
+                                              for conversation_id in ended])

@@ -88,7 +88,8 @@ _CONVERSATIONS = (select(Conversation)
                   .order_by(Conversation.position))
 _CURRENT = _CONVERSATIONS.order_by(None).order_by(Conversation.position.desc()).limit(1)
 _SHOWN_MESSAGES = (select(Message.conversation_id, Message.index, Message.role, Message.text,
-                          Message.sent_at, Message.labels)
+                          Message.sent_at, Message.labels, Message.client_message_id,
+                          Message.labels.is_not(None).label("labelled"))
                    .where(Message.conversation_id.in_(bindparam("ids", expanding=True)))
                    .order_by(Message.conversation_id, Message.index))
 _UNIT_LAYOUT = (select(Unit.layout, Assignment.data)
@@ -122,6 +123,13 @@ class ReplyJob:
     history: tuple[Turn, ...]
     asked_at: datetime  # when the worker's message was stored
 
+    @classmethod
+    def after(cls, unit: Any, public_id: str, conversation: Any, history: tuple[Turn, ...],
+              now: datetime, layout: dict[str, Any] | None = None) -> ReplyJob:
+        """The bot's turn after `history` in the unit's `conversation` (their rows)."""
+        return cls(unit.id, public_id, conversation.id, unit.times_expired,
+                   conversation.position, conversation.bot, layout, len(history), history, now)
+
 
 def dialogue_id(task_name: str, *conversation_ids: int) -> str:
     """A collected conversation's dialogue id (or a comparison's, of two): never the bot."""
@@ -149,8 +157,8 @@ def full_layout(data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str
 
 @dataclass(frozen=True)
 class Transcript:
-    """A conversation with its messages (index, role, text, sent_at, labels), as the page
-    and the submission read it."""
+    """A conversation with its messages (index, role, text, sent_at, labels,
+    client_message_id, labelled), as the page, the submission and the arena's steps read it."""
 
     conversation: Row
     messages: list[Row]
@@ -242,45 +250,49 @@ def _shown_message(message: Row, rules: ChatRules) -> dict[str, Any]:
     return shown
 
 
+# `chat_state`, or the arena's `arena_state` (engine/arena.py): a unit's state from its rows
+StateOf = Callable[..., dict[str, Any]]
+
+
 def read_chat(db: Database, public_id: str, worker_id: int, rules: ChatRules,
-              live_text: Callable[[int], str | None]) -> dict[str, Any]:
-    """The `chat` object of a worker's unit that is still theirs."""
+              live_text: Callable[[int], str | None], state: StateOf = chat_state,
+              what: str = "chat") -> dict[str, Any]:
+    """The `chat` object of a worker's unit that is still theirs (`what`: chat or battle)."""
     with db.snapshot() as connection:
-        unit = _open(owned_unit(connection.execute(
-            UNIT_VIEW, {"public_id": public_id, "worker_id": worker_id}).first(), worker_id))
-        return chat_state(connection, unit.id, unit.times_expired,
-                          full_layout(unit.data, unit.layout), rules, live_text)
+        unit = open_unit(connection.execute(
+            UNIT_VIEW, {"public_id": public_id, "worker_id": worker_id}).first(), worker_id,
+            what)
+        return state(connection, unit.id, unit.times_expired,
+                     full_layout(unit.data, unit.layout), rules, live_text)
 
 
 def job_state(db: Database, job: ReplyJob, rules: ChatRules,
-              live_text: Callable[[int], str | None]) -> dict[str, Any]:
+              live_text: Callable[[int], str | None], state: StateOf = chat_state
+              ) -> dict[str, Any]:
     """The `chat` object of a bot turn's unit, as the worker who chatted sees it."""
     with db.snapshot() as connection:
         layout = job.layout
         if layout is None:
             row = connection.execute(_UNIT_LAYOUT, {"unit_id": job.unit_id}).one()
             layout = full_layout(row.data, row.layout)
-        return chat_state(connection, job.unit_id, job.attempt, layout, rules, live_text)
+        return state(connection, job.unit_id, job.attempt, layout, rules, live_text)
 
 
 # -- the worker's steps ----------------------------------------------------------------------
 
-def _assigned_unit(connection: Connection, public_id: str, worker_id: int) -> Row:
+def assigned_unit(connection: Connection, public_id: str, worker_id: int,
+                  what: str = "chat") -> Row:
     """The worker's unit, locked, with its data and layout (a step that shows the state)."""
-    return _open(owned_unit(locked_unit_with_data(connection, public_id), worker_id))
+    return open_unit(locked_unit_with_data(connection, public_id), worker_id, what)
 
 
-def _open(unit: Any) -> Any:
-    """The worker's unit, if its chat still takes steps."""
+def open_unit(unit: Any, worker_id: int, what: str = "chat") -> Any:
+    """The unit (None if not found) if it is the worker's and its chat (or battle: `what`)
+    still takes steps."""
+    unit = owned_unit(unit, worker_id)
     if unit.status != "assigned":
-        raise WorkRefused(f"this unit is {unit.status}; the chat is closed", 409)
+        raise WorkRefused(f"this unit is {unit.status}; the {what} is closed", 409)
     return unit
-
-
-def _current(connection: Connection, unit: Row) -> Row | None:
-    """The conversation the worker is in (None before the first starts, or when all ended)."""
-    return connection.execute(_CURRENT, {"unit_id": unit.id,
-                                         "attempt": unit.times_expired}).first()
 
 
 class UnitRow(NamedTuple):
@@ -338,7 +350,7 @@ def locked_chat(head: Sequence[Any] | None, messages: Sequence[Sequence[Any]],
                 worker_id: int) -> LockedChat:
     """The chat from its unit and conversation columns (`lock_chat`'s first ten) and its
     message rows; WorkRefused when the unit is not this worker's or no longer takes steps."""
-    unit = _open(owned_unit(UnitRow(*head[:4]) if head else None, worker_id))
+    unit = open_unit(UnitRow(*head[:4]) if head else None, worker_id)
     conversation = None if head[4] is None else ConversationRow(*head[4:10])
     return LockedChat(unit, conversation,
                        sorted((MessageRow(*row) for row in messages), key=lambda m: m.index))
@@ -350,7 +362,7 @@ def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     mode the worker's opener is stored and the bot answers first. Returns the bot turn to
     run, if any, and the `chat` object after the step."""
     with worker_step(db) as connection:
-        unit = _assigned_unit(connection, public_id, worker_id)
+        unit = assigned_unit(connection, public_id, worker_id)
         layout = full_layout(unit.data, unit.layout)
         job = _begin(connection, unit, public_id, worker_id, layout, rules)
     return job, _state_after(db, unit, layout, rules, live_text)
@@ -367,7 +379,9 @@ def _state_after(db: Database, unit: Row, layout: dict[str, Any], rules: ChatRul
 def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
            layout: dict[str, Any], rules: ChatRules) -> ReplyJob | None:
     bots = layout["bots"]
-    current = _current(connection, unit)
+    # the conversation the worker is in (None before the first starts)
+    current = connection.execute(_CURRENT, {"unit_id": unit.id,
+                                            "attempt": unit.times_expired}).first()
     if current is not None and current.status != "ended":
         return None
     position = 0 if current is None else current.position + 1
@@ -379,7 +393,7 @@ def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
         "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
         "position": position, "bot": bots[position], "awaiting": BOT if opens else WORKER,
         "started_at": now,
-        "respond_by": None if opens else now + timedelta(seconds=rules.max_resp_time)}
+        "respond_by": None if opens else respond_by(now, rules)}
     ).scalar_one()
     if not opens:
         return None
@@ -464,12 +478,10 @@ def accept_message(connection: Connection, chat: LockedChat, public_id: str,
     if conversation.turns_done >= rules.num_turns:
         raise WorkRefused(f"this chat has its {rules.num_turns} turns; end it with the "
                           "End chat button", 409)
-    history = chat.history
-    label_last_reply(connection, conversation.id, chat.messages, label, rules)
-    index = len(history)
-    job = ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
-                   conversation.position, conversation.bot, None, index + 1,
-                   (*history, Turn("worker", text)), now)
+    store_labels(connection, [checked_label(conversation.id, chat.messages, label, rules)])
+    index = len(chat.messages)
+    job = ReplyJob.after(unit, public_id, conversation, (*chat.history, Turn("worker", text)),
+                         now)
     row = message(conversation.id, index, "worker", text, now, client_message_id=client_id)
     return {"index": index, "sent_at": iso_utc(now)}, job, row
 
@@ -480,27 +492,19 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     """End the current conversation (only once it has its turns; `label` is the online
     annotation of the bot's last message); returns its id and the `chat` object after."""
     with worker_step(db) as connection:
-        unit = _assigned_unit(connection, public_id, worker_id)
+        unit = assigned_unit(connection, public_id, worker_id)
         conversation = (chat := _lock_chat(connection, public_id, worker_id)).conversation
         if conversation is None or conversation.status != "active":
             raise WorkRefused("no chat is open to end", 409)
         if conversation.awaiting != WORKER or conversation.turns_done < rules.num_turns:
             raise WorkRefused(f"the chat can end after {rules.num_turns} of your messages, "
                               "each answered", 409)
-        label_last_reply(connection, conversation.id, chat.messages, label, rules)
+        store_labels(connection,
+                     [checked_label(conversation.id, chat.messages, label, rules)])
         connection.execute(END_CONVERSATION, {"conversation_id": conversation.id,
                                               "now": utcnow()})
     return conversation.id, _state_after(db, unit, full_layout(unit.data, unit.layout), rules,
                                          live_text)
-
-
-def label_last_reply(connection: Connection, conversation_id: int,
-                     messages: Sequence[Any], label: Any, rules: ChatRules,
-                     partner: str = "your partner") -> None:
-    """Check and store the online label of the conversation's last bot message (`messages`:
-    its messages in order, each with `role` and `labelled`), before the worker moves on; a
-    required label that is missing refuses the step (422)."""
-    store_labels(connection, [checked_label(conversation_id, messages, label, rules, partner)])
 
 
 def store_labels(connection: Connection, labels: Sequence[dict[str, Any] | None]) -> None:
@@ -512,8 +516,10 @@ def store_labels(connection: Connection, labels: Sequence[dict[str, Any] | None]
 
 def checked_label(conversation_id: int, messages: Sequence[Any], label: Any, rules: ChatRules,
                   partner: str = "your partner") -> dict[str, Any] | None:
-    """`label_last_reply`'s check, without the write: the binds of `SET_LABELS` (None when
-    there is nothing to store), or WorkRefused."""
+    """The check of the online label of the conversation's last bot message (`messages`: its
+    messages in order, each with `role` and `labelled`) before the worker moves on: the binds
+    of `SET_LABELS` (None when there is nothing to store), or WorkRefused (422 for a required
+    label that is missing or wrong)."""
     annotations = rules.annotations
     if annotations is None or annotations.online is None:
         if label is not None:
@@ -545,7 +551,7 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
     """Ask the bot again for a reply that failed with a retryable error."""
     with worker_step(db) as connection:
         chat = _lock_chat(connection, public_id, worker_id)
-        unit, conversation, history = chat.unit, chat.conversation, chat.history
+        unit, conversation = chat.unit, chat.conversation
         refused = WorkRefused("there is no failed reply to ask for again", 409)
         if conversation is None or conversation.status != "active" \
                 or conversation.awaiting != RETRY:
@@ -553,9 +559,7 @@ def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
         if not connection.execute(ASK_AGAIN, {"conversation_id": conversation.id}).rowcount:
             # another retry asked first
             raise refused
-        return ReplyJob(unit.id, public_id, conversation.id, unit.times_expired,
-                        conversation.position, conversation.bot, None,
-                        len(history), history, utcnow())
+        return ReplyJob.after(unit, public_id, conversation, chat.history, utcnow())
 
 
 # -- the runner's side -----------------------------------------------------------------------

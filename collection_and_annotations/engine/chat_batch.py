@@ -32,6 +32,7 @@ from collection_and_annotations.engine.chat import (
     check_text,
     client_id_of,
     locked_chat,
+    open_unit,
     reply_row,
     respond_by,
     send,
@@ -171,55 +172,46 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
         chats = {row[0]: row[1:] for row in json.loads(chats_json)}
         waiting = {row[0]: (row[1], row[2]) for row in json.loads(waiting_json)}
         battles = {row[0]: row[1:] for row in json.loads(battles_json)}
-        for step in steps:
+        def take(step: Step) -> Any:
+            """The step checked as on its own (WorkRefused) and its writes queued: its result."""
             if isinstance(step, ReplyStep):
                 job = step.job
                 if waiting.get(job.conversation_id) != ("active", BOT):
-                    outcomes.append(Outcome(None))  # dropped, as store_reply drops it
-                    continue
+                    return None  # dropped, as store_reply drops it
                 text = storable(step.text)
                 rows.append(sqlite_message_values(reply_row(
                     job, text, step.settings, step.first_piece_ms, step.latency_ms, now)))
                 answered.append(job.conversation_id)
-                outcomes.append(Outcome(shown_reply(job, text, now)))
-                continue
+                return shown_reply(job, text, now)
             if isinstance(step, BattleVoteStep):
-                try:
-                    vote, ending = arena.accept_vote(
-                        connection, _battle(battles.get(step.public_id), step.worker_id),
-                        step.worker_id, step.choice, step.labels, rules, now)
-                except WorkRefused as exc:
-                    outcomes.append(Outcome(error=exc))
-                    continue
-                outcomes.append(Outcome(None))
+                vote, ending = arena.accept_vote(
+                    connection, _battle(battles.get(step.public_id), step.worker_id),
+                    step.worker_id, step.choice, step.labels, rules, now)
                 votes.append(vote)
                 ended.extend(ending)
-                continue
+                return None
             if isinstance(step, BattleMessageStep):
-                try:
-                    answer, jobs, sent = arena.accept_message(
-                        connection, _battle(battles.get(step.public_id), step.worker_id),
-                        step.public_id, step.text, step.client_id, step.label, rules, now)
-                except WorkRefused as exc:
-                    outcomes.append(Outcome(error=exc))
-                    continue
-                outcomes.append(Outcome((answer, jobs)))
+                answer, jobs, sent = arena.accept_message(
+                    connection, _battle(battles.get(step.public_id), step.worker_id),
+                    step.public_id, step.text, step.client_id, step.label, rules, now)
                 rows.extend(sqlite_message_values(row) for row in sent)
                 spoke.extend(row["conversation_id"] for row in sent)
-                continue
+                return answer, jobs
             found = chats.get(step.public_id)
-            try:
-                chat = locked_chat(found[:10] if found else None,
-                                   _messages(found[10]) if found else [], step.worker_id)
-                answer, job, row = accept_message(connection, chat, step.public_id, step.text,
-                                                  step.client_id, step.label, rules, now)
-            except WorkRefused as exc:
-                outcomes.append(Outcome(error=exc))
-                continue
-            outcomes.append(Outcome((answer, job)))
+            chat = locked_chat(found[:10] if found else None,
+                               _messages(found[10]) if found else [], step.worker_id)
+            answer, job, row = accept_message(connection, chat, step.public_id, step.text,
+                                              step.client_id, step.label, rules, now)
             if row is not None:
                 rows.append(sqlite_message_values(row))
                 spoke.append(chat.conversation.id)
+            return answer, job
+
+        for step in steps:
+            try:
+                outcomes.append(Outcome(take(step)))
+            except WorkRefused as exc:  # this step only: the others are written
+                outcomes.append(Outcome(error=exc))
         if rows:
             connection.execute(ADD_MESSAGES, {"rows": json.dumps(rows)})
         if spoke:
@@ -235,7 +227,7 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
 def _battle(found: list[Any] | None, worker_id: int) -> Battle:
     """A battle as `LOCK_BATCH` lists it, its sides and messages in order; WorkRefused when
     it is not the worker's or no longer takes steps."""
-    unit = arena.open_battle(UnitRow(*found[:4]) if found else None, worker_id)
+    unit = open_unit(UnitRow(*found[:4]) if found else None, worker_id, "battle")
     sides = sorted((ConversationRow(*side[:6]) for side in found[4]),
                    key=lambda side: side.position)
     histories = {side[0]: sorted((MessageRow(*row) for row in _messages(side[6])),

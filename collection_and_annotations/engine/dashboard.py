@@ -57,10 +57,6 @@ def seconds_between(session: Session, start: Any, end: Any) -> ColumnElement[flo
     return func.extract("epoch", end - start)
 
 
-def _epoch(session: Session, moment: Any) -> ColumnElement[float]:
-    return seconds_between(session, literal(datetime(1970, 1, 1)), moment)
-
-
 def _submitted_work(task_id: int):  # noqa: ANN202 (a select under construction)
     return (select(Submission.id).join(Unit, Unit.id == Submission.unit_id)
             .join(Assignment, Assignment.id == Unit.assignment_id)
@@ -130,10 +126,10 @@ def throughput(session: Session, task_id: int, now: datetime) -> dict[str, Any]:
         return {"bucket_seconds": BUCKET_SECONDS[0], "points": []}
     span = (now - first).total_seconds()
     width = next((w for w in BUCKET_SECONDS if span / w < MAX_POINTS), BUCKET_SECONDS[-1])
-    bucket = func.floor(_epoch(session, Submission.created_at) / width)
+    epoch = datetime(1970, 1, 1)
+    bucket = func.floor(seconds_between(session, literal(epoch), Submission.created_at) / width)
     counts = dict(session.execute(_submitted_work(task_id).with_only_columns(
         bucket, func.count()).group_by(bucket)).all())
-    epoch = datetime(1970, 1, 1)
     start = int((first - epoch).total_seconds() // width)
     end = max(start, int((now - epoch).total_seconds() // width))
     return {"bucket_seconds": width, "points": [

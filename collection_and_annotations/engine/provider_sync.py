@@ -63,17 +63,14 @@ def _take(db: Database, model: type, row_id: int, states: tuple[str, ...],
     """Lease a due row in one of `states` (writing `values` with the lease); False when
     someone else has it or it is not due."""
     now = utcnow()
+    state = model.sync_state if model is ReviewDecision else model.state
     with db.session() as session:
         taken = session.execute(
             update(model).where(model.id == row_id, model.next_attempt_at <= now,
-                                model.__table__.c[_state(model)].in_(states))
+                                state.in_(states))
             .values(attempts=model.attempts + 1, next_attempt_at=now + LEASE, **values)
             .execution_options(synchronize_session=False))
     return taken.rowcount == 1
-
-
-def _state(model: type) -> str:
-    return "sync_state" if model is ReviewDecision else "state"
 
 
 def _write(db: Database, model: type, row_id: int, **values: object) -> None:

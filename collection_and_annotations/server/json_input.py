@@ -74,19 +74,14 @@ def check_value(value: Any, trail: tuple[str | int, ...] = (), depth: int = 0) -
             check_value(item, (*trail, key), depth + 1)
 
 
-def _path(trail: tuple[str | int, ...]) -> str:
-    """`a.b[0].c` for the keys and indices in `trail`."""
+def _where(trail: tuple[str | int, ...], is_key: bool = False) -> str:
+    """`a.b[0].c` for the keys and indices in `trail` (and the key there, `is_key`)."""
     path = ""
     for part in trail:
         if isinstance(part, str):
             path = f"{path}.{_shown(part)}" if path else _shown(part)
         else:
             path = f"{path}[{part}]"
-    return path
-
-
-def _where(trail: tuple[str | int, ...], is_key: bool = False) -> str:
-    path = _path(trail)
     if is_key:
         return f"{path}: key" if path else "key"
     return path or "the request body"

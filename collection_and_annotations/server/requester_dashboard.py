@@ -49,10 +49,6 @@ MAX_BULK = 500
 BULK_SEND_SECONDS = 10.0  # sends left after this go with the background sync
 
 
-def _chat_pools(served: ServedTask) -> dict[str, str]:
-    return served.blueprint.pool_labels()
-
-
 def _buckets(served: ServedTask) -> list[str]:
     return list(served.blueprint.describe().get("buckets", {}))
 
@@ -68,7 +64,7 @@ def overview(request: Request) -> Response:
     progress = Progress.of(unit_counts(task.db, task.task_id))
     with task.db.read() as session:
         shown = overview_of(session, task.task_id, task.run_id, progress,
-                            _chat_pools(task), task.taking_work)
+                            task.blueprint.pool_labels(), task.taking_work)
     return JSON({"task": task.task_name, "current_run": task.run_id,
                  "state": shown.pop("state"), "provider": task.provider.name,
                  "arena": task.blueprint.chat_server == "arena", **shown})

@@ -17,6 +17,7 @@ from starlette.routing import Route
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.server.requester_api import PREFIX, requester
+from collection_and_annotations.server.requester_review import block_name
 from collection_and_annotations.server.web import JSON, abort, json_body, served
 from collection_and_annotations.storage.models import iso_utc
 
@@ -95,11 +96,7 @@ def revoke(request: Request) -> Response:
 
 def _block_name(task: ServedTask, body: dict[str, Any]) -> str:
     """`name` if given, else this task's block qualification (`block_qualification`)."""
-    if "name" in body:
-        return qualification_name(body)
-    with task.db.snapshot() as connection:
-        return qualification_name({}, qualifications.task_block_name(connection,
-                                                                      task.task_name))
+    return qualification_name(body) if "name" in body else block_name(task)
 
 
 @requester

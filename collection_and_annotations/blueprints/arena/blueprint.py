@@ -67,9 +67,13 @@ from collection_and_annotations.engine.arena import (
     PANES,
     ArenaRules,
     arena_state,
-    battle_layout,
 )
-from collection_and_annotations.engine.chat import SPEAKERS, dialogue_id, transcripts
+from collection_and_annotations.engine.chat import (
+    SPEAKERS,
+    dialogue_id,
+    full_layout,
+    transcripts,
+)
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.quality.pools import BLOCKED
 from collection_and_annotations.quality.qualifications import block_name
@@ -199,7 +203,7 @@ class ArenaBlueprint(TaskBlueprint):
     def unit_state(self, connection: Connection, unit_id: int, attempt: int,
                    data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
         """The battle as the database holds it (the page keeps no state)."""
-        return {"chat": arena_state(connection, unit_id, attempt, battle_layout(data, layout),
+        return {"chat": arena_state(connection, unit_id, attempt, full_layout(data, layout),
                                     self.rules)}
 
     def describe(self) -> dict[str, Any]:
@@ -225,7 +229,7 @@ class ArenaBlueprint(TaskBlueprint):
         if len(votes) < self.rules.votes_needed():
             raise SubmitRefused("vote on the replies before submitting", 409)
         chats = transcripts(connection, unit.id, unit.attempt)
-        sides = checked_submission(self.task_name, chats, battle_layout(unit.data, unit.layout),
+        sides = checked_submission(self.task_name, chats, full_layout(unit.data, unit.layout),
                                    unit.answers, self.annotations,
                                    "an arena battle asks no questions besides the vote: "
                                    "submit 'answers': {}")

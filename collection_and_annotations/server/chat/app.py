@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from starlette.background import BackgroundTask
 from starlette.requests import Request
@@ -38,7 +38,6 @@ from collection_and_annotations.storage.database import Database
 
 # Event streams one worker may hold open in a server process (tabs, reloads): past it, 429.
 MAX_STREAMS_PER_WORKER = 4
-T = TypeVar("T")
 _NO_STORE = {"Cache-Control": "no-store"}
 
 
@@ -60,19 +59,19 @@ class Chat:
 
     def routes(self) -> list[Route]:
         return [Route(f"{CHAT_PREFIX}{{unit}}/{action}", endpoint, methods=[method])
-                for method, action, endpoint in (
-                    ("POST", "start", self.start), ("POST", "messages", self.message),
-                    ("POST", "end", self.end), ("POST", "retry", self.retry),
-                    ("GET", "events", self.events))]
+                for method, action, endpoint in self.actions()]
 
-    async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
-        return await self.threads.run(function, *args)
+    def actions(self) -> list[tuple[str, str, Callable[[Request], Awaitable[Response]]]]:
+        """(method, path under the unit, endpoint) of each route."""
+        return [("POST", "start", self.start), ("POST", "messages", self.message),
+                ("POST", "end", self.end), ("POST", "retry", self.retry),
+                ("GET", "events", self.events)]
 
     async def write(self, step: Step) -> Any:
         """A message or a reply stored (engine/chat_batch.py)."""
         if self.writer is not None:
             return await self.writer.write(step)
-        return await self.in_thread(write_one, self.db, step, self.rules)
+        return await self.threads.run(write_one, self.db, step, self.rules)
 
     async def _runner(self) -> ChatRunner:
         """Bots and the relay are made in the process and loop that serve (after any fork)."""
@@ -84,15 +83,15 @@ class Chat:
                     if self.relay:
                         self.bus.relay = PostgresRelay(self.db.url, self.bus)
                         await self.bus.relay.start()
-                    bots = await self.in_thread(self.make_bots)
+                    bots = await self.threads.run(self.make_bots)
                     self.runner = ChatRunner(self.db, bots, self.rules, self.bus,
-                                             self.in_thread, self.write,
+                                             self.threads.run, self.write,
                                              self._publish_job_state)
         return self.runner
 
     async def _publish_job_state(self, job: ReplyJob) -> None:
         runner = await self._runner()
-        state = await self.in_thread(self.read_job_state, job, runner.live_text)
+        state = await self.threads.run(self.read_job_state, job, runner.live_text)
         self.bus.publish(job.public_id, "state", state)
 
     def read_state(self, unit: str, worker_id: int,
@@ -128,15 +127,16 @@ class Chat:
             raise WorkRefused("missing or invalid worker token; open your task link again", 401)
         return worker_id
 
-    @staticmethod
-    async def _body(request: Request) -> dict[str, Any]:
-        return parse_json_object(await request.body() or b"{}")
+    async def _step(self, request: Request) -> tuple[int, str, dict[str, Any], ChatRunner]:
+        """Who asks, for which unit, with what body (checked on every step, though `start`
+        uses nothing of it), and the runner."""
+        worker_id, unit = self._worker(request), request.path_params["unit"]
+        body = parse_json_object(await request.body() or b"{}")
+        return worker_id, unit, body, await self._runner()
 
     async def start(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        await self._body(request)  # checked as every request's, though nothing of it is used
-        runner = await self._runner()
-        job, state = await self.in_thread(chat.start, self.db, unit, worker_id, self.rules,
+        worker_id, unit, _, runner = await self._step(request)
+        job, state = await self.threads.run(chat.start, self.db, unit, worker_id, self.rules,
                                           runner.live_text)
         if job is not None:
             runner.run(job)
@@ -149,9 +149,7 @@ class Chat:
         return Response(encoded, media_type="application/json", headers=_NO_STORE)
 
     async def message(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        body = await self._body(request)
-        runner = await self._runner()
+        worker_id, unit, body, runner = await self._step(request)
         step = MessageStep.checked(unit, worker_id, body.get("text"),
                                    body.get("client_message_id"), self.rules, body.get("label"))
         # The bot starts on the message while it is being stored (shown once it is).
@@ -163,28 +161,28 @@ class Chat:
                 early.settle(None)
             raise
         if job is not None:
-            self.bus.publish(unit, "message", {
-                "position": job.position, "index": answer["index"], "role": "worker",
-                "text": job.history[-1].text, "sent_at": answer["sent_at"]})
+            self._stored_message(unit, job, answer)
         if (early is None or not early.settle(job)) and job is not None:
             runner.run(job)  # no early turn, or not this one (settle cancelled it)
         return json_response(answer, 202)
 
+    def _stored_message(self, unit: str, job: ReplyJob, answer: dict[str, Any]) -> None:
+        """The worker's message (the last turn of the bot's `job`) to the chat's streams."""
+        self.bus.publish(unit, "message", {
+            "position": job.position, "index": answer["index"], "role": "worker",
+            "text": job.history[-1].text, "sent_at": answer["sent_at"]})
+
     async def end(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        body = await self._body(request)
-        runner = await self._runner()
-        conversation_id, state = await self.in_thread(chat.end, self.db, unit, worker_id,
+        worker_id, unit, body, runner = await self._step(request)
+        conversation_id, state = await self.threads.run(chat.end, self.db, unit, worker_id,
                                                       self.rules, runner.live_text,
                                                       body.get("label"))
         await runner.close_session(conversation_id)
         return self._changed(unit, state)
 
     async def retry(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        await self._body(request)
-        runner = await self._runner()
-        runner.run(await self.in_thread(chat.retry, self.db, unit, worker_id))
+        worker_id, unit, _, runner = await self._step(request)
+        runner.run(await self.threads.run(chat.retry, self.db, unit, worker_id))
         return json_response({}, 202)
 
     async def events(self, request: Request) -> Response:
@@ -202,11 +200,11 @@ class Chat:
         self.streams[worker_id] += 1
         release = BackgroundTask(self._release, unit, mailbox, worker_id)
         try:
-            state = await self.in_thread(*read)
+            state = await self.threads.run(*read)
         except BaseException:
             await release()
             raise
-        stream = EventStream(mailbox, lambda: self.in_thread(*read), self.rules.max_resp_time)
+        stream = EventStream(mailbox, lambda: self.threads.run(*read), self.rules.max_resp_time)
         return StreamingResponse(stream.events(state), media_type="text/event-stream",
                                  headers={**_NO_STORE, "X-Accel-Buffering": "no"},
                                  background=release)

@@ -5,75 +5,62 @@ the vote is stored before the state that may name the bots is sent."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from collection_and_annotations.engine import arena
+from collection_and_annotations.engine import arena, chat
 from collection_and_annotations.engine.arena import ArenaRules
 from collection_and_annotations.engine.chat import ReplyJob
 from collection_and_annotations.engine.chat_batch import BattleMessageStep, BattleVoteStep
 from collection_and_annotations.server.chat.app import Chat, json_response
-from collection_and_annotations.server.guard import CHAT_PREFIX
 
 
 class ArenaChat(Chat):
     rules: ArenaRules
 
-    def routes(self) -> list[Route]:
-        return [Route(f"{CHAT_PREFIX}{{unit}}/{action}", endpoint, methods=[method])
-                for method, action, endpoint in (
-                    ("POST", "start", self.start), ("POST", "messages", self.message),
-                    ("POST", "vote", self.vote), ("POST", "retry", self.retry),
-                    ("GET", "events", self.events))]
+    def actions(self) -> list[tuple[str, str, Callable[[Request], Awaitable[Response]]]]:
+        return [("POST", "start", self.start), ("POST", "messages", self.message),
+                ("POST", "vote", self.vote), ("POST", "retry", self.retry),
+                ("GET", "events", self.events)]
 
     def read_state(self, unit: str, worker_id: int,
                    live_text: Callable[[int], str | None]) -> dict[str, Any]:
-        return arena.read_battle(self.db, unit, worker_id, self.rules, live_text)
+        return chat.read_chat(self.db, unit, worker_id, self.rules, live_text,
+                              arena.arena_state, "battle")
 
     def read_job_state(self, job: ReplyJob,
                        live_text: Callable[[int], str | None]) -> dict[str, Any]:
-        return arena.job_battle(self.db, job, self.rules, live_text)
+        return chat.job_state(self.db, job, self.rules, live_text, arena.arena_state)
 
     async def start(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        await self._body(request)
-        runner = await self._runner()
-        await self.in_thread(arena.start, self.db, unit, worker_id, self.rules)
-        state = await self.in_thread(self.read_state, unit, worker_id, runner.live_text)
+        worker_id, unit, _, runner = await self._step(request)
+        await self.threads.run(arena.start, self.db, unit, worker_id, self.rules)
+        state = await self.threads.run(self.read_state, unit, worker_id, runner.live_text)
         return self._changed(unit, state)
 
     async def message(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        body = await self._body(request)
-        runner = await self._runner()
+        worker_id, unit, body, runner = await self._step(request)
         answer, jobs = await self.write(BattleMessageStep.checked(
             unit, worker_id, body.get("text"), body.get("client_message_id"), self.rules,
             body.get("labels")))
         for job in jobs:
-            self.bus.publish(unit, "message", {
-                "position": job.position, "index": answer["index"], "role": "worker",
-                "text": job.history[-1].text, "sent_at": answer["sent_at"]})
+            self._stored_message(unit, job, answer)
         for job in jobs:
             runner.run(job)
         return json_response(answer, 202)
 
     async def retry(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        body = await self._body(request)
-        runner = await self._runner()
-        runner.run(await self.in_thread(arena.retry, self.db, unit, worker_id,
+        worker_id, unit, body, runner = await self._step(request)
+        runner.run(await self.threads.run(arena.retry, self.db, unit, worker_id,
                                         body.get("position")))
         return json_response({}, 202)
 
     async def vote(self, request: Request) -> Response:
-        worker_id, unit = self._worker(request), request.path_params["unit"]
-        body = await self._body(request)
-        runner = await self._runner()
+        worker_id, unit, body, runner = await self._step(request)
         await self.write(BattleVoteStep.checked(unit, worker_id, body.get("choice"),
                                                 body.get("labels")))
-        state = await self.in_thread(self.read_state, unit, worker_id, runner.live_text)
+        state = await self.threads.run(self.read_state, unit, worker_id, runner.live_text)
         return self._changed(unit, state)

@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from collection_and_annotations.bots.base import Bot, BotSession, BotUnavailable, Turn
 from collection_and_annotations.bots.limits import ReplyCut
@@ -35,7 +35,6 @@ from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import utcnow
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 BROKEN = ("Your partner had a technical problem and this chat cannot continue. Your messages "
           "are saved; please open your task link again for new work.")
 EMPTY = "Your partner did not answer. Press Try again to ask again."
