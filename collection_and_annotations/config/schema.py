@@ -242,17 +242,24 @@ class RunConfig:
 def register_configs() -> None:
     """Make the group options the original confs name in their defaults list resolvable: every
     registered task kind and provider (plug-ins too), and Mephisto's other kinds."""
-    from hydra.core.config_store import ConfigStore
-
     from collection_and_annotations.blueprints.registry import BLUEPRINTS
     from collection_and_annotations.providers import PROVIDERS
 
+    _register(tuple(BLUEPRINTS.names()), tuple(PROVIDERS.names()))
+
+
+@functools.cache
+def _register(blueprints: tuple[str, ...], providers: tuple[str, ...]) -> None:
+    """Store these kinds' options in Hydra's ConfigStore, once a process: storing converts each
+    dataclass again, over a third of a conf's loading (a kind registered later stores anew)."""
+    from hydra.core.config_store import ConfigStore
+
     store = ConfigStore.instance()
     store.store(name="cep_run_config", node=RunConfig)
-    for name in BLUEPRINTS.names():
+    for name in blueprints:
         store.store(group="mephisto/blueprint", name=name, node=blueprint_option(name))
     for name in ARCHITECT_TYPES:
         store.store(group="mephisto/architect", name=name,
                     node=ArchitectConfig(_architect_type=name))
-    for name in (*PROVIDERS.names(), *MEPHISTO_ONLY_PROVIDERS):
+    for name in (*providers, *MEPHISTO_ONLY_PROVIDERS):
         store.store(group="mephisto/provider", name=name, node=provider_option(name))
