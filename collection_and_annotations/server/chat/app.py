@@ -137,7 +137,7 @@ class Chat:
     async def start(self, request: Request) -> Response:
         worker_id, unit, _, runner = await self._step(request)
         job, state = await self.threads.run(chat.start, self.db, unit, worker_id, self.rules,
-                                          runner.live_text)
+                                            runner.live_text)
         if job is not None:
             runner.run(job)
         return self._changed(unit, state)
@@ -175,8 +175,8 @@ class Chat:
     async def end(self, request: Request) -> Response:
         worker_id, unit, body, runner = await self._step(request)
         conversation_id, state = await self.threads.run(chat.end, self.db, unit, worker_id,
-                                                      self.rules, runner.live_text,
-                                                      body.get("label"))
+                                                        self.rules, runner.live_text,
+                                                        body.get("label"))
         await runner.close_session(conversation_id)
         return self._changed(unit, state)
 

@@ -55,7 +55,7 @@ class ArenaChat(Chat):
     async def retry(self, request: Request) -> Response:
         worker_id, unit, body, runner = await self._step(request)
         runner.run(await self.threads.run(arena.retry, self.db, unit, worker_id,
-                                        body.get("position")))
+                                          body.get("position")))
         return json_response({}, 202)
 
     async def vote(self, request: Request) -> Response:
