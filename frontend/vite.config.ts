@@ -35,5 +35,8 @@ export default defineConfig({
     // One jsdom per worker, not per file: the suite's own cleanup (tests/setup.ts) resets the
     // page between tests, and setting up jsdom per file was most of the run's time.
     isolate: false,
+    // A test of many clicks can pass 5 s (Vitest's default) on a busy 2-core machine; a real
+    // hang still fails.
+    testTimeout: 30_000,
   },
 });
