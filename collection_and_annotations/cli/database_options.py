@@ -37,6 +37,8 @@ def _check_holds_runs(url: str) -> None:
     from sqlalchemy import create_engine, inspect, make_url
     from sqlalchemy.exc import ArgumentError, DBAPIError
 
+    from collection_and_annotations.storage.sql import first_line
+
     try:
         parsed = make_url(url)
     except ArgumentError:
@@ -53,8 +55,7 @@ def _check_holds_runs(url: str) -> None:
         with engine.connect() as connection:
             holds_runs = inspect(connection).has_table("tasks")
     except DBAPIError as exc:
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        raise click.ClickException(f"cannot read the database {shown}: {reason}; check "
+        raise click.ClickException(f"cannot read the database {shown}: {first_line(exc)}; check "
                                    "--database-url") from None
     finally:
         engine.dispose()

@@ -172,6 +172,7 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
         chats = {row[0]: row[1:] for row in json.loads(chats_json)}
         waiting = {row[0]: (row[1], row[2]) for row in json.loads(waiting_json)}
         battles = {row[0]: row[1:] for row in json.loads(battles_json)}
+
         def take(step: Step) -> Any:
             """The step checked as on its own (WorkRefused) and its writes queued: its result."""
             if isinstance(step, ReplyStep):

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.storage.models import Base, Setting
+from collection_and_annotations.storage.sql import first_line
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -169,7 +170,7 @@ class Database:
             with self.engine.connect() as connection:
                 _check_schema(connection, shown)
         except DatabaseError as exc:
-            reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+            reason = first_line(exc)
             if self.url.startswith("sqlite") and "not a database" in reason:
                 raise UserError("this is not an SQLite database (damaged, or another kind of "
                                 "file): move it away to start afresh, or set data_dir or "

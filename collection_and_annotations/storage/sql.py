@@ -53,3 +53,8 @@ def waited_too_long(exc: DBAPIError) -> bool:
     driver_error = exc.orig
     return getattr(driver_error, "sqlstate", None) == LOCK_NOT_AVAILABLE or \
         getattr(driver_error, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+
+
+def first_line(exc: DBAPIError) -> str:
+    """The driver's own first line of why a connection or statement failed, to show a user."""
+    return str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
