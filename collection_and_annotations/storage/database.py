@@ -148,14 +148,13 @@ class Database:
         self.url = url
         self.engine = make_engine(url, lock_timeout_s)
         # Reads see one snapshot: on PostgreSQL a REPEATABLE READ READ ONLY transaction, on
-        # SQLite (WAL) any read transaction is one (its own connections, begun DEFERRED).
-        self._snapshot_engine = _sqlite_engine(url, "cep_reads") if url.startswith("sqlite") \
-            else self.engine.execution_options(isolation_level="REPEATABLE READ",
-                                               postgresql_readonly=True)
-        # One statement is atomic and sees one snapshot by itself: on PostgreSQL a step that
-        # is one statement runs in autocommit, without BEGIN's and COMMIT's round trips.
-        self._autocommit_engine = None if url.startswith("sqlite") \
-            else self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        # SQLite (WAL) any read transaction is one (its own connections, begun DEFERRED). Set
+        # on each connection, not as an engine's execution options: those make SQLAlchemy
+        # dispatch events around every statement of that engine (bench/RESULTS.md, issue 26).
+        sqlite = url.startswith("sqlite")
+        self._snapshot_engine = _sqlite_engine(url, "cep_reads") if sqlite else self.engine
+        self._snapshot_options = {} if sqlite else {"isolation_level": "REPEATABLE READ",
+                                                    "postgresql_readonly": True}
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._read_sessions = sessionmaker(self._snapshot_engine, expire_on_commit=False)
         # SQLite takes one writer at a time; queueing this process's writers here is fairer and
@@ -208,22 +207,25 @@ class Database:
     def snapshot(self) -> Iterator[Connection]:
         """A read-only transaction on a plain connection that sees one snapshot of the
         database; it never waits for writers, nor they for it."""
-        with self._snapshot_engine.begin() as connection:
-            yield connection
+        with self._snapshot_engine.connect() as connection:
+            connection.execution_options(**self._snapshot_options)
+            with connection.begin():
+                yield connection
 
     def one_statement(self, write: bool) -> AbstractContextManager[Connection]:
         """A connection for a step that is one statement on PostgreSQL, in autocommit (the
         statement alone is atomic, sees one snapshot and holds its row locks to its end); on
         SQLite, whose version of a step may be several statements and whose BEGIN and COMMIT
         are no round trips, `transaction` (`write`) or `snapshot`."""
-        if self._autocommit_engine is None:
+        if self.engine.dialect.name == "sqlite":
             return self.transaction() if write else self.snapshot()
-        return self._autocommit_engine.connect()
+        return self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
 
     @contextmanager
     def read(self) -> Iterator[Session]:
         """`snapshot` as an ORM session; it must not write."""
         with self._read_sessions() as session, session.begin():
+            session.connection(execution_options=self._snapshot_options)
             yield session
 
     def setting(self, key: str) -> str:
