@@ -137,12 +137,6 @@ def throughput(session: Session, task_id: int, now: datetime) -> dict[str, Any]:
          "submissions": int(counts.get(b, 0))} for b in range(start, end + 1)]}
 
 
-def _quality_pools(session: Session, task_id: int) -> set[str]:
-    """The quality-control pools this task has units in: it screens or mixes in gold."""
-    return set(session.scalars(select(Unit.pool).join(Assignment).where(
-        in_task(task_id), Unit.pool.in_(QUALITY_POOLS)).distinct()))
-
-
 def _pass_rate(passed: int, failed: int) -> dict[str, Any]:
     total = passed + failed
     return {"passed": passed, "failed": failed,
@@ -206,7 +200,9 @@ def overview(session: Session, task_id: int, run_id: int, progress: Progress,
         state = RUN_STATES.get(status, status) if taking_work else "review_only"
     timing = unit_timings(session, task_id, by_worker=False).get(0, Timing())
     outcomes = task_outcomes(session, task_id)
-    quality = _quality_pools(session, task_id)
+    # the quality-control pools the task has units in: it screens or mixes in gold
+    quality = set(session.scalars(select(Unit.pool).join(Assignment).where(
+        in_task(task_id), Unit.pool.in_(QUALITY_POOLS)).distinct()))
     live = session.scalar(select(func.count()).select_from(Conversation)
                           .join(Unit, Unit.id == Conversation.unit_id).join(Assignment)
                           .where(in_task(task_id), Conversation.status == "active",
@@ -228,20 +224,13 @@ def overview(session: Session, task_id: int, run_id: int, progress: Progress,
     }
 
 
-def _screening(outcome: Outcomes) -> str | None:
-    if outcome.screening_passed:
-        return "passed"
-    return "failed" if outcome.screening_failed else None
-
-
 def workers(session: Session, task_id: int, block: str,
             blocklist: Collection[str] = ()) -> list[dict[str, Any]]:
     """Every worker who held a unit of the task (newest activity first; judges are not
-    workers). `block`: the task's
-    block qualification; `blocklist`: provider worker ids the conf's block list names.
-    Flags: blocked; disqualified (failed the screening, or blocked after failed golds);
-    flagged_work (a submission flagged for review); unverified (a visit the platform does not
-    list)."""
+    workers). `block`: the task's block qualification; `blocklist`: provider worker ids the
+    conf's block list names. Flags: blocked; disqualified (failed the screening, or blocked
+    after failed golds); flagged_work (a submission flagged for review); unverified (a visit
+    the platform does not list)."""
     done = and_(Unit.status.in_(DONE_STATUSES), real_work())
     rows = session.execute(
         select(Worker.id, Worker.pseudonym, Worker.provider, Worker.provider_worker_id,
@@ -270,7 +259,8 @@ def workers(session: Session, task_id: int, block: str,
         outcome = outcomes.get(pseudonym, Outcomes())
         quals = grants.get(worker_id, [])
         blocked = provider_id in blocklist or any(q["name"] == block for q in quals)
-        screening = _screening(outcome)
+        screening = ("passed" if outcome.screening_passed
+                     else "failed" if outcome.screening_failed else None)
         flags = [name for name, on in (
             ("blocked", blocked),
             ("disqualified", screening == "failed" or (blocked and outcome.gold_failed > 0)),

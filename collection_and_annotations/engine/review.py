@@ -63,9 +63,8 @@ def bonus_json(row: Bonus) -> dict[str, Any]:
 
 
 def decide(db: Database, provider: Provider, task_id: int, run_id: int, public_id: str,
-           decision: Any, reason: Any, category: Any, return_rejected: bool
-           ) -> tuple[int, dict[str, Any]]:
-    """Record a decision (the same one again is a no-op); returns its row id and its state.
+           decision: Any, reason: Any, category: Any, return_rejected: bool) -> int:
+    """Record a decision (the same one again is a no-op); returns its row id.
     A rejected unit whose work goes back to the pool becomes `returned` and a new unit of the
     same assignment is launched in the current run."""
     if decision not in DECISIONS:
@@ -83,7 +82,7 @@ def decide(db: Database, provider: Provider, task_id: int, run_id: int, public_i
             select(ReviewDecision).where(ReviewDecision.unit_id == unit.id)).first()
         if existing is not None:
             if (existing.decision, existing.reason) == (decision, reason):
-                return existing.id, decision_json(existing)
+                return existing.id
             raise ReviewRefused(f"unit {public_id} was already decided ({existing.decision}); "
                                 "a decision is final once recorded", 409)
         if unit.status != "completed":
@@ -105,11 +104,11 @@ def decide(db: Database, provider: Provider, task_id: int, run_id: int, public_i
                              pool=unit.pool, status="launched", times_expired=0,
                              layout=unit.layout))
         session.flush()
-        return row.id, decision_json(row)
+        return row.id
 
 
 def add_bonus(db: Database, provider: Provider, task_id: int, public_id: str, amount: Any,
-              reason: Any) -> tuple[int, dict[str, Any]]:
+              reason: Any) -> int:
     """Record a bonus for the unit's worker; the same unit, amount and reason again is the
     same bonus (a retried request pays once)."""
     if isinstance(amount, bool) or not isinstance(amount, int | float) or not (
@@ -133,7 +132,7 @@ def add_bonus(db: Database, provider: Provider, task_id: int, public_id: str, am
         key = hashlib.sha256(f"{unit.id}\x00{cents}\x00{reason}".encode()).hexdigest()
         existing = session.scalars(select(Bonus).where(Bonus.dedupe_key == key)).first()
         if existing is not None:
-            return existing.id, bonus_json(existing)
+            return existing.id
         now = utcnow()
         row = Bonus(unit_id=unit.id, worker_id=unit.worker_id, amount_cents=cents,
                     reason=reason, dedupe_key=key, attempts=0, created_at=now,
@@ -144,4 +143,4 @@ def add_bonus(db: Database, provider: Provider, task_id: int, public_id: str, am
         except IntegrityError:  # the same request, committed in between
             raise ReviewRefused("this bonus was just recorded by another request; repeat "
                                 "the request to see it", 409) from None
-        return row.id, bonus_json(row)
+        return row.id

@@ -73,18 +73,12 @@ class QueueFilter:
 def shown_decision(row: ReviewDecision | None) -> dict[str, Any] | None:
     if row is None:
         return None
-    shown = decision_json(row)
-    return {**shown, "sync_state": DECISION_STATES.get(row.sync_state, row.sync_state)}
+    return {**decision_json(row),
+            "sync_state": DECISION_STATES.get(row.sync_state, row.sync_state)}
 
 
 def shown_bonus(row: Bonus) -> dict[str, Any]:
-    shown = bonus_json(row)
-    return {"id": row.id, **shown, "state": BONUS_STATES.get(row.state, row.state)}
-
-
-def _shown_pool(pool: str) -> str:
-    """Chat tasks keep one pool per bot spec: all of them are main work."""
-    return pool if pool in QUALITY_POOLS else MAIN_POOL
+    return {"id": row.id, **bonus_json(row), "state": BONUS_STATES.get(row.state, row.state)}
 
 
 def _has_bucket(session: Session, bucket: str) -> ColumnElement[bool]:
@@ -160,7 +154,9 @@ def _columns(session: Session) -> tuple[Any, ...]:
 def _item(row: Any, kind: str, chat_buckets: list[str] | None) -> dict[str, Any]:
     (unit_id, worker, pool, status, submitted, duration, decision, flagged, verified,
      data) = row
-    return {"unit_id": unit_id, "worker": worker, "pool": _shown_pool(pool), "kind": kind,
+    # chat tasks keep one pool per bot spec: all of them are main work
+    shown_pool = pool if pool in QUALITY_POOLS else MAIN_POOL
+    return {"unit_id": unit_id, "worker": worker, "pool": shown_pool, "kind": kind,
             "status": status, "submitted_at": iso_utc(submitted),
             "duration_s": None if duration is None else round(float(duration), 3),
             "decision": shown_decision(decision), "flagged": bool(flagged),
