@@ -75,6 +75,19 @@ def test_override_from_command_line_and_bad_value():
         load_run_config("demo", ["mephisto.architect.port=abc"])
 
 
+def test_confs_loaded_in_one_process_share_nothing():
+    """A process may load several confs (a launch, the dashboard, tests): each load starts
+    from the schema's defaults and the file, and leaves the ones loaded before as they were."""
+    first = load_run_config("demo", ["exit_when_complete=true",
+                                      "mephisto.architect.port=3005"]).config
+    first.monitoring_log_rate = 5
+    again = load_run_config("demo").config
+    assert (again.exit_when_complete, again.monitoring_log_rate) == (False, 300)
+    assert again.mephisto.architect.port != 3005
+    assert (first.exit_when_complete, first.monitoring_log_rate) == (True, 5)
+    assert first.mephisto.architect.port == 3005
+
+
 def test_demo_conf_needs_nothing_else():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
