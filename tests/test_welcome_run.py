@@ -100,7 +100,7 @@ def test_demo_run_serves_links_records_progress_and_continues(tmp_path):
 def test_the_serving_process_collects_garbage_in_larger_young_collections(tmp_path):
     """What the launcher loads is frozen out of collections, and serving uses the larger
     thresholds (with the defaults, 2,000 open chats stopped the event loop for up to 280 ms
-    per collection: bench/RESULTS.md, issue 9)."""
+    per collection: bench/RESULTS.md, "Live chat load")."""
     import gc
 
     from collection_and_annotations.cli import run

@@ -108,7 +108,7 @@ class CompressWhereItPays:
     """Starlette's GZipMiddleware for the pages, their assets and the requester's API (lists
     of submissions, reports), where answers are large and few; not for the worker API's and
     the chat's answers, small and many, where its responder per request cost CPU under load
-    (bench/RESULTS.md, issue 26)."""
+    (bench/RESULTS.md, "Worker API load")."""
 
     def __init__(self, app: ASGIApp):
         self.plain = app

@@ -31,7 +31,7 @@ T = TypeVar("T")
 # turn in the event loop (conf: mephisto.architect.database_threads). A few: dozens of threads
 # each in a transaction made PostgreSQL several times dearer per request (row locks skipped
 # and waited on, WAL flushes queued) and kept rows locked while their threads waited for the
-# interpreter (bench/RESULTS.md, issue 26).
+# interpreter (bench/RESULTS.md, "Worker API load").
 DATABASE_THREADS = 4
 
 
@@ -39,9 +39,9 @@ class DatabaseThreads:
     """An app's threads for its blocking handlers, `count` of them; requests beyond wait their
     turn in the pool's queue with no thread nor connection. A plain executor: anyio's hop
     into its thread pool, with a capacity limiter in front, cost half as much CPU again
-    (bench/RESULTS.md, issue 26). Made in the process that uses it: a process forked from
-    one that had used it (a preloaded app's server processes) makes its own, since a fork
-    keeps no thread."""
+    (bench/RESULTS.md, "Worker API load"). Made in the process that uses it: a process forked
+    from one that had used it (a preloaded app's server processes) makes its own, since a
+    fork keeps no thread."""
 
     def __init__(self, count: int = DATABASE_THREADS):
         self.count = count

@@ -43,8 +43,8 @@ class SQLiteWrites(SQLiteDialect_pysqlite):
     """SQLite whose transactions begin IMMEDIATE: writers queue for the write lock instead of
     failing when a read transaction would have to upgrade. The dialect begins them, not a
     `begin` event listener: any engine event makes SQLAlchemy dispatch events around every
-    statement (bench/RESULTS.md, issue 26). A BEGIN that waits past busy_timeout fails as
-    SQLAlchemy's OperationalError, as callers expect."""
+    statement (bench/RESULTS.md, "Worker API load"). A BEGIN that waits past busy_timeout
+    fails as SQLAlchemy's OperationalError, as callers expect."""
 
     supports_statement_cache = True  # it compiles as its parent does
     begin_statement = "BEGIN IMMEDIATE"
@@ -150,7 +150,8 @@ class Database:
         # Reads see one snapshot: on PostgreSQL a REPEATABLE READ READ ONLY transaction, on
         # SQLite (WAL) any read transaction is one (its own connections, begun DEFERRED). Set
         # on each connection, not as an engine's execution options: those make SQLAlchemy
-        # dispatch events around every statement of that engine (bench/RESULTS.md, issue 26).
+        # dispatch events around every statement of that engine (bench/RESULTS.md, "Worker
+        # API load").
         sqlite = url.startswith("sqlite")
         self._snapshot_engine = _sqlite_engine(url, "cep_reads") if sqlite else self.engine
         self._snapshot_options = {} if sqlite else {"isolation_level": "REPEATABLE READ",
