@@ -136,19 +136,19 @@ def test_an_early_turn_for_a_chat_that_moved_on_elsewhere_gives_way_to_the_store
         last = ReplyJob(1, "u1", 7, 0, 0, "alpha", None, 1, hi, utcnow())
         runner.answered["u1"] = (last, "alpha heard: Hi! ")  # stale: two turns behind
         runner.sessions[7] = bot.session("7")
-        with bus.watch("u1") as mailbox:
-            early = runner.early("u1", "third")
-            await asyncio.sleep(0.05)  # the bot is answering, unseen
-            assert mailbox.events == []
-            history = (*hi, Turn("bot", "b1"), Turn("worker", "second"), Turn("bot", "b2"),
-                       Turn("worker", "third"))
-            stored = ReplyJob(1, "u1", 7, 0, 0, "alpha", None, 5, history, utcnow())
-            assert early.settle(stored) is False
-            runner.run(stored)
-            while not stored_replies:
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(0.05)
-            return list(mailbox.events), bot.sessions, len(runner.sessions)
+        mailbox = bus.subscribe("u1")
+        early = runner.early("u1", "third")
+        await asyncio.sleep(0.05)  # the bot is answering, unseen
+        assert mailbox.events == []
+        history = (*hi, Turn("bot", "b1"), Turn("worker", "second"), Turn("bot", "b2"),
+                   Turn("worker", "third"))
+        stored = ReplyJob(1, "u1", 7, 0, 0, "alpha", None, 5, history, utcnow())
+        assert early.settle(stored) is False
+        runner.run(stored)
+        while not stored_replies:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        return list(mailbox.events), bot.sessions, len(runner.sessions)
 
     sessions_before = bot.sessions
     events, sessions, kept = run_coroutine(scenario())

@@ -101,15 +101,15 @@ def test_the_relay_carries_events_between_processes_in_order(postgres_url):
         await here.relay.start()
         await there.relay.start()
         try:
-            with there.watch("u_7") as far, here.watch("u_7") as near:
-                for n in range(20):
-                    here.publish("u_7", "piece", {"index": 1, "text": f"p{n}"})
-                here.publish("u_7", "state", {"big": "x" * 9000})  # over NOTIFY's limit
-                received: list[bytes] = []
-                while len(received) < 21:
-                    received += await asyncio.wait_for(far.take(), 5)
-                assert len(near.events) == 21  # the publisher's own watchers, once each
-                return received
+            far, near = there.subscribe("u_7"), here.subscribe("u_7")
+            for n in range(20):
+                here.publish("u_7", "piece", {"index": 1, "text": f"p{n}"})
+            here.publish("u_7", "state", {"big": "x" * 9000})  # over NOTIFY's limit
+            received: list[bytes] = []
+            while len(received) < 21:
+                received += await asyncio.wait_for(far.take(), 5)
+            assert len(near.events) == 21  # the publisher's own watchers, once each
+            return received
         finally:
             await here.relay.aclose()
             await there.relay.aclose()

@@ -9,11 +9,10 @@ event and hands it to its own watchers. Events are encoded once, as server-sent-
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.engine import make_url
@@ -103,14 +102,6 @@ class ChatBus:
         if not watchers:
             del self._watchers[unit]
         return True
-
-    @contextlib.contextmanager
-    def watch(self, unit: str) -> Iterator[Mailbox]:
-        mailbox = self.subscribe(unit)
-        try:
-            yield mailbox
-        finally:
-            self.unsubscribe(unit, mailbox)
 
     def end_all(self, marker: bytes) -> None:
         """Put `marker` in every watcher's mailbox (the streams end on it)."""
