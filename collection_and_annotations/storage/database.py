@@ -161,7 +161,7 @@ class Database:
         # SQLite takes one writer at a time; queueing this process's writers here is fairer and
         # faster than letting them poll the file lock through busy_timeout's sleeps. Readers
         # never wait for it.
-        self._serialize_writes = threading.Lock() if url.startswith("sqlite") else nullcontext()
+        self._serialize_writes = threading.Lock() if sqlite else nullcontext()
 
     def check_reachable(self) -> None:
         """Connect and check the schema is ours and not newer, before anything is written."""

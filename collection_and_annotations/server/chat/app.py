@@ -39,6 +39,8 @@ from collection_and_annotations.storage.database import Database
 # Event streams one worker may hold open in a server process (tabs, reloads): past it, 429.
 MAX_STREAMS_PER_WORKER = 4
 _NO_STORE = {"Cache-Control": "no-store"}
+# A route under a unit's chat: (method, path under the unit, endpoint).
+Action = tuple[str, str, Callable[[Request], Awaitable[Response]]]
 
 
 class Chat:
@@ -61,8 +63,8 @@ class Chat:
         return [Route(f"{CHAT_PREFIX}{{unit}}/{action}", endpoint, methods=[method])
                 for method, action, endpoint in self.actions()]
 
-    def actions(self) -> list[tuple[str, str, Callable[[Request], Awaitable[Response]]]]:
-        """(method, path under the unit, endpoint) of each route."""
+    def actions(self) -> list[Action]:
+        """The chat's routes."""
         return [("POST", "start", self.start), ("POST", "messages", self.message),
                 ("POST", "end", self.end), ("POST", "retry", self.retry),
                 ("GET", "events", self.events)]

@@ -5,7 +5,7 @@ the vote is stored before the state that may name the bots is sent."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -15,13 +15,13 @@ from collection_and_annotations.engine import arena, chat
 from collection_and_annotations.engine.arena import ArenaRules
 from collection_and_annotations.engine.chat import ReplyJob
 from collection_and_annotations.engine.chat_batch import BattleMessageStep, BattleVoteStep
-from collection_and_annotations.server.chat.app import Chat, json_response
+from collection_and_annotations.server.chat.app import Action, Chat, json_response
 
 
 class ArenaChat(Chat):
     rules: ArenaRules
 
-    def actions(self) -> list[tuple[str, str, Callable[[Request], Awaitable[Response]]]]:
+    def actions(self) -> list[Action]:
         return [("POST", "start", self.start), ("POST", "messages", self.message),
                 ("POST", "vote", self.vote), ("POST", "retry", self.retry),
                 ("GET", "events", self.events)]
