@@ -546,19 +546,18 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     """End the current conversation (only once it has its turns; `label` is the online
     annotation of the bot's last message); returns its id and the `chat` object after."""
     with worker_step(db) as connection:
-        unit = assigned_unit(connection, public_id, worker_id)
-        sides = lock_unit(connection, public_id, worker_id, rules).sides
-        if not sides or sides[0].status != "active":
+        locked = lock_unit(connection, public_id, worker_id, rules)
+        if not locked.sides or locked.sides[0].status != "active":
             raise WorkRefused("no chat is open to end", 409)
-        conversation = sides[0]
+        conversation = locked.sides[0]
         if conversation.awaiting != WORKER or conversation.turns_done < rules.num_turns:
             raise WorkRefused(f"the chat can end after {rules.num_turns} of your messages, "
                               "each answered", 409)
-        store_labels(connection, checked_labels(sides, label, rules))
+        store_labels(connection, checked_labels(locked.sides, label, rules))
         connection.execute(END_CONVERSATION, {"conversation_id": conversation.id,
                                               "now": utcnow()})
-    return conversation.id, unit_state(db, unit.id, unit.times_expired,
-                                       full_layout(unit.data, unit.layout), rules, live_text)
+    return conversation.id, unit_state(db, locked.unit.id, locked.unit.times_expired, None,
+                                       rules, live_text)
 
 
 def store_labels(connection: Connection, labels: Sequence[dict[str, Any] | None]) -> None:

@@ -43,6 +43,8 @@ from collection_and_annotations.storage.models import (
 BUCKET_SECONDS = (60, 300, 900, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 7 * 86400)
 MAX_POINTS = 120
 RUN_STATES = {"completed": "complete"}  # TaskRun.status -> the overview's word
+# a unit's status as the overview's runs count it: done ones as completed
+_SHOWN_STATUS = case((Unit.status.in_(DONE_STATUSES), "completed"), else_=Unit.status)
 
 
 def in_task(task_id: int) -> ColumnElement[bool]:
@@ -143,20 +145,19 @@ def _pass_rate(passed: int, failed: int) -> dict[str, Any]:
             "pass_rate": round(passed / total, 4) if total else None}
 
 
-def _runs(session: Session, task_id: int) -> list[dict[str, Any]]:
-    runs = session.scalars(select(TaskRun).where(TaskRun.task_id == task_id)
+def runs(session: Session, task_id: int, status: ColumnElement[str], *where: Any,
+         zero: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The task's runs, oldest first, each with its units (those `where` keeps) counted by
+    `status` (a column or an expression over Unit), the `zero` ones shown when there are none."""
+    rows = session.scalars(select(TaskRun).where(TaskRun.task_id == task_id)
                            .order_by(TaskRun.id)).all()
-    counts: dict[int, dict[str, int]] = {r.id: {"launched": 0, "assigned": 0, "completed": 0}
-                                         for r in runs}
-    shown = case((Unit.status.in_(DONE_STATUSES), "completed"), else_=Unit.status)
-    for run_id, status, count in session.execute(
-            select(Unit.task_run_id, shown, func.count()).join(Assignment)
-            .where(in_task(task_id), real_work(),
-                   Unit.status.in_(("launched", "assigned", *DONE_STATUSES)))
-            .group_by(Unit.task_run_id, shown)):
-        counts[run_id][status] = count
-    return [{"run_id": r.id, "status": RUN_STATES.get(r.status, r.status),
-             "started_at": iso_utc(r.created_at), "units": counts[r.id]} for r in runs]
+    counts: dict[int, dict[str, int]] = {r.id: dict.fromkeys(zero, 0) for r in rows}
+    for run_id, shown, count in session.execute(
+            select(Unit.task_run_id, status, func.count()).join(Assignment)
+            .where(in_task(task_id), *where).group_by(Unit.task_run_id, status)):
+        counts[run_id][shown] = count
+    return [{"run_id": r.id, "status": r.status, "started_at": iso_utc(r.created_at),
+             "units": counts[r.id]} for r in rows]
 
 
 def _quotas(session: Session, task_id: int, pools: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -211,7 +212,10 @@ def overview(session: Session, task_id: int, run_id: int, progress: Progress,
         "state": state, "server_time": iso_utc(now),
         "progress": {"total": progress.total, "done": progress.done,
                      "in_progress": progress.in_progress, "waiting": progress.waiting},
-        "runs": _runs(session, task_id),
+        "runs": [{**run, "status": RUN_STATES.get(run["status"], run["status"])}
+                 for run in runs(session, task_id, _SHOWN_STATUS, real_work(),
+                                 Unit.status.in_(("launched", "assigned", *DONE_STATUSES)),
+                                 zero=("launched", "assigned", "completed"))],
         "throughput": throughput(session, task_id, now),
         "time_per_unit": timing.as_json(),
         "screening": {**_pass_rate(outcomes.screening_passed, outcomes.screening_failed),
