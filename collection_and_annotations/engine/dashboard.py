@@ -1,4 +1,5 @@
-"""What the requester dashboard shows of a task: the overview and the workers (docs/dashboard.md).
+"""What the requester dashboard shows of a task: the overview, the workers and the payments that
+did not reach the platform (docs/dashboard.md).
 
 The page asks every few seconds and a task may hold 150,000 units, so each figure is an
 aggregate query (medians too: a window over the durations, only the middle rows come back);
@@ -22,7 +23,7 @@ from collection_and_annotations.blueprints.base import (
     SCREENING_POOL,
 )
 from collection_and_annotations.engine.provider_sync import FAILED_DECISION, UNSETTLED_BONUS
-from collection_and_annotations.engine.runs import DONE_STATUSES, Progress, real_work, task_units
+from collection_and_annotations.engine.runs import DONE_STATUSES, Progress, real_work
 from collection_and_annotations.quality.stats import Outcomes, task_outcomes, worker_outcomes
 from collection_and_annotations.storage.models import (
     Assignment,
@@ -178,13 +179,24 @@ def _quotas(session: Session, task_id: int, pools: Mapping[str, str]) -> list[di
     return [{"bot": spec, **counts[pool]} for pool, spec in pools.items()]
 
 
-def sync_failure_counts(session: Session, task_id: int) -> dict[str, int]:
-    units = task_units(task_id)
+def sync_failures(session: Session, task_id: int) -> dict[str, Any]:
+    """Decisions whose send failed; bonuses that failed or may or may not have been paid."""
+    reviews = session.execute(
+        select(Unit.public_id, ReviewDecision).join(Unit, Unit.id == ReviewDecision.unit_id)
+        .join(Assignment).where(in_task(task_id), FAILED_DECISION)
+        .order_by(ReviewDecision.id)).all()
+    bonuses = session.execute(
+        select(Unit.public_id, Worker.pseudonym, Bonus).join(Unit, Unit.id == Bonus.unit_id)
+        .join(Assignment).join(Worker, Worker.id == Bonus.worker_id)
+        .where(in_task(task_id), UNSETTLED_BONUS)
+        .order_by(Bonus.id)).all()
     return {
-        "reviews": session.scalar(select(func.count()).select_from(ReviewDecision).where(
-            ReviewDecision.unit_id.in_(units), FAILED_DECISION)) or 0,
-        "bonuses": session.scalar(select(func.count()).select_from(Bonus).where(
-            Bonus.unit_id.in_(units), UNSETTLED_BONUS)) or 0,
+        "reviews": [{"unit_id": unit_id, "decision": row.decision, "attempts": row.attempts,
+                     "last_error": row.last_error} for unit_id, row in reviews],
+        "bonuses": [{"id": row.id, "unit_id": unit_id, "worker": worker,
+                     "amount": row.amount_cents / 100, "state": row.state,
+                     "attempts": row.attempts, "last_error": row.last_error}
+                    for unit_id, worker, row in bonuses],
     }
 
 
@@ -224,7 +236,8 @@ def overview(session: Session, task_id: int, run_id: int, progress: Progress,
                  "used": GOLD_POOL in quality},
         "live_chats": live,
         "quotas": _quotas(session, task_id, chat_pools),
-        "sync_failures": sync_failure_counts(session, task_id),
+        "sync_failures": {kind: len(failed)
+                          for kind, failed in sync_failures(session, task_id).items()},
     }
 
 

@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from collection_and_annotations.engine import review
 from collection_and_annotations.engine.dashboard import overview as overview_of
+from collection_and_annotations.engine.dashboard import sync_failures
 from collection_and_annotations.engine.dashboard import workers as workers_of
 from collection_and_annotations.engine.provider_sync import send_bonus, send_review
 from collection_and_annotations.engine.review_queue import (
@@ -27,7 +28,6 @@ from collection_and_annotations.engine.review_queue import (
     shown_bonus,
     shown_decision,
     submission_record,
-    sync_failures,
 )
 from collection_and_annotations.engine.runs import Progress, unit_counts
 from collection_and_annotations.engine.served import ServedTask

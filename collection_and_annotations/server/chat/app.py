@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from starlette.background import BackgroundTask
@@ -49,8 +49,6 @@ from collection_and_annotations.storage.database import Database
 # Event streams one worker may hold open in a server process (tabs, reloads): past it, 429.
 MAX_STREAMS_PER_WORKER = 4
 _NO_STORE = {"Cache-Control": "no-store"}
-# A route under a unit's chat: (method, path under the unit, endpoint).
-Action = tuple[str, str, Callable[[Request], Awaitable[Response]]]
 
 
 class Chat:
@@ -70,15 +68,13 @@ class Chat:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def routes(self) -> list[Route]:
-        return [Route(f"{CHAT_PREFIX}{{unit}}/{action}", endpoint, methods=[method])
-                for method, action, endpoint in self.actions()]
-
-    def actions(self) -> list[Action]:
         """The routes under a unit: a battle's worker votes where a chat's ends the chat."""
         closing = ("vote", self.vote) if self.rules.side_by_side else ("end", self.end)
-        return [("POST", "start", self.start), ("POST", "messages", self.message),
-                ("POST", *closing), ("POST", "retry", self.retry),
-                ("GET", "events", self.events)]
+        return [Route(f"{CHAT_PREFIX}{{unit}}/{action}", endpoint, methods=[method])
+                for method, action, endpoint in (
+                    ("POST", "start", self.start), ("POST", "messages", self.message),
+                    ("POST", *closing), ("POST", "retry", self.retry),
+                    ("GET", "events", self.events))]
 
     async def write(self, step: Step) -> Any:
         """A message or a reply stored (engine/chat_batch.py)."""
@@ -107,11 +103,6 @@ class Chat:
         state = await self.threads.run(chat.unit_state, self.db, job.unit_id, job.attempt,
                                        job.layout, self.rules, runner.live_text)
         self.bus.publish(job.public_id, "state", state)
-
-    def read_state(self, unit: str, worker_id: int,
-                   live_text: Callable[[int], str | None]) -> dict[str, Any]:
-        """The state a worker's event stream starts with (blocking: run it in a thread)."""
-        return chat.read_chat(self.db, unit, worker_id, self.rules, live_text)
 
     async def aclose(self) -> None:
         if self.runner is not None:
@@ -191,7 +182,8 @@ class Chat:
         worker_id, unit, body, runner = await self._step(request)
         await self.write(BattleVoteStep.checked(unit, worker_id, body.get("choice"),
                                                 body.get("labels")))
-        state = await self.threads.run(self.read_state, unit, worker_id, runner.live_text)
+        state = await self.threads.run(chat.read_chat, self.db, unit, worker_id, self.rules,
+                                       runner.live_text)
         return self._changed(unit, state)
 
     async def retry(self, request: Request) -> Response:
@@ -209,7 +201,8 @@ class Chat:
                          "already; close other tabs of this task (this page tries again by "
                          "itself)", 429)
         runner = await self._runner()
-        read = (self.read_state, unit, worker_id, runner.live_text)
+        # the state the stream starts with, and reads again when told to
+        read = (chat.read_chat, self.db, unit, worker_id, self.rules, runner.live_text)
         # Watching before reading: nothing that happens in between is missed.
         mailbox = self.bus.subscribe(unit)
         self.streams[worker_id] += 1
