@@ -93,8 +93,7 @@ _CONVERSATIONS = (select(Conversation)
                   .order_by(Conversation.position))
 _CURRENT = _CONVERSATIONS.order_by(None).order_by(Conversation.position.desc()).limit(1)
 _SHOWN_MESSAGES = (select(Message.conversation_id, Message.index, Message.role, Message.text,
-                          Message.sent_at, Message.labels, Message.client_message_id,
-                          Message.labels.is_not(None).label("labelled"))
+                          Message.sent_at, Message.labels)
                    .where(Message.conversation_id.in_(bindparam("ids", expanding=True)))
                    .order_by(Message.conversation_id, Message.index))
 _UNIT_LAYOUT = (select(Unit.layout, Assignment.data)
@@ -211,8 +210,8 @@ def full_layout(data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str
 
 @dataclass(frozen=True)
 class Transcript:
-    """A conversation with its messages (index, role, text, sent_at, labels,
-    client_message_id, labelled), as the page, the submission and the arena's steps read it."""
+    """A conversation with its messages (index, role, text, sent_at, labels), as the page,
+    the submission and the requester read it."""
 
     conversation: Row
     messages: list[Row]
