@@ -328,13 +328,7 @@ def unit_state(db: Database, unit_id: int, attempt: int, layout: dict[str, Any] 
 
 # -- the worker's steps ----------------------------------------------------------------------
 
-def assigned_unit(connection: Connection, public_id: str, worker_id: int,
-                  what: str = "chat") -> Row:
-    """The worker's unit, locked, with its data and layout (a step that shows the state)."""
-    return open_unit(locked_unit_with_data(connection, public_id), worker_id, what)
-
-
-def open_unit(unit: Any, worker_id: int, what: str = "chat") -> Any:
+def open_unit(unit: Any, worker_id: int, what: str) -> Any:
     """The unit (None if not found) if it is the worker's and its chat (or battle: `what`)
     still takes steps."""
     unit = owned_unit(unit, worker_id)
@@ -421,7 +415,7 @@ def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     stored and the bot answers first. Returns the bot turns to run and the `chat` object
     after the step."""
     with worker_step(db) as connection:
-        unit = assigned_unit(connection, public_id, worker_id, rules.what)
+        unit = open_unit(locked_unit_with_data(connection, public_id), worker_id, rules.what)
         jobs, layout = _begin(connection, unit, public_id, worker_id,
                               full_layout(unit.data, unit.layout), rules)
     return jobs, unit_state(db, unit.id, unit.times_expired, layout, rules, live_text)
