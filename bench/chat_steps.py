@@ -59,11 +59,11 @@ def main() -> int:
         for claimed in claims:
             unit, worker = claimed.unit_public_id, claimed.worker_id
             timed("read", chat.read_chat, db, unit, worker, rules, lambda _id: None)
-            job, _ = timed("start", chat.start, db, unit, worker, rules, lambda _id: None)
+            [job], _ = timed("start", chat.start, db, unit, worker, rules, lambda _id: None)
             for turn in range(4):
                 if turn:
-                    _, job = timed("message", chat.send, db, unit, worker,
-                                   f"message {turn}", f"c{turn}", rules)
+                    _, [job] = timed("message", chat.send, db, unit, worker,
+                                     f"message {turn}", f"c{turn}", rules)
                 timed("reply", chat.store_reply, db, job, "one two three " * 6,
                       {"type": "demo"}, 10, 2000, rules)
             timed("end", chat.end, db, unit, worker, rules, lambda _id: None)

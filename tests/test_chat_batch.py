@@ -29,7 +29,6 @@ from collection_and_annotations.engine import arena, chat, chat_batch
 from collection_and_annotations.engine.allocation import claim_unit, return_unit
 from collection_and_annotations.engine.chat import ChatRules, ReplyJob
 from collection_and_annotations.engine.chat_batch import (
-    BattleMessageStep,
     BattleVoteStep,
     MessageStep,
     Outcome,
@@ -66,8 +65,7 @@ class Task:
 
     def start(self, n: int) -> ReplyJob:
         public_id, worker_id = self.units[n]
-        job, _ = chat.start(self.db, public_id, worker_id, self.rules, lambda _id: None)
-        assert job is not None
+        [job], _ = chat.start(self.db, public_id, worker_id, self.rules, lambda _id: None)
         return job
 
     def message(self, n: int, text: str, client_id: str | None = None,
@@ -191,12 +189,9 @@ def one_by_one(task: Task, steps: list[Step]) -> list[Outcome]:
             if isinstance(step, BattleVoteStep):
                 result = arena.vote(task.db, step.public_id, step.worker_id, step.choice,
                                     task.rules, step.labels)
-            elif isinstance(step, BattleMessageStep):
-                result = arena.send(task.db, step.public_id, step.worker_id, step.text,
-                                    step.client_id, task.rules, step.label)
             elif isinstance(step, MessageStep):
                 result = chat.send(task.db, step.public_id, step.worker_id, step.text,
-                                   step.client_id, task.rules, step.label)
+                                   step.client_id, task.rules, step.labels)
             else:
                 result = chat.store_reply(task.db, step.job, step.text, step.settings,
                                           step.first_piece_ms, step.latency_ms, task.rules)
@@ -270,7 +265,7 @@ def test_a_batch_stores_the_same_rows_and_answers_as_the_single_steps(make_task)
             steps = make_steps(task, jobs[name])
             outcomes[name] = (write_batch(task.db, steps, task.rules) if name == "batched"
                               else one_by_one(task, steps))
-            jobs[name] = [o.result[1] if o.result and isinstance(o.result, tuple)
+            jobs[name] = [o.result[1][0] if o.result and isinstance(o.result, tuple)
                           else job for o, job in zip(outcomes[name], jobs[name], strict=False)]
         assert_same(batched, single, outcomes["batched"], outcomes["single"])
 
@@ -315,14 +310,14 @@ def test_the_answer_of_a_batched_message_is_its_stored_row(make_task):
     outcomes = write_batch(task.db, [task.message(0, "first", "a"), task.message(1, "second")],
                            task.rules)
     for n, outcome in enumerate(outcomes):
-        answer, job = outcome.result
+        answer, [job] = outcome.result
         assert answer["index"] == 2 and job.index == 3
         assert datetime.fromisoformat(answer["sent_at"][:-1]) == sent_at(task, n, 2)
         assert job.asked_at == sent_at(task, n, 2)
         assert job.public_id == task.units[n][0] and job.bot == "alpha"
         assert [(turn.role, turn.text) for turn in job.history] == [
             ("worker", "Hi!"), ("bot", "alpha heard: Hi!"), ("worker", ["first", "second"][n])]
-    [shown] = [o.result for o in write_batch(task.db, [reply(outcomes[0].result[1], "ok")],
+    [shown] = [o.result for o in write_batch(task.db, [reply(outcomes[0].result[1][0], "ok")],
                                              task.rules)]
     assert shown == {"position": 0, "index": 3, "role": "bot", "text": "ok",
                      "sent_at": shown["sent_at"]}
@@ -364,9 +359,9 @@ def make_battles(tmp_path, serve):
 
 
 def battle_message(task: Task, n: int, text: str, client_id: str | None = None,
-                   labels: Any = None) -> BattleMessageStep:
+                   labels: Any = None) -> MessageStep:
     public_id, worker_id = task.units[n]
-    return BattleMessageStep.checked(public_id, worker_id, text, client_id, task.rules, labels)
+    return MessageStep.checked(public_id, worker_id, text, client_id, task.rules, labels)
 
 
 def battle_vote(task: Task, n: int, choice: str, labels: Any = None) -> BattleVoteStep:
@@ -394,7 +389,7 @@ def test_a_batch_of_battle_messages_stores_what_the_single_steps_store(make_batt
     batched, single = make_battles("batched", 5), make_battles("single", 5)
     for task in (batched, single):
         for n in range(4):
-            arena.start(task.db, *task.units[n], task.rules)
+            chat.start(task.db, *task.units[n], task.rules, lambda _id: None)
     first = in_both(batched, single, lambda task: [
         battle_message(task, n, f"turn 0 of {n}", None if n == 1 else f"c{n}")
         for n in range(5)])
@@ -437,7 +432,7 @@ def test_a_batch_of_battle_messages_stores_what_the_single_steps_store(make_batt
         (2, 2, "bothbad")]
     for n in range(4):
         states = [normal(task, chat.read_chat(task.db, *task.units[n], task.rules,
-                                              lambda _id: None, arena.arena_state))
+                                              lambda _id: None))
                   for task in (batched, single)]
         assert states[0] == states[1]
 
@@ -449,8 +444,8 @@ def test_a_battle_message_stores_its_sides_labels_only_if_both_are_right(make_ba
     single = make_battles("single", 3, vote="end", extra=ONLINE)
     for task in (batched, single):
         for n in range(3):
-            arena.start(task.db, *task.units[n], task.rules)
-            for job in arena.send(task.db, *task.units[n], "first", f"f{n}", task.rules)[1]:
+            chat.start(task.db, *task.units[n], task.rules, lambda _id: None)
+            for job in chat.send(task.db, *task.units[n], "first", f"f{n}", task.rules)[1]:
                 chat.store_reply(task.db, job, "hello", SETTINGS, 1, 2, task.rules)
     good, bad = {"Quality": 4}, {"Quality": 9}
     outcomes = in_both(batched, single, lambda task: [
@@ -468,7 +463,7 @@ def test_refused_messages_get_their_own_error_and_the_rest_of_the_batch_is_store
     task = make_task("task", 6, num_turns=1)
     jobs = [task.start(n) for n in range(5)]  # unit 5 is never started
     write_batch(task.db, [reply(job) for job in jobs[2:]], task.rules)  # 0, 1: the bot is due
-    [[_, turn_job]] = [o.result for o in write_batch(
+    [[_, [turn_job]]] = [o.result for o in write_batch(
         task.db, [task.message(4, "my only turn", "t")], task.rules)]
     write_batch(task.db, [reply(turn_job)], task.rules)
     before = task.count()
@@ -526,15 +521,15 @@ def test_a_repeated_message_returns_the_earlier_answer_and_stores_nothing(make_t
     jobs = [task.start(n) for n in range(3)]
     write_batch(task.db, [reply(job) for job in jobs], task.rules)
     [first] = write_batch(task.db, [task.message(0, "hello", "same")], task.rules)
-    answer, job = first.result
+    answer, [job] = first.result
     before = task.messages()
 
     # the bot has not answered: a repeat still gets the answer, a new message is refused
     repeated, refused, other = write_batch(task.db, [
         task.message(0, "hello (sent again)", "same"), task.message(1, "a", "same"),
         task.message(2, "b", "c2")], task.rules)
-    assert repeated.error is None and repeated.result == (answer, None)
-    assert refused.error is None and refused.result[1] is not None  # a client id is per chat
+    assert repeated.error is None and repeated.result == (answer, [])
+    assert refused.error is None and refused.result[1] != []  # a client id is per chat
     assert other.error is None
     assert task.count() == len(before) + 2
     assert [row for row in task.messages() if row[0][0] == 0] == \
@@ -543,7 +538,7 @@ def test_a_repeated_message_returns_the_earlier_answer_and_stores_nothing(make_t
     # answered and the turn moved on: the repeat is still the earlier answer
     write_batch(task.db, [reply(job)], task.rules)
     [again] = write_batch(task.db, [task.message(0, "hello", "same")], task.rules)
-    assert again.result == (answer, None)
+    assert again.result == (answer, [])
     assert task.conversation(0)[3:5] == ("worker", 1)
 
 
@@ -588,11 +583,11 @@ def mixed_batch(task: Task) -> tuple[list[MessageStep | ReplyStep], int]:
 
 def assert_mixed_outcomes(task: Task, outcomes: list[Outcome], repeated_index: int) -> None:
     assert outcomes[0].error is None and outcomes[0].result[0]["index"] == 2
-    assert outcomes[0].result[1].index == 3
+    assert outcomes[0].result[1][0].index == 3
     assert outcomes[1].error is None and outcomes[1].result["text"] == "reply 1"
     assert isinstance(outcomes[2].error, WorkRefused) and outcomes[2].error.status == 409
     assert outcomes[3].error is None and outcomes[3].result[0]["index"] == repeated_index
-    assert outcomes[3].result[1] is None
+    assert outcomes[3].result[1] == []
     texts = task.rows("SELECT text FROM messages WHERE NOT opener ORDER BY id")
     assert [text for (text,) in texts] == [
         "alpha heard: Hi!", "alpha heard: Hi!", "once", "stored", "reply 1"]
@@ -648,7 +643,7 @@ def test_texts_round_trip_exactly_through_the_batched_insert(make_task):
     assert [o.result["text"] for o in outcomes] == TRICKY_TEXTS
     outcomes = write_batch(task.db, [task.message(n, text, text[:64])
                                      for n, text in enumerate(TRICKY_TEXTS)], task.rules)
-    assert [o.result[1].history[-1].text for o in outcomes] == TRICKY_TEXTS
+    assert [o.result[1][0].history[-1].text for o in outcomes] == TRICKY_TEXTS
     stored = task.rows("SELECT role, text, typeof(text), client_message_id FROM messages "
                        'WHERE "index" > 0 ORDER BY "index", conversation_id')
     assert stored == [("bot", text, "text", None) for text in TRICKY_TEXTS] + \
@@ -656,7 +651,7 @@ def test_texts_round_trip_exactly_through_the_batched_insert(make_task):
     # and as the next step reads them back (lock_batch's JSON): each repeat is recognised
     again = write_batch(task.db, [task.message(n, "again", text[:64])
                                   for n, text in enumerate(TRICKY_TEXTS)], task.rules)
-    assert [o.result for o in again] == [(o.result[0], None) for o in outcomes]
+    assert [o.result for o in again] == [(o.result[0], []) for o in outcomes]
     history = chat.read_chat(task.db, *task.units[0], task.rules, lambda _id: None)
     assert [m["text"] for m in history["conversations"][0]["messages"]] == \
         ["Hi!", TRICKY_TEXTS[0], TRICKY_TEXTS[0]]
@@ -744,13 +739,13 @@ def test_the_writer_batches_waiting_steps_one_per_unit_and_ends_on_shutdown(
     writer._thread.join(5)
     assert not writer._thread.is_alive()
 
-    assert first[0]["index"] == 2 and first[1] is not None
+    assert first[0]["index"] == 2 and first[1] != []
     plain = results[:units - 1]
     assert [answer["index"] for answer, _ in plain] == [2] * (units - 1)
-    assert all(job is not None and job.index == 3 for _, job in plain)
+    assert all(job.index == 3 for _, [job] in plain)
     repeat_1, early_2, repeat_0, third_1 = results[units - 1:]
-    assert repeat_1 == (plain[0][0], None) and third_1 == (plain[0][0], None)
-    assert repeat_0 == (first[0], None)
+    assert repeat_1 == (plain[0][0], []) and third_1 == (plain[0][0], [])
+    assert repeat_0 == (first[0], [])
     assert isinstance(early_2, WorkRefused) and early_2.status == 409
 
     assert sum(map(len, batches)) == 1 + len(results)
@@ -787,6 +782,6 @@ def test_the_writer_settles_every_result_when_many_steps_arrive_at_once(make_tas
     writer._thread.join(5)
     assert not writer._thread.is_alive()
     assert [shown["index"] for shown in results[:units]] == [1] * units
-    assert [(answer["index"], job.history[-1].text) for answer, job in results[units:]] == \
+    assert [(answer["index"], job.history[-1].text) for answer, [job] in results[units:]] == \
         [(2, f"hello {n}") for n in range(units)]
     assert task.count() == units * 3

@@ -2,11 +2,11 @@
 worker votes on the replies (docs/arena.md).
 
 A battle is a unit with two conversations of the chat tables, at position 0 (side A) and 1
-(side B), which take the worker's messages together; each bot's reply is stored by the chat
-runner on its own conversation (engine/chat.py `store_reply`), so one side may fail and be
-asked again while the other's reply stays. Votes are rows of `battle_votes` naming the bots.
-Every step is a write transaction that locks the unit row first, as the chat's steps do, so a
-step and the expiry sweep serialise.
+(side B), side by side: they start together and take the worker's messages together, by the
+chat's steps (engine/chat.py) under `ArenaRules`; each bot's reply is stored on its own
+conversation, so one side may fail and be asked again while the other's reply stays. Votes are
+rows of `battle_votes` naming the bots. Every step is a write transaction that locks the unit
+row first, as the chat's steps do, so a step and the expiry sweep serialise.
 """
 
 from __future__ import annotations
@@ -14,42 +14,26 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlalchemy import Connection, Row, insert, select, update
 
-from collection_and_annotations.bots.base import Turn
 from collection_and_annotations.engine.chat import (
-    BOT,
-    RETRY,
     WORKER,
     ChatRules,
-    ReplyJob,
-    assigned_unit,
+    LockedUnit,
+    Side,
+    UnitRow,
     chat_state,
-    check_text,
-    checked_label,
-    client_id_of,
-    respond_by,
+    checked_labels,
+    lock_unit,
+    no_labels,
     store_labels,
-    transcripts,
-    unit_bots,
 )
-from collection_and_annotations.engine.chat_sql import (
-    ADD_MESSAGE,
-    END_CONVERSATION,
-    WORKER_SPOKE,
-    message,
-)
-from collection_and_annotations.engine.work import WorkRefused
+from collection_and_annotations.engine.chat_sql import END_CONVERSATION
+from collection_and_annotations.engine.work import WorkRefused, worker_step
 from collection_and_annotations.storage.database import Database
-from collection_and_annotations.storage.models import (
-    BattleVote,
-    Conversation,
-    Unit,
-    iso_utc,
-    utcnow,
-)
+from collection_and_annotations.storage.models import BattleVote, Unit, utcnow
 
 SIDES = ("A", "B")
 PANES = ("Model A", "Model B")
@@ -70,16 +54,70 @@ class ArenaRules(ChatRules):
     # is chosen as it starts, in side order (blueprints/arena/adaptive.py)
     choose_sides: Callable[[Connection, int, int], list[str]] | None = None
 
+    what: ClassVar[str] = "battle"
+    label_field: ClassVar[str] = "labels"
+    side_by_side: ClassVar[bool] = True
+
     def votes_needed(self) -> int:
         return self.num_turns if self.vote == "per_turn" else 1
 
-    def vote_due(self, turns_done: int, voted: set[int]) -> int | None:
+    def vote_due(self, turns_done: int, voted: Collection[int]) -> int | None:
         """The turn the worker votes on now (both replies in), or None."""
         if turns_done < 1 or turns_done in voted:
             return None
         if self.vote == "end" and turns_done < self.num_turns:
             return None
         return turns_done
+
+    def state(self, connection: Connection, unit_id: int, attempt: int,
+              layout: dict[str, Any], live_text: Callable[[int], str | None]) -> dict[str, Any]:
+        return arena_state(connection, unit_id, attempt, layout, self, live_text)
+
+    def partner(self, position: int | None) -> str:
+        return PANES[position or 0]
+
+    def voted(self, connection: Connection, unit: UnitRow) -> Collection[int]:
+        return set(_voted(connection, unit.id, unit.times_expired))
+
+    def first_bots(self, connection: Connection, unit: Row, worker_id: int,
+                   bots: list[str]) -> list[str]:
+        """An adaptive battle's pair, chosen as this try starts (a try that went back to the
+        pool chose for its worker, not for this one) and kept in the unit's layout."""
+        if unit.data["bots"] or self.choose_sides is None:
+            return bots
+        chosen = self.choose_sides(connection, unit.id, worker_id)
+        connection.execute(update(Unit).where(Unit.id == unit.id)
+                           .values(layout={**(unit.layout or {}), "bots": chosen}))
+        return chosen
+
+    def side_labels(self, given: Any, sides: Sequence[Side]) -> list[Any]:
+        """`labels` maps a side ("0", "1") to the label of its latest reply."""
+        if given is None:
+            given = {}
+        if given and (self.annotations is None or self.annotations.online is None):
+            raise no_labels(self)
+        if not isinstance(given, dict) or not set(given) <= {"0", "1"}:
+            raise WorkRefused("'labels' must map a side (\"0\" for Model A, \"1\" for Model B) "
+                              "to the label of its latest reply", 400)
+        return [given.get(str(side.position)) for side in sides]
+
+    def checked_position(self, position: Any) -> int | None:
+        if type(position) is not int or position not in (0, 1):  # not a JSON true either
+            raise WorkRefused("'position' must be 0 (Model A) or 1 (Model B)", 400)
+        return position
+
+    def check_message(self, sides: Sequence[Side], voted: Collection[int]) -> None:
+        if len(sides) != 2 or any(side.status != "active" for side in sides):
+            raise WorkRefused("no battle is open: start it first", 409)
+        if any(side.awaiting != WORKER for side in sides):
+            raise WorkRefused("both models must answer before your next message; wait for "
+                              "them (or press Try again on a side that failed)", 409)
+        turns_done = sides[0].turns_done
+        if turns_done >= self.num_turns:
+            raise WorkRefused(f"this battle has its {self.num_turns} messages; vote to "
+                              "finish it", 409)
+        if self.vote == "per_turn" and turns_done and turns_done not in voted:
+            raise WorkRefused("vote on these replies before your next message", 409)
 
 
 def _voted(connection: Connection, unit_id: int, attempt: int) -> dict[int, str]:
@@ -121,134 +159,6 @@ def arena_state(connection: Connection, unit_id: int, attempt: int, layout: dict
     return state
 
 
-def start(db: Database, public_id: str, worker_id: int, rules: ArenaRules) -> None:
-    """Open both sides of the battle if they are not open (idempotent): the worker writes
-    first."""
-    with db.transaction() as connection:
-        unit = assigned_unit(connection, public_id, worker_id, "battle")
-        if not transcripts(connection, unit.id, unit.times_expired):
-            bots = unit_bots(unit.data, unit.layout)
-            # adaptive: the pair chosen as this try starts (a try that went back to the pool
-            # chose for its worker, not for this one)
-            if not unit.data["bots"] and rules.choose_sides is not None:
-                bots = rules.choose_sides(connection, unit.id, worker_id)
-                connection.execute(update(Unit).where(Unit.id == unit.id)
-                                   .values(layout={**(unit.layout or {}), "bots": bots}))
-            now = utcnow()
-            connection.execute(insert(Conversation), [{
-                "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
-                "position": position, "bot": bot, "status": "active", "awaiting": WORKER,
-                "turns_done": 0, "started_at": now,
-                "respond_by": respond_by(now, rules)}
-                for position, bot in enumerate(bots)])
-
-
-def _checked_labels(sides: Sequence[Any], histories: Mapping[int, Sequence[Any]],
-                    labels: Any, rules: ArenaRules) -> list[dict[str, Any] | None]:
-    """The online labels of both sides' last replies (`labels`: position -> label, as the page
-    sends them) checked before the worker moves on, as the chat kind does: their binds to
-    store (engine/chat.py `store_labels`), or WorkRefused before anything is written."""
-    if labels is None:
-        labels = {}
-    if labels and (rules.annotations is None or rules.annotations.online is None):
-        raise WorkRefused("this battle takes no labels ('labels' must be absent)", 400)
-    if not isinstance(labels, dict) or not set(labels) <= {"0", "1"}:
-        raise WorkRefused("'labels' must map a side (\"0\" for Model A, \"1\" for Model B) "
-                          "to the label of its latest reply", 400)
-    return [checked_label(side.id, histories[side.id], labels.get(str(side.position)), rules,
-                          PANES[side.position]) for side in sides]
-
-
-@dataclass(frozen=True)
-class Battle:
-    """A battle as its worker's message or vote reads it: the unit (UnitRow's columns), its
-    sides in order (ConversationRow's), each side's messages in order (MessageRow's) by
-    conversation id, and the turns voted on (a message reads them for `vote: per_turn`)."""
-
-    unit: Any
-    sides: Sequence[Any]
-    histories: Mapping[int, Sequence[Any]]
-    voted: Collection[int]
-
-
-def _battle(connection: Connection, unit: Row, voted: Collection[int]) -> Battle:
-    """The battle of the worker's unit (locked by the caller) as its steps read it."""
-    sides = transcripts(connection, unit.id, unit.times_expired)
-    return Battle(unit, [side.conversation for side in sides],
-                  {side.conversation_id: side.messages for side in sides}, voted)
-
-
-def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
-         rules: ArenaRules, labels: Any = None) -> tuple[dict[str, Any], list[ReplyJob]]:
-    """Store the worker's message on both sides (and `labels`, the online labels of the
-    replies before it); returns what the API answers and the two bot turns to run (none when
-    this repeats a message already stored). SQLite's batches take the same step
-    (engine/chat_batch.py)."""
-    text, client_id = check_text(text, rules), client_id_of(client_message_id)
-    with db.transaction() as connection:
-        unit = assigned_unit(connection, public_id, worker_id, "battle")
-        voted = (set(_voted(connection, unit.id, unit.times_expired))
-                 if rules.vote == "per_turn" else set())
-        battle = _battle(connection, unit, voted)
-        answer, jobs, rows = accept_message(connection, battle, public_id, text, client_id,
-                                            labels, rules, utcnow())
-        if rows:
-            connection.execute(ADD_MESSAGE, rows)
-            connection.execute(WORKER_SPOKE, [{"conversation_id": s.id} for s in battle.sides])
-        return answer, jobs
-
-
-def accept_message(connection: Connection, battle: Battle, public_id: str, text: str,
-                   client_id: str | None, labels: Any, rules: ArenaRules, now: datetime
-                   ) -> tuple[dict[str, Any], list[ReplyJob], list[dict[str, Any]]]:
-    """The checks of a worker's message against its battle (WorkRefused when it may not be
-    sent) and the replies' online labels stored: the answer, both bot turns and both message
-    rows to insert (engine/chat_sql.py `message`), or the earlier answer alone when this
-    repeats a message already stored."""
-    unit, sides, histories = battle.unit, battle.sides, battle.histories
-    if client_id is not None and sides:
-        repeated = next((m for m in histories[sides[0].id]
-                         if m.client_message_id == client_id), None)
-        if repeated is not None:
-            return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, [], []
-    if len(sides) != 2 or any(side.status != "active" for side in sides):
-        raise WorkRefused("no battle is open: start it first", 409)
-    if any(side.awaiting != WORKER for side in sides):
-        raise WorkRefused("both models must answer before your next message; wait for "
-                          "them (or press Try again on a side that failed)", 409)
-    turns_done = sides[0].turns_done
-    if turns_done >= rules.num_turns:
-        raise WorkRefused(f"this battle has its {rules.num_turns} messages; vote to "
-                          "finish it", 409)
-    if rules.vote == "per_turn" and turns_done and turns_done not in battle.voted:
-        raise WorkRefused("vote on these replies before your next message", 409)
-    store_labels(connection, _checked_labels(sides, histories, labels, rules))
-    index = len(histories[sides[0].id])
-    jobs = [ReplyJob.after(unit, public_id, side,
-                           (*(Turn(m.role, m.text) for m in histories[side.id]),
-                            Turn("worker", text)), now)
-            for side in sides]
-    rows = [message(side.id, index, "worker", text, now, client_message_id=client_id)
-            for side in sides]
-    return {"index": index, "sent_at": iso_utc(now)}, jobs, rows
-
-
-def retry(db: Database, public_id: str, worker_id: int, position: Any) -> ReplyJob:
-    """Ask one side's bot again for the reply that failed (the other side's reply stays)."""
-    if type(position) is not int or position not in (0, 1):  # not a JSON true either
-        raise WorkRefused("'position' must be 0 (Model A) or 1 (Model B)", 400)
-    with db.transaction() as connection:
-        unit = assigned_unit(connection, public_id, worker_id, "battle")
-        battle = _battle(connection, unit, ())
-        side = next((s for s in battle.sides if s.position == position), None)
-        if side is None or side.status != "active" or side.awaiting != RETRY:
-            raise WorkRefused(f"{PANES[position]} has no failed reply to ask for again", 409)
-        connection.execute(update(Conversation).where(Conversation.id == side.id)
-                           .values(awaiting=BOT, error=None))
-        history = tuple(Turn(m.role, m.text) for m in battle.histories[side.id])
-        return ReplyJob.after(unit, public_id, side, history, utcnow())
-
-
 def checked_choice(choice: Any) -> str:
     """A vote's choice, or WorkRefused for one the battle does not offer (needs no database)."""
     if not isinstance(choice, str) or choice not in WINNERS:
@@ -262,15 +172,14 @@ def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: Arena
     naming the bots; the last vote the battle asks for ends both sides. SQLite's batches take
     the same step (engine/chat_batch.py)."""
     choice = checked_choice(choice)
-    with db.transaction() as connection:
-        unit = assigned_unit(connection, public_id, worker_id, "battle")
-        battle = _battle(connection, unit, set(_voted(connection, unit.id, unit.times_expired)))
+    with worker_step(db) as connection:
+        battle = lock_unit(connection, public_id, worker_id, rules)
         now = utcnow()
         row, ended = accept_vote(connection, battle, worker_id, choice, labels, rules, now)
         store_votes(connection, [row], ended, now)
 
 
-def accept_vote(connection: Connection, battle: Battle, worker_id: int, choice: str,
+def accept_vote(connection: Connection, battle: LockedUnit, worker_id: int, choice: str,
                 labels: Any, rules: ArenaRules, now: datetime
                 ) -> tuple[dict[str, Any], list[int]]:
     """The checks of a vote against its battle (WorkRefused when it may not be given) and the
@@ -279,13 +188,13 @@ def accept_vote(connection: Connection, battle: Battle, worker_id: int, choice: 
     unit, sides = battle.unit, battle.sides
     if len(sides) != 2 or any(s.status != "active" or s.awaiting != WORKER for s in sides):
         raise WorkRefused("both models must answer before you vote", 409)
-    turn = rules.vote_due(sides[0].turns_done, set(battle.voted))
+    turn = rules.vote_due(sides[0].turns_done, battle.voted)
     if turn is None:
         raise WorkRefused(
             "this battle asks for your vote after your last message"
             if rules.vote == "end" and sides[0].turns_done < rules.num_turns
             else "you have voted on these replies; send your next message", 409)
-    store_labels(connection, _checked_labels(sides, battle.histories, labels, rules))
+    store_labels(connection, checked_labels(sides, labels, rules))
     bots = [side.bot for side in sides]
     row = {"unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
            "turn": turn, "conversation_a": sides[0].id, "conversation_b": sides[1].id,

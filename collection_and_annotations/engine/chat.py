@@ -6,18 +6,23 @@ messages, and a bot reply that arrives after that is dropped (the transcript up 
 its conversation marked). The server keeps no chat state a restart would lose: a page that
 reloads, or reconnects to another server process, reads it all from here.
 
+A unit's conversations run one after the other (a chat with several bots: a message goes to
+the current one) or side by side (an arena battle: to both); the steps are the same, and the
+kind's rules (`ChatRules`, engine/arena.py `ArenaRules`) say what differs.
+
 A bot turn is not done inside a request: `send` stores the worker's message and returns a
-`ReplyJob`, which the chat runner (server/chat/runner.py) works on outside any transaction and
-finishes with `store_reply` or `reply_failed`.
+`ReplyJob` per bot, which the chat runner (server/chat/runner.py) works on outside any
+transaction and finishes with `store_reply` or `reply_failed`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 from sqlalchemy import Connection, Row, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
@@ -88,8 +93,7 @@ _CONVERSATIONS = (select(Conversation)
                   .order_by(Conversation.position))
 _CURRENT = _CONVERSATIONS.order_by(None).order_by(Conversation.position.desc()).limit(1)
 _SHOWN_MESSAGES = (select(Message.conversation_id, Message.index, Message.role, Message.text,
-                          Message.sent_at, Message.labels, Message.client_message_id,
-                          Message.labels.is_not(None).label("labelled"))
+                          Message.sent_at, Message.labels)
                    .where(Message.conversation_id.in_(bindparam("ids", expanding=True)))
                    .order_by(Message.conversation_id, Message.index))
 _UNIT_LAYOUT = (select(Unit.layout, Assignment.data)
@@ -99,13 +103,62 @@ _UNIT_LAYOUT = (select(Unit.layout, Assignment.data)
 
 @dataclass(frozen=True)
 class ChatRules:
-    """The conf's chat keys, as the server enforces them."""
+    """The conf's chat keys, as the server enforces them; a kind whose conversations run side
+    by side (the arena's `ArenaRules`) says here what it does differently."""
 
     num_turns: int
     max_resp_time: int
     start_mode: str = "hi"
     max_message_chars: int = 2000
     annotations: Annotations | None = None
+
+    what: ClassVar[str] = "chat"  # the word for the unit's conversations, in refusals
+    label_field: ClassVar[str] = "label"  # the request's key for the online label(s)
+    # False: the conversations run one after the other, a message goes to the current one;
+    # True: they start together and each message goes to all of them
+    side_by_side: ClassVar[bool] = False
+
+    def state(self, connection: Connection, unit_id: int, attempt: int,
+              layout: dict[str, Any], live_text: Callable[[int], str | None]) -> dict[str, Any]:
+        """The `chat` object of docs/chat-api.md (`layout` as `full_layout` gives it)."""
+        return chat_state(connection, unit_id, attempt, layout, self, live_text)
+
+    def partner(self, position: int | None) -> str:
+        """The bot of a conversation as the worker is told of it."""
+        return "your partner"
+
+    def sides(self, conversations: Sequence[Side]) -> list[Side]:
+        """The conversations (of this try) a worker's message goes to."""
+        ordered = sorted(conversations, key=lambda side: side.position)
+        return ordered if self.side_by_side else ordered[-1:]
+
+    def voted(self, connection: Connection, unit: UnitRow) -> Collection[int]:
+        """The turns the worker has voted on (a kind without votes has none)."""
+        return ()
+
+    def first_bots(self, connection: Connection, unit: Row, worker_id: int,
+                   bots: list[str]) -> list[str]:
+        """The unit's bots as its first conversation starts."""
+        return bots
+
+    def side_labels(self, given: Any, sides: Sequence[Side]) -> list[Any]:
+        """The online label the request gives for each side's last reply."""
+        return [given for _ in sides]
+
+    def checked_position(self, position: Any) -> int | None:
+        """The side a retry names (a chat's is the current one: None)."""
+        return None
+
+    def check_message(self, sides: Sequence[Side], voted: Collection[int]) -> None:
+        """WorkRefused when the worker may not send a message to `sides` now."""
+        conversation = sides[0] if sides else None
+        if conversation is None or conversation.status != "active":
+            raise WorkRefused("no chat is open: start the chat first", 409)
+        if conversation.awaiting != WORKER:
+            raise WorkRefused("your partner has not answered yet; wait for the reply", 409)
+        if conversation.turns_done >= self.num_turns:
+            raise WorkRefused(f"this chat has its {self.num_turns} turns; end it with the "
+                              "End chat button", 409)
 
 
 @dataclass(frozen=True)
@@ -157,8 +210,8 @@ def full_layout(data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str
 
 @dataclass(frozen=True)
 class Transcript:
-    """A conversation with its messages (index, role, text, sent_at, labels,
-    client_message_id, labelled), as the page, the submission and the arena's steps read it."""
+    """A conversation with its messages (index, role, text, sent_at, labels), as the page,
+    the submission and the requester read it."""
 
     conversation: Row
     messages: list[Row]
@@ -250,43 +303,32 @@ def _shown_message(message: Row, rules: ChatRules) -> dict[str, Any]:
     return shown
 
 
-# `chat_state`, or the arena's `arena_state` (engine/arena.py): a unit's state from its rows
-StateOf = Callable[..., dict[str, Any]]
-
-
 def read_chat(db: Database, public_id: str, worker_id: int, rules: ChatRules,
-              live_text: Callable[[int], str | None], state: StateOf = chat_state,
-              what: str = "chat") -> dict[str, Any]:
-    """The `chat` object of a worker's unit that is still theirs (`what`: chat or battle)."""
+              live_text: Callable[[int], str | None]) -> dict[str, Any]:
+    """The `chat` object of a worker's unit that is still theirs."""
     with db.snapshot() as connection:
         unit = open_unit(connection.execute(
             UNIT_VIEW, {"public_id": public_id, "worker_id": worker_id}).first(), worker_id,
-            what)
-        return state(connection, unit.id, unit.times_expired,
-                     full_layout(unit.data, unit.layout), rules, live_text)
+            rules.what)
+        return rules.state(connection, unit.id, unit.times_expired,
+                           full_layout(unit.data, unit.layout), live_text)
 
 
-def job_state(db: Database, job: ReplyJob, rules: ChatRules,
-              live_text: Callable[[int], str | None], state: StateOf = chat_state
-              ) -> dict[str, Any]:
-    """The `chat` object of a bot turn's unit, as the worker who chatted sees it."""
+def unit_state(db: Database, unit_id: int, attempt: int, layout: dict[str, Any] | None,
+               rules: ChatRules, live_text: Callable[[int], str | None]) -> dict[str, Any]:
+    """The `chat` object of a unit's try as its worker sees it (`layout` as `full_layout`
+    gives it, read when None), read outside any write transaction (so a step holds the write
+    lock for its writes alone): a step's change, or a later one."""
     with db.snapshot() as connection:
-        layout = job.layout
         if layout is None:
-            row = connection.execute(_UNIT_LAYOUT, {"unit_id": job.unit_id}).one()
+            row = connection.execute(_UNIT_LAYOUT, {"unit_id": unit_id}).one()
             layout = full_layout(row.data, row.layout)
-        return state(connection, job.unit_id, job.attempt, layout, rules, live_text)
+        return rules.state(connection, unit_id, attempt, layout, live_text)
 
 
 # -- the worker's steps ----------------------------------------------------------------------
 
-def assigned_unit(connection: Connection, public_id: str, worker_id: int,
-                  what: str = "chat") -> Row:
-    """The worker's unit, locked, with its data and layout (a step that shows the state)."""
-    return open_unit(locked_unit_with_data(connection, public_id), worker_id, what)
-
-
-def open_unit(unit: Any, worker_id: int, what: str = "chat") -> Any:
+def open_unit(unit: Any, worker_id: int, what: str) -> Any:
     """The unit (None if not found) if it is the worker's and its chat (or battle: `what`)
     still takes steps."""
     unit = owned_unit(unit, worker_id)
@@ -296,23 +338,12 @@ def open_unit(unit: Any, worker_id: int, what: str = "chat") -> Any:
 
 
 class UnitRow(NamedTuple):
-    """A unit as a step reads it (the chat's and the arena's batched steps too)."""
+    """A unit as a step reads it."""
 
     id: int
     status: str
     worker_id: int | None
     times_expired: int
-
-
-class ConversationRow(NamedTuple):
-    """A conversation as a step reads it."""
-
-    id: int
-    position: int
-    bot: str
-    status: str
-    awaiting: str
-    turns_done: int
 
 
 class MessageRow(NamedTuple):
@@ -326,81 +357,98 @@ class MessageRow(NamedTuple):
     labelled: bool
 
 
-@dataclass(frozen=True)
-class LockedChat:
-    """The worker's unit, locked, with its current conversation and that one's messages."""
+class Side(NamedTuple):
+    """A conversation as a step reads it, with its messages in order."""
 
-    unit: UnitRow
-    conversation: ConversationRow | None
-    messages: list[MessageRow]
+    id: int
+    position: int
+    bot: str
+    status: str
+    awaiting: str
+    turns_done: int
+    messages: tuple[MessageRow, ...]
 
     @property
     def history(self) -> tuple[Turn, ...]:
         return tuple(Turn(m.role, m.text) for m in self.messages)
 
 
-def _lock_chat(connection: Connection, public_id: str, worker_id: int) -> LockedChat:
-    """One statement: the unit row locked first, as every step does."""
+def side(conversation: Sequence[Any], messages: Iterable[Sequence[Any]]) -> Side:
+    """A conversation from its six columns (LOCK_CHAT's) and its messages' six, in any order."""
+    return Side(*conversation, tuple(sorted((MessageRow(*row) for row in messages),
+                                            key=lambda m: m.index)))
+
+
+@dataclass(frozen=True)
+class LockedUnit:
+    """The worker's unit, locked, with the conversations a message goes to (`ChatRules.sides`)
+    and the turns voted on."""
+
+    unit: UnitRow
+    sides: list[Side]
+    voted: Collection[int]
+
+
+def lock_unit(connection: Connection, public_id: str, worker_id: int,
+              rules: ChatRules) -> LockedUnit:
+    """One statement: the unit row locked first, as every step does, with its conversations;
+    WorkRefused when the unit is not this worker's or no longer takes steps."""
     rows = connection.execute(LOCK_CHAT.on(connection), {"public_id": public_id}).all()
-    return locked_chat(rows[0][:10] if rows else None,
-                       [row[10:] for row in rows if row[10] is not None], worker_id)
-
-
-def locked_chat(head: Sequence[Any] | None, messages: Sequence[Sequence[Any]],
-                worker_id: int) -> LockedChat:
-    """The chat from its unit and conversation columns (`lock_chat`'s first ten) and its
-    message rows; WorkRefused when the unit is not this worker's or no longer takes steps."""
-    unit = open_unit(UnitRow(*head[:4]) if head else None, worker_id)
-    conversation = None if head[4] is None else ConversationRow(*head[4:10])
-    return LockedChat(unit, conversation,
-                       sorted((MessageRow(*row) for row in messages), key=lambda m: m.index))
+    unit = open_unit(UnitRow(*rows[0][:4]) if rows else None, worker_id, rules.what)
+    conversations: dict[int, Sequence[Any]] = {}
+    messages: dict[int, list[Sequence[Any]]] = defaultdict(list)
+    for row in rows:
+        if row[4] is not None:
+            conversations[row[4]] = row[4:10]
+            if row[10] is not None:
+                messages[row[4]].append(row[10:])
+    return LockedUnit(unit, rules.sides([side(conversation, messages[conversation_id])
+                                         for conversation_id, conversation
+                                         in conversations.items()]),
+                      rules.voted(connection, unit))
 
 
 def start(db: Database, public_id: str, worker_id: int, rules: ChatRules,
-          live_text: Callable[[int], str | None]) -> tuple[ReplyJob | None, dict[str, Any]]:
-    """Begin the current conversation if it has not begun (idempotent); with the `hi` start
-    mode the worker's opener is stored and the bot answers first. Returns the bot turn to
-    run, if any, and the `chat` object after the step."""
+          live_text: Callable[[int], str | None]) -> tuple[list[ReplyJob], dict[str, Any]]:
+    """Begin the unit's next conversation (side by side: all of them) if none has begun or
+    the current one has ended (idempotent); with the `hi` start mode the worker's opener is
+    stored and the bot answers first. Returns the bot turns to run and the `chat` object
+    after the step."""
     with worker_step(db) as connection:
-        unit = assigned_unit(connection, public_id, worker_id)
-        layout = full_layout(unit.data, unit.layout)
-        job = _begin(connection, unit, public_id, worker_id, layout, rules)
-    return job, _state_after(db, unit, layout, rules, live_text)
-
-
-def _state_after(db: Database, unit: Row, layout: dict[str, Any], rules: ChatRules,
-                 live_text: Callable[[int], str | None]) -> dict[str, Any]:
-    """The `chat` object once a step has committed, read outside its write transaction (so
-    the write lock is held for the step's writes alone): the step's change, or a later one."""
-    with db.snapshot() as connection:
-        return chat_state(connection, unit.id, unit.times_expired, layout, rules, live_text)
+        unit = open_unit(locked_unit_with_data(connection, public_id), worker_id, rules.what)
+        jobs, layout = _begin(connection, unit, public_id, worker_id,
+                              full_layout(unit.data, unit.layout), rules)
+    return jobs, unit_state(db, unit.id, unit.times_expired, layout, rules, live_text)
 
 
 def _begin(connection: Connection, unit: Row, public_id: str, worker_id: int,
-           layout: dict[str, Any], rules: ChatRules) -> ReplyJob | None:
-    bots = layout["bots"]
+           layout: dict[str, Any], rules: ChatRules) -> tuple[list[ReplyJob], dict[str, Any]]:
+    """The conversations opened and their bot turns (`hi`), and the layout with the bots."""
     # the conversation the worker is in (None before the first starts)
     current = connection.execute(_CURRENT, {"unit_id": unit.id,
                                             "attempt": unit.times_expired}).first()
     if current is not None and current.status != "ended":
-        return None
+        return [], layout
     position = 0 if current is None else current.position + 1
-    if position >= len(bots):
-        return None  # every chat is done: the page submits
-    now = utcnow()
-    opens = rules.start_mode == "hi"
-    conversation_id = connection.execute(ADD_CONVERSATION, {
-        "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
-        "position": position, "bot": bots[position], "awaiting": BOT if opens else WORKER,
-        "started_at": now,
-        "respond_by": None if opens else respond_by(now, rules)}
-    ).scalar_one()
-    if not opens:
-        return None
-    connection.execute(ADD_MESSAGE, message(conversation_id, 0, "worker", OPENER, now,
-                                            opener=True))
-    return ReplyJob(unit.id, public_id, conversation_id, unit.times_expired, position,
-                    bots[position], layout, 1, (Turn("worker", OPENER),), now)
+    if position == 0:
+        layout = {**layout, "bots": rules.first_bots(connection, unit, worker_id,
+                                                     layout["bots"])}
+    bots = layout["bots"]
+    # past the last bot every conversation is done: the page submits
+    opened = range(position, len(bots) if rules.side_by_side else min(position + 1, len(bots)))
+    now, opens, jobs = utcnow(), rules.start_mode == "hi", []
+    for n in opened:
+        conversation_id = connection.execute(ADD_CONVERSATION, {
+            "unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
+            "position": n, "bot": bots[n], "awaiting": BOT if opens else WORKER,
+            "started_at": now, "respond_by": None if opens else respond_by(now, rules)}
+        ).scalar_one()
+        if opens:
+            connection.execute(ADD_MESSAGE, message(conversation_id, 0, "worker", OPENER, now,
+                                                    opener=True))
+            jobs.append(ReplyJob(unit.id, public_id, conversation_id, unit.times_expired, n,
+                                 bots[n], layout, 1, (Turn("worker", OPENER),), now))
+    return jobs, layout
 
 
 def check_text(text: Any, rules: ChatRules) -> str:
@@ -427,12 +475,13 @@ def client_id_of(client_message_id: Any) -> str | None:
 
 
 def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
-         rules: ChatRules, label: Any = None) -> tuple[dict[str, Any], ReplyJob | None]:
-    """Store the worker's message (and `label`, the online annotation of the bot's last
-    message); returns what the API answers and the bot turn to run (None when this was a
-    retry of a message already stored)."""
+         rules: ChatRules, labels: Any = None) -> tuple[dict[str, Any], list[ReplyJob]]:
+    """Store the worker's message on the conversations it goes to (and `labels`, the online
+    labels of the replies before it); returns what the API answers and the bot turns to run
+    (none when this was a retry of a message already stored). SQLite's batches take the
+    same step (engine/chat_batch.py)."""
     step = (db, public_id, worker_id, check_text(text, rules), client_id_of(client_message_id),
-            rules, label)
+            rules, labels)
     try:
         return _store_message(*step)
     except IntegrityError:
@@ -447,43 +496,41 @@ def send(db: Database, public_id: str, worker_id: int, text: Any, client_message
 
 
 def _store_message(db: Database, public_id: str, worker_id: int, text: str,
-                   client_id: str | None, rules: ChatRules, label: Any
-                   ) -> tuple[dict[str, Any], ReplyJob | None]:
+                   client_id: str | None, rules: ChatRules, labels: Any
+                   ) -> tuple[dict[str, Any], list[ReplyJob]]:
     """`send` in one transaction."""
     with worker_step(db) as connection:
-        chat = _lock_chat(connection, public_id, worker_id)
-        answer, job, row = accept_message(connection, chat, public_id, text, client_id,
-                                          label, rules, utcnow())
-        if row is not None:
-            connection.execute(ADD_MESSAGE, row)
-            connection.execute(WORKER_SPOKE, {"conversation_id": chat.conversation.id})
-        return answer, job
+        answer, jobs, rows = accept_message(
+            connection, lock_unit(connection, public_id, worker_id, rules), public_id, text,
+            client_id, labels, rules, utcnow())
+        if rows:
+            connection.execute(ADD_MESSAGE, rows)
+            connection.execute(WORKER_SPOKE, [{"conversation_id": row["conversation_id"]}
+                                              for row in rows])
+        return answer, jobs
 
 
-def accept_message(connection: Connection, chat: LockedChat, public_id: str,
-                   text: str, client_id: str | None, label: Any, rules: ChatRules,
-                   now: datetime) -> tuple[dict[str, Any], ReplyJob | None, dict[str, Any] | None]:
-    """The checks of a worker's message against its locked chat (WorkRefused when it may not
-    be sent) and its online label stored: the answer, the bot turn and the message row to
-    insert, or the earlier answer alone when this repeats a message already stored."""
-    unit, conversation = chat.unit, chat.conversation
-    if client_id is not None:
-        repeated = next((m for m in chat.messages if m.client_message_id == client_id), None)
+def accept_message(connection: Connection, locked: LockedUnit, public_id: str, text: str,
+                   client_id: str | None, labels: Any, rules: ChatRules, now: datetime
+                   ) -> tuple[dict[str, Any], list[ReplyJob], list[dict[str, Any]]]:
+    """The checks of a worker's message against its locked unit (WorkRefused when it may not
+    be sent) and the replies' online labels stored: the answer, the bot turns and the message
+    rows to insert (engine/chat_sql.py `message`), or the earlier answer alone when this
+    repeats a message already stored."""
+    sides = locked.sides
+    if client_id is not None and sides:
+        repeated = next((m for m in sides[0].messages if m.client_message_id == client_id),
+                        None)
         if repeated is not None:
-            return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, None, None
-    if conversation is None or conversation.status != "active":
-        raise WorkRefused("no chat is open: start the chat first", 409)
-    if conversation.awaiting != WORKER:
-        raise WorkRefused("your partner has not answered yet; wait for the reply", 409)
-    if conversation.turns_done >= rules.num_turns:
-        raise WorkRefused(f"this chat has its {rules.num_turns} turns; end it with the "
-                          "End chat button", 409)
-    store_labels(connection, [checked_label(conversation.id, chat.messages, label, rules)])
-    index = len(chat.messages)
-    job = ReplyJob.after(unit, public_id, conversation, (*chat.history, Turn("worker", text)),
-                         now)
-    row = message(conversation.id, index, "worker", text, now, client_message_id=client_id)
-    return {"index": index, "sent_at": iso_utc(now)}, job, row
+            return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, [], []
+    rules.check_message(sides, locked.voted)
+    store_labels(connection, checked_labels(sides, labels, rules))
+    index = len(sides[0].messages)
+    jobs = [ReplyJob.after(locked.unit, public_id, side, (*side.history, Turn("worker", text)),
+                           now) for side in sides]
+    rows = [message(side.id, index, "worker", text, now, client_message_id=client_id)
+            for side in sides]
+    return {"index": index, "sent_at": iso_utc(now)}, jobs, rows
 
 
 def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
@@ -492,38 +539,47 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
     """End the current conversation (only once it has its turns; `label` is the online
     annotation of the bot's last message); returns its id and the `chat` object after."""
     with worker_step(db) as connection:
-        unit = assigned_unit(connection, public_id, worker_id)
-        conversation = (chat := _lock_chat(connection, public_id, worker_id)).conversation
-        if conversation is None or conversation.status != "active":
+        locked = lock_unit(connection, public_id, worker_id, rules)
+        if not locked.sides or locked.sides[0].status != "active":
             raise WorkRefused("no chat is open to end", 409)
+        conversation = locked.sides[0]
         if conversation.awaiting != WORKER or conversation.turns_done < rules.num_turns:
             raise WorkRefused(f"the chat can end after {rules.num_turns} of your messages, "
                               "each answered", 409)
-        store_labels(connection,
-                     [checked_label(conversation.id, chat.messages, label, rules)])
+        store_labels(connection, checked_labels(locked.sides, label, rules))
         connection.execute(END_CONVERSATION, {"conversation_id": conversation.id,
                                               "now": utcnow()})
-    return conversation.id, _state_after(db, unit, full_layout(unit.data, unit.layout), rules,
-                                         live_text)
+    return conversation.id, unit_state(db, locked.unit.id, locked.unit.times_expired, None,
+                                       rules, live_text)
 
 
 def store_labels(connection: Connection, labels: Sequence[dict[str, Any] | None]) -> None:
-    """The labels `checked_label` gave, stored (once all of a step's are checked)."""
+    """The labels `checked_labels` gave, stored (once all of a step's are checked)."""
     for binds in labels:
         if binds is not None:
             connection.execute(SET_LABELS, binds)
 
 
-def checked_label(conversation_id: int, messages: Sequence[Any], label: Any, rules: ChatRules,
-                  partner: str = "your partner") -> dict[str, Any] | None:
-    """The check of the online label of the conversation's last bot message (`messages`: its
-    messages in order, each with `role` and `labelled`) before the worker moves on: the binds
-    of `SET_LABELS` (None when there is nothing to store), or WorkRefused (422 for a required
-    label that is missing or wrong)."""
-    annotations = rules.annotations
+def no_labels(rules: ChatRules) -> WorkRefused:
+    """The refusal of labels sent to a kind that takes none."""
+    return WorkRefused(f"this {rules.what} takes no labels ('{rules.label_field}' must be "
+                       "absent)", 400)
+
+
+def checked_labels(sides: Sequence[Side], given: Any, rules: ChatRules
+                   ) -> list[dict[str, Any] | None]:
+    """The online labels of the sides' last bot messages checked before the worker moves on
+    (`given` as the request sends them): the binds of `SET_LABELS` (None where there is
+    nothing to store), or WorkRefused (422 for a required label that is missing or wrong)."""
+    return [_checked_label(side, label, rules)
+            for side, label in zip(sides, rules.side_labels(given, sides), strict=True)]
+
+
+def _checked_label(side: Side, label: Any, rules: ChatRules) -> dict[str, Any] | None:
+    annotations, messages = rules.annotations, side.messages
     if annotations is None or annotations.online is None:
         if label is not None:
-            raise WorkRefused("this chat takes no labels ('label' must be absent)", 400)
+            raise no_labels(rules)
         return None
     index = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "bot"),
                  None)
@@ -536,6 +592,7 @@ def checked_label(conversation_id: int, messages: Sequence[Any], label: Any, rul
     problems = annotations.check_label([SPEAKERS[m.role] for m in messages], index, label)
     if problems:
         number = sum(1 for m in messages[:index + 1] if m.role == "bot")  # as the page
+        partner = rules.partner(side.position)
         details = [{**p.as_dict(), "where": f"{partner}'s message {number}"}
                    for p in problems]
         first = problems[0].message
@@ -543,23 +600,25 @@ def checked_label(conversation_id: int, messages: Sequence[Any], label: Any, rul
                           f"('{annotations.online}'): {first}", 422, details)
     if label is None:
         return None
-    return {"conversation_id": conversation_id, "index": index,
-            "labels": {annotations.online: label}}
+    return {"conversation_id": side.id, "index": index, "labels": {annotations.online: label}}
 
 
-def retry(db: Database, public_id: str, worker_id: int) -> ReplyJob:
-    """Ask the bot again for a reply that failed with a retryable error."""
+def retry(db: Database, public_id: str, worker_id: int, rules: ChatRules,
+          position: Any = None) -> ReplyJob:
+    """Ask a bot again for a reply that failed with a retryable error (side by side: the bot
+    at `position`; the other side's reply stays)."""
+    position = rules.checked_position(position)
     with worker_step(db) as connection:
-        chat = _lock_chat(connection, public_id, worker_id)
-        unit, conversation = chat.unit, chat.conversation
-        refused = WorkRefused("there is no failed reply to ask for again", 409)
-        if conversation is None or conversation.status != "active" \
-                or conversation.awaiting != RETRY:
+        locked = lock_unit(connection, public_id, worker_id, rules)
+        side = next((s for s in locked.sides if position in (None, s.position)), None)
+        refused = WorkRefused(f"{rules.partner(position)} has no failed reply to ask for "
+                              "again", 409)
+        if side is None or side.status != "active" or side.awaiting != RETRY:
             raise refused
-        if not connection.execute(ASK_AGAIN, {"conversation_id": conversation.id}).rowcount:
+        if not connection.execute(ASK_AGAIN, {"conversation_id": side.id}).rowcount:
             # another retry asked first
             raise refused
-        return ReplyJob.after(unit, public_id, conversation, chat.history, utcnow())
+        return ReplyJob.after(locked.unit, public_id, side, side.history, utcnow())
 
 
 # -- the runner's side -----------------------------------------------------------------------

@@ -17,26 +17,25 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Self
+from typing import Any
 
 from collection_and_annotations.engine import arena
-from collection_and_annotations.engine.arena import ArenaRules, Battle
+from collection_and_annotations.engine.arena import ArenaRules
 from collection_and_annotations.engine.chat import (
     BOT,
     ChatRules,
-    ConversationRow,
-    MessageRow,
+    LockedUnit,
     ReplyJob,
     UnitRow,
     accept_message,
     check_text,
     client_id_of,
-    locked_chat,
     open_unit,
     reply_row,
     respond_by,
     send,
     shown_reply,
+    side,
     storable,
     store_reply,
 )
@@ -53,28 +52,21 @@ from collection_and_annotations.storage.models import utcnow
 
 
 @dataclass(frozen=True)
-class _WorkerMessage:
+class MessageStep:
+    """A worker's message (engine/chat.py `send`)."""
+
     public_id: str
     worker_id: int
     text: str
     client_id: str | None
-    label: Any = None  # the online label(s) of the replies before it, as the page sends them
+    labels: Any = None  # the online label(s) of the replies before it, as the page sends them
 
     @classmethod
     def checked(cls, public_id: str, worker_id: int, text: Any, client_message_id: Any,
-                rules: ChatRules, label: Any = None) -> Self:
+                rules: ChatRules, labels: Any = None) -> MessageStep:
         """The step, or WorkRefused at once for what needs no database (empty, too long)."""
         return cls(public_id, worker_id, check_text(text, rules),
-                   client_id_of(client_message_id), label)
-
-
-class MessageStep(_WorkerMessage):
-    """A worker's message (engine/chat.py `send`)."""
-
-
-class BattleMessageStep(_WorkerMessage):
-    """A worker's message to both sides of a battle (engine/arena.py `send`; `label` is its
-    `labels`)."""
+                   client_id_of(client_message_id), labels)
 
 
 @dataclass(frozen=True)
@@ -108,7 +100,7 @@ class ReplyStep:
         return self.job.public_id
 
 
-Step = MessageStep | BattleMessageStep | BattleVoteStep | ReplyStep
+Step = MessageStep | BattleVoteStep | ReplyStep
 
 
 @dataclass
@@ -123,11 +115,7 @@ def write_one(db: Database, step: Step, rules: ChatRules) -> Any:
     """A step in a transaction of its own (PostgreSQL, and the fallback of a failed batch)."""
     if isinstance(step, MessageStep):
         return send(db, step.public_id, step.worker_id, step.text, step.client_id, rules,
-                    step.label)
-    if isinstance(step, BattleMessageStep):
-        assert isinstance(rules, ArenaRules)
-        return arena.send(db, step.public_id, step.worker_id, step.text, step.client_id, rules,
-                          step.label)
+                    step.labels)
     if isinstance(step, BattleVoteStep):
         assert isinstance(rules, ArenaRules)
         return arena.vote(db, step.public_id, step.worker_id, step.choice, rules, step.labels)
@@ -161,17 +149,14 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
     ended: list[int] = []  # battles' sides the votes end
     with worker_step(db) as connection:
         now = utcnow()
-        chats_json, waiting_json, battles_json = connection.execute(LOCK_BATCH, {
+        units_json, waiting_json = connection.execute(LOCK_BATCH, {
             "public_ids": json.dumps([step.public_id for step in steps
-                                      if isinstance(step, MessageStep)]),
+                                      if not isinstance(step, ReplyStep)]),
             "conversation_ids": json.dumps([step.job.conversation_id for step in steps
                                             if isinstance(step, ReplyStep)]),
-            "battles": json.dumps([step.public_id for step in steps
-                                   if isinstance(step, BattleMessageStep | BattleVoteStep)])
         }).one()
-        chats = {row[0]: row[1:] for row in json.loads(chats_json)}
+        units = {row[0]: row[1:] for row in json.loads(units_json)}
         waiting = {row[0]: (row[1], row[2]) for row in json.loads(waiting_json)}
-        battles = {row[0]: row[1:] for row in json.loads(battles_json)}
 
         def take(step: Step) -> Any:
             """The step checked as on its own (WorkRefused) and its writes queued: its result."""
@@ -184,29 +169,19 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
                     job, text, step.settings, step.first_piece_ms, step.latency_ms, now)))
                 answered.append(job.conversation_id)
                 return shown_reply(job, text, now)
+            locked = _locked(units.get(step.public_id), step.worker_id, rules)
             if isinstance(step, BattleVoteStep):
-                vote, ending = arena.accept_vote(
-                    connection, _battle(battles.get(step.public_id), step.worker_id),
-                    step.worker_id, step.choice, step.labels, rules, now)
+                assert isinstance(rules, ArenaRules)
+                vote, ending = arena.accept_vote(connection, locked, step.worker_id,
+                                                 step.choice, step.labels, rules, now)
                 votes.append(vote)
                 ended.extend(ending)
                 return None
-            if isinstance(step, BattleMessageStep):
-                answer, jobs, sent = arena.accept_message(
-                    connection, _battle(battles.get(step.public_id), step.worker_id),
-                    step.public_id, step.text, step.client_id, step.label, rules, now)
-                rows.extend(sqlite_message_values(row) for row in sent)
-                spoke.extend(row["conversation_id"] for row in sent)
-                return answer, jobs
-            found = chats.get(step.public_id)
-            chat = locked_chat(found[:10] if found else None,
-                               _messages(found[10]) if found else [], step.worker_id)
-            answer, job, row = accept_message(connection, chat, step.public_id, step.text,
-                                              step.client_id, step.label, rules, now)
-            if row is not None:
-                rows.append(sqlite_message_values(row))
-                spoke.append(chat.conversation.id)
-            return answer, job
+            answer, jobs, sent = accept_message(connection, locked, step.public_id, step.text,
+                                                step.client_id, step.labels, rules, now)
+            rows.extend(sqlite_message_values(row) for row in sent)
+            spoke.extend(row["conversation_id"] for row in sent)
+            return answer, jobs
 
         for step in steps:
             try:
@@ -225,18 +200,11 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
     return outcomes
 
 
-def _battle(found: list[Any] | None, worker_id: int) -> Battle:
-    """A battle as `LOCK_BATCH` lists it, its sides and messages in order; WorkRefused when
-    it is not the worker's or no longer takes steps."""
-    unit = open_unit(UnitRow(*found[:4]) if found else None, worker_id, "battle")
-    sides = sorted((ConversationRow(*side[:6]) for side in found[4]),
-                   key=lambda side: side.position)
-    histories = {side[0]: sorted((MessageRow(*row) for row in _messages(side[6])),
-                                 key=lambda m: m.index) for side in found[4]}
-    return Battle(unit, sides, histories, set(found[5]))
-
-
-def _messages(rows: list[list[Any]]) -> list[list[Any]]:
-    """A chat's messages as `LOCK_BATCH` lists them, their times (as SQLite stores them)
-    read back."""
-    return [[*row[:4], datetime.fromisoformat(row[4]), *row[5:]] for row in rows]
+def _locked(found: list[Any] | None, worker_id: int, rules: ChatRules) -> LockedUnit:
+    """A unit as `LOCK_BATCH` lists it (its message times, as SQLite stores them, read back);
+    WorkRefused when it is not the worker's or no longer takes steps."""
+    unit = open_unit(UnitRow(*found[:4]) if found else None, worker_id, rules.what)
+    return LockedUnit(unit, rules.sides([
+        side(conversation[:6], [[*row[:4], datetime.fromisoformat(row[4]), *row[5:]]
+                                for row in conversation[6]])
+        for conversation in found[4]]), set(found[5]))

@@ -1,8 +1,8 @@
-"""The statements of a chat's frequent steps (the worker's message, the bot's reply), each
-written once as a text() constant with typed binds and result columns.
+"""The statements of a chat's and an arena battle's frequent steps (the worker's message, the
+bot's reply), each written once as a text() constant with typed binds and result columns.
 
 Each step is one transaction of three statements: the unit row locked together with what the
-step reads (the current conversation and its messages, in one query), the message inserted,
+step reads (the unit's conversations and their messages, in one query), the message inserted,
 the conversation updated. SQLite's group commit (engine/chat_batch.py) has its own statements
 for many steps at once, their lists passed in as JSON.
 """
@@ -21,18 +21,17 @@ MESSAGE_COLUMNS = ("conversation_id", "index", "role", "text", "sent_at", "bot",
                    "first_piece_ms", "latency_ms", "client_message_id", "opener")
 _COLUMN_LIST = ", ".join(f'"{c}"' for c in MESSAGE_COLUMNS)
 
-# A row per message of the unit's current conversation (one row, its message columns NULL,
-# when it has none or there is no conversation yet): the unit's four columns, the
-# conversation's six, then the message's six.
+# A row per message of the unit's conversations of this try, in order (one row, its
+# conversation and message columns NULL, when there is none yet; one per conversation without
+# messages): the unit's four columns, the conversation's six, then the message's six.
 LOCK_CHAT = locking(
     "SELECT u.id, u.status, u.worker_id, u.times_expired, c.id AS conversation_id, "
     "c.position, c.bot, c.status AS conversation_status, c.awaiting, c.turns_done, "
     "m.\"index\", m.role, m.text, m.client_message_id, m.sent_at, "
     "m.labels IS NOT NULL AS labelled FROM units u "
-    "LEFT JOIN conversations c ON c.id = (SELECT id FROM conversations "
-    "WHERE unit_id = u.id AND attempt = u.times_expired ORDER BY position DESC LIMIT 1) "
+    "LEFT JOIN conversations c ON c.unit_id = u.id AND c.attempt = u.times_expired "
     "LEFT JOIN messages m ON m.conversation_id = c.id "
-    "WHERE u.public_id = :public_id ORDER BY m.\"index\"{lock}",
+    "WHERE u.public_id = :public_id ORDER BY c.position, m.\"index\"{lock}",
     " FOR UPDATE OF u",
     ("id", "status", "worker_id", "times_expired", "conversation_id", "position", "bot",
      "conversation_status", "awaiting", "turns_done", "index", "role", "text",
@@ -81,23 +80,11 @@ SET_LABELS = text(
 
 # -- SQLite's group commit: many steps, each statement for all of them -----------------------
 
-# Every chat the steps touch (as LOCK_CHAT's columns, its messages as one list), the
-# waiting state of the conversations replies go to, and every battle the arena's messages go
-# to (its unit's columns, its sides of this try with their messages, the turns voted on), as
-# three JSON values.
+# Every unit the steps touch (as LOCK_CHAT's unit columns, its conversations of this try with
+# their messages, the turns voted on) and the waiting state of the conversations replies go
+# to, as two JSON values.
 LOCK_BATCH = text(
-    "SELECT (SELECT json_group_array(json_array(u.public_id, u.id, u.status, "
-    "u.worker_id, u.times_expired, c.id, c.position, c.bot, c.status, c.awaiting, "
-    "c.turns_done, json((SELECT json_group_array(json_array(m.\"index\", m.role, "
-    "m.text, m.client_message_id, m.sent_at, m.labels IS NOT NULL)) FROM messages m "
-    "WHERE m.conversation_id = c.id)))) FROM units u "
-    "LEFT JOIN conversations c ON c.id = (SELECT id FROM conversations "
-    "WHERE unit_id = u.id AND attempt = u.times_expired ORDER BY position DESC LIMIT 1) "
-    "WHERE u.public_id IN (SELECT value FROM json_each(:public_ids))) AS chats, "
-    "(SELECT json_group_array(json_array(c.id, c.status, c.awaiting)) "
-    "FROM conversations c WHERE c.id IN (SELECT value FROM json_each(:conversation_ids))) "
-    "AS waiting, "
-    "(SELECT json_group_array(json_array(u.public_id, u.id, u.status, u.worker_id, "
+    "SELECT (SELECT json_group_array(json_array(u.public_id, u.id, u.status, u.worker_id, "
     "u.times_expired, json((SELECT json_group_array(json_array(c.id, c.position, c.bot, "
     "c.status, c.awaiting, c.turns_done, json((SELECT json_group_array(json_array("
     "m.\"index\", m.role, m.text, m.client_message_id, m.sent_at, m.labels IS NOT NULL)) "
@@ -105,8 +92,11 @@ LOCK_BATCH = text(
     "WHERE c.unit_id = u.id AND c.attempt = u.times_expired)), "
     "json((SELECT json_group_array(v.turn) FROM battle_votes v "
     "WHERE v.unit_id = u.id AND v.attempt = u.times_expired)))) FROM units u "
-    "WHERE u.public_id IN (SELECT value FROM json_each(:battles))) AS battles"
-).columns(*columns("chats", "waiting", "battles"))
+    "WHERE u.public_id IN (SELECT value FROM json_each(:public_ids))) AS units, "
+    "(SELECT json_group_array(json_array(c.id, c.status, c.awaiting)) "
+    "FROM conversations c WHERE c.id IN (SELECT value FROM json_each(:conversation_ids))) "
+    "AS waiting"
+).columns(*columns("units", "waiting"))
 
 ADD_MESSAGES = text(
     f"INSERT INTO messages ({_COLUMN_LIST}) SELECT "

@@ -1,4 +1,5 @@
-"""What the requester dashboard shows of a task: the overview and the workers (docs/dashboard.md).
+"""What the requester dashboard shows of a task: the overview, the workers and the payments that
+did not reach the platform (docs/dashboard.md).
 
 The page asks every few seconds and a task may hold 150,000 units, so each figure is an
 aggregate query (medians too: a window over the durations, only the middle rows come back);
@@ -22,7 +23,7 @@ from collection_and_annotations.blueprints.base import (
     SCREENING_POOL,
 )
 from collection_and_annotations.engine.provider_sync import FAILED_DECISION, UNSETTLED_BONUS
-from collection_and_annotations.engine.runs import DONE_STATUSES, Progress, real_work, task_units
+from collection_and_annotations.engine.runs import DONE_STATUSES, Progress, real_work
 from collection_and_annotations.quality.stats import Outcomes, task_outcomes, worker_outcomes
 from collection_and_annotations.storage.models import (
     Assignment,
@@ -43,6 +44,8 @@ from collection_and_annotations.storage.models import (
 BUCKET_SECONDS = (60, 300, 900, 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400, 7 * 86400)
 MAX_POINTS = 120
 RUN_STATES = {"completed": "complete"}  # TaskRun.status -> the overview's word
+# a unit's status as the overview's runs count it: done ones as completed
+_SHOWN_STATUS = case((Unit.status.in_(DONE_STATUSES), "completed"), else_=Unit.status)
 
 
 def in_task(task_id: int) -> ColumnElement[bool]:
@@ -143,20 +146,19 @@ def _pass_rate(passed: int, failed: int) -> dict[str, Any]:
             "pass_rate": round(passed / total, 4) if total else None}
 
 
-def _runs(session: Session, task_id: int) -> list[dict[str, Any]]:
-    runs = session.scalars(select(TaskRun).where(TaskRun.task_id == task_id)
+def runs(session: Session, task_id: int, status: ColumnElement[str], *where: Any,
+         zero: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The task's runs, oldest first, each with its units (those `where` keeps) counted by
+    `status` (a column or an expression over Unit), the `zero` ones shown when there are none."""
+    rows = session.scalars(select(TaskRun).where(TaskRun.task_id == task_id)
                            .order_by(TaskRun.id)).all()
-    counts: dict[int, dict[str, int]] = {r.id: {"launched": 0, "assigned": 0, "completed": 0}
-                                         for r in runs}
-    shown = case((Unit.status.in_(DONE_STATUSES), "completed"), else_=Unit.status)
-    for run_id, status, count in session.execute(
-            select(Unit.task_run_id, shown, func.count()).join(Assignment)
-            .where(in_task(task_id), real_work(),
-                   Unit.status.in_(("launched", "assigned", *DONE_STATUSES)))
-            .group_by(Unit.task_run_id, shown)):
-        counts[run_id][status] = count
-    return [{"run_id": r.id, "status": RUN_STATES.get(r.status, r.status),
-             "started_at": iso_utc(r.created_at), "units": counts[r.id]} for r in runs]
+    counts: dict[int, dict[str, int]] = {r.id: dict.fromkeys(zero, 0) for r in rows}
+    for run_id, shown, count in session.execute(
+            select(Unit.task_run_id, status, func.count()).join(Assignment)
+            .where(in_task(task_id), *where).group_by(Unit.task_run_id, status)):
+        counts[run_id][shown] = count
+    return [{"run_id": r.id, "status": r.status, "started_at": iso_utc(r.created_at),
+             "units": counts[r.id]} for r in rows]
 
 
 def _quotas(session: Session, task_id: int, pools: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -177,13 +179,24 @@ def _quotas(session: Session, task_id: int, pools: Mapping[str, str]) -> list[di
     return [{"bot": spec, **counts[pool]} for pool, spec in pools.items()]
 
 
-def sync_failure_counts(session: Session, task_id: int) -> dict[str, int]:
-    units = task_units(task_id)
+def sync_failures(session: Session, task_id: int) -> dict[str, Any]:
+    """Decisions whose send failed; bonuses that failed or may or may not have been paid."""
+    reviews = session.execute(
+        select(Unit.public_id, ReviewDecision).join(Unit, Unit.id == ReviewDecision.unit_id)
+        .join(Assignment).where(in_task(task_id), FAILED_DECISION)
+        .order_by(ReviewDecision.id)).all()
+    bonuses = session.execute(
+        select(Unit.public_id, Worker.pseudonym, Bonus).join(Unit, Unit.id == Bonus.unit_id)
+        .join(Assignment).join(Worker, Worker.id == Bonus.worker_id)
+        .where(in_task(task_id), UNSETTLED_BONUS)
+        .order_by(Bonus.id)).all()
     return {
-        "reviews": session.scalar(select(func.count()).select_from(ReviewDecision).where(
-            ReviewDecision.unit_id.in_(units), FAILED_DECISION)) or 0,
-        "bonuses": session.scalar(select(func.count()).select_from(Bonus).where(
-            Bonus.unit_id.in_(units), UNSETTLED_BONUS)) or 0,
+        "reviews": [{"unit_id": unit_id, "decision": row.decision, "attempts": row.attempts,
+                     "last_error": row.last_error} for unit_id, row in reviews],
+        "bonuses": [{"id": row.id, "unit_id": unit_id, "worker": worker,
+                     "amount": row.amount_cents / 100, "state": row.state,
+                     "attempts": row.attempts, "last_error": row.last_error}
+                    for unit_id, worker, row in bonuses],
     }
 
 
@@ -211,7 +224,10 @@ def overview(session: Session, task_id: int, run_id: int, progress: Progress,
         "state": state, "server_time": iso_utc(now),
         "progress": {"total": progress.total, "done": progress.done,
                      "in_progress": progress.in_progress, "waiting": progress.waiting},
-        "runs": _runs(session, task_id),
+        "runs": [{**run, "status": RUN_STATES.get(run["status"], run["status"])}
+                 for run in runs(session, task_id, _SHOWN_STATUS, real_work(),
+                                 Unit.status.in_(("launched", "assigned", *DONE_STATUSES)),
+                                 zero=("launched", "assigned", "completed"))],
         "throughput": throughput(session, task_id, now),
         "time_per_unit": timing.as_json(),
         "screening": {**_pass_rate(outcomes.screening_passed, outcomes.screening_failed),
@@ -220,7 +236,8 @@ def overview(session: Session, task_id: int, run_id: int, progress: Progress,
                  "used": GOLD_POOL in quality},
         "live_chats": live,
         "quotas": _quotas(session, task_id, chat_pools),
-        "sync_failures": sync_failure_counts(session, task_id),
+        "sync_failures": {kind: len(failed)
+                          for kind, failed in sync_failures(session, task_id).items()},
     }
 
 

@@ -32,6 +32,11 @@ from collection_and_annotations.storage.models import (
 LEASE = timedelta(minutes=5)  # a row being sent; a sender that died frees it after this
 MAX_BACKOFF_SECONDS = 3600
 BATCH = 20
+# the states a row is sent from: a decision left `sending` by a sender that died is sent again
+# after the lease (a change of state: sent twice, it cannot apply twice); a bonus `set_up` is
+# paid, not set up again
+SENT_DECISIONS = ("pending", "failed", "sending")
+SENT_BONUSES = ("pending", "failed", "set_up")
 # sends the requester is shown and may retry or settle (the dashboard's "not sent" lists)
 FAILED_DECISION = ReviewDecision.sync_state == "failed"
 UNSETTLED_BONUS = Bonus.state.in_(("failed", "uncertain"))
@@ -80,10 +85,7 @@ def _write(db: Database, model: type, row_id: int, **values: object) -> None:
 
 
 def send_review(db: Database, provider: Provider, row_id: int) -> None:
-    # `sending` while the call is out; a sender that dies leaves it, sent again after the
-    # lease (a decision is a change of state: sent twice, it cannot apply twice)
-    if not _take(db, ReviewDecision, row_id, ("pending", "failed", "sending"),
-                 sync_state="sending"):
+    if not _take(db, ReviewDecision, row_id, SENT_DECISIONS, sync_state="sending"):
         return
     with db.read() as session:
         row = session.get(ReviewDecision, row_id)
@@ -103,7 +105,7 @@ def send_review(db: Database, provider: Provider, row_id: int) -> None:
 
 
 def send_bonus(db: Database, provider: Provider, row_id: int) -> None:
-    if not _take(db, Bonus, row_id, ("pending", "failed", "set_up")):
+    if not _take(db, Bonus, row_id, SENT_BONUSES):
         return
     with db.read() as session:
         row = session.get(Bonus, row_id)
@@ -185,22 +187,17 @@ def sync_due(db: Database, provider: Provider, task_id: int) -> None:
     then bonuses, that are due (oldest first)."""
     settle_interrupted_pays(db, task_id)
     now = utcnow()
-    in_task = task_units(task_id)
     with db.read() as session:
-        reviews = session.scalars(
-            select(ReviewDecision.id).where(
-                ReviewDecision.unit_id.in_(in_task), ReviewDecision.next_attempt_at <= now,
-                ReviewDecision.sync_state.in_(("pending", "failed", "sending")))
-            .order_by(ReviewDecision.id).limit(BATCH)).all()
-        bonuses = session.scalars(
-            select(Bonus.id).where(
-                Bonus.unit_id.in_(in_task), Bonus.next_attempt_at <= now,
-                Bonus.state.in_(("pending", "failed", "set_up")))
-            .order_by(Bonus.id).limit(BATCH)).all()
-    for row_id in reviews:
-        send_review(db, provider, row_id)
-    for row_id in bonuses:
-        send_bonus(db, provider, row_id)
+        due = [(send, session.scalars(
+            select(model.id).where(model.unit_id.in_(task_units(task_id)),
+                                   model.next_attempt_at <= now, state.in_(states))
+            .order_by(model.id).limit(BATCH)).all())
+            for model, state, states, send in (
+                (ReviewDecision, ReviewDecision.sync_state, SENT_DECISIONS, send_review),
+                (Bonus, Bonus.state, SENT_BONUSES, send_bonus))]
+    for send, row_ids in due:
+        for row_id in row_ids:
+            send(db, provider, row_id)
 
 
 class ProviderSync(threading.Thread):

@@ -1,5 +1,6 @@
 """The requester's review queue: submitted units filtered and paged, one submission in full,
-and the decisions and bonuses that did not reach the platform (docs/dashboard.md).
+and the decisions and bonuses that did not reach the platform sent again or settled
+(docs/dashboard.md).
 
 A page of the queue is one COUNT and one LIMIT/OFFSET query, whatever the task's size; the
 bucket filter looks into the assignment's JSON with the database's own JSON functions.
@@ -18,7 +19,6 @@ from collection_and_annotations.engine.chat import transcripts
 from collection_and_annotations.engine.dashboard import in_task, seconds_between
 from collection_and_annotations.engine.provider_sync import (
     FAILED_DECISION,
-    UNSETTLED_BONUS,
     sync_due,
 )
 from collection_and_annotations.engine.review import ReviewRefused, bonus_json, decision_json
@@ -216,27 +216,6 @@ def _dialogue_ids(session: Session, unit_id: int) -> dict[str, Any]:
                           .where(Unit.id == unit_id)) or {}
     return {d["key"]: d.get("source", {}).get("dialogue_id")
             for d in data.get("dialogues", []) if isinstance(d, dict) and "key" in d}
-
-
-def sync_failures(session: Session, task_id: int) -> dict[str, Any]:
-    """Decisions whose send failed; bonuses that failed or may or may not have been paid."""
-    reviews = session.execute(
-        select(Unit.public_id, ReviewDecision).join(Unit, Unit.id == ReviewDecision.unit_id)
-        .join(Assignment).where(in_task(task_id), FAILED_DECISION)
-        .order_by(ReviewDecision.id)).all()
-    bonuses = session.execute(
-        select(Unit.public_id, Worker.pseudonym, Bonus).join(Unit, Unit.id == Bonus.unit_id)
-        .join(Assignment).join(Worker, Worker.id == Bonus.worker_id)
-        .where(in_task(task_id), UNSETTLED_BONUS)
-        .order_by(Bonus.id)).all()
-    return {
-        "reviews": [{"unit_id": unit_id, "decision": row.decision, "attempts": row.attempts,
-                     "last_error": row.last_error} for unit_id, row in reviews],
-        "bonuses": [{"id": row.id, "unit_id": unit_id, "worker": worker,
-                     "amount": row.amount_cents / 100, "state": row.state,
-                     "attempts": row.attempts, "last_error": row.last_error}
-                    for unit_id, worker, row in bonuses],
-    }
 
 
 def retry_failures(db: Database, provider: Provider, task_id: int) -> None:

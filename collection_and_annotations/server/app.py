@@ -72,10 +72,8 @@ def create_app(
     chat = None
     if served_task.chats:
         from collection_and_annotations.server.chat.app import Chat
-        from collection_and_annotations.server.chat.arena import ArenaChat
 
-        server = ArenaChat if served_task.blueprint.chat_server == "arena" else Chat
-        chat = server(served_task.db, served_task.secret, served_task.blueprint.rules,
+        chat = Chat(served_task.db, served_task.secret, served_task.blueprint.rules,
                       served_task.blueprint.make_bots, relay=relay_chat,
                       threads=database_threads)
         routes += chat.routes()

@@ -8,11 +8,11 @@ import io
 import secrets
 from collections.abc import Callable
 
-from sqlalchemy import func, select
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from collection_and_annotations.engine.dashboard import runs
 from collection_and_annotations.export.submissions import whole_submissions
 from collection_and_annotations.export.writers import csv_option_columns, json_safe, write_export
 from collection_and_annotations.quality.stats import task_outcomes, worker_outcomes
@@ -38,7 +38,7 @@ from collection_and_annotations.server.web import (
     json_body,
     served,
 )
-from collection_and_annotations.storage.models import TaskRun, Unit, iso_utc
+from collection_and_annotations.storage.models import Unit
 
 PREFIX = "/api/requester"
 # ?format= -> (export kind, media type, file suffix)
@@ -141,27 +141,13 @@ def close_session(request: Request) -> Response:
 def progress(request: Request) -> Response:
     task = served(request)
     with task.db.read() as session:
-        runs = session.scalars(
-            select(TaskRun).where(TaskRun.task_id == task.task_id).order_by(TaskRun.id)
-        ).all()
-        counts = session.execute(
-            select(Unit.task_run_id, Unit.status, func.count())
-            .where(Unit.task_run_id.in_([r.id for r in runs]))
-            .group_by(Unit.task_run_id, Unit.status)
-        ).all()
+        shown_runs = runs(session, task.task_id, Unit.status)
         overall = task_outcomes(session, task.task_id)
         workers = worker_outcomes(session, task.task_id)
-    by_run: dict[int, dict[str, int]] = {r.id: {} for r in runs}
-    for run_id, status, count in counts:
-        by_run[run_id][status] = count
     return JSON({
         "task": task.task_name,
         "current_run": task.run_id,
-        "runs": [
-            {"run_id": r.id, "status": r.status, "started_at": iso_utc(r.created_at),
-             "units": by_run[r.id]}
-            for r in runs
-        ],
+        "runs": shown_runs,
         "quality": {**overall.as_json(),
                     "workers": {name: o.as_json() for name, o in workers.items()}},
     })

@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 from collection_and_annotations.engine import review
 from collection_and_annotations.engine.dashboard import overview as overview_of
+from collection_and_annotations.engine.dashboard import sync_failures
 from collection_and_annotations.engine.dashboard import workers as workers_of
 from collection_and_annotations.engine.provider_sync import send_bonus, send_review
 from collection_and_annotations.engine.review_queue import (
@@ -27,20 +28,22 @@ from collection_and_annotations.engine.review_queue import (
     shown_bonus,
     shown_decision,
     submission_record,
-    sync_failures,
 )
 from collection_and_annotations.engine.runs import Progress, unit_counts
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.export.answer_counts import answer_counts
-from collection_and_annotations.quality import qualifications
 from collection_and_annotations.server.report_jobs import report_job
 from collection_and_annotations.server.requester_api import PREFIX, attachment, requester
 from collection_and_annotations.server.requester_quals import (
     qualification_name,
     qualification_value,
 )
-from collection_and_annotations.server.requester_review import block_name, worker_by_pseudonym
+from collection_and_annotations.server.requester_review import (
+    block_name,
+    change_qualification,
+    worker_by_pseudonym,
+)
 from collection_and_annotations.server.web import JSON, abort, json_body, served
 from collection_and_annotations.server.worker_api import unit_payload
 from collection_and_annotations.storage.models import Bonus, ReviewDecision
@@ -83,12 +86,8 @@ def _qualification(request: Request, body: dict[str, Any], value: int | None) ->
     task, pseudonym = served(request), request.path_params["pseudonym"]
     name = qualification_name(body)
     provider, worker = worker_by_pseudonym(task, pseudonym)
-    with task.db.transaction() as connection:
-        try:
-            done = qualifications.change(connection, provider, worker, name, value)
-        except qualifications.NotChanged:
-            raise abort(404, f"worker {pseudonym} does not hold '{name}'") from None
-    return JSON({"ok": True, "message": done.replace(worker, pseudonym)})
+    done = change_qualification(task, provider, worker, name, value, pseudonym)
+    return JSON({"ok": True, "message": done})
 
 
 @requester

@@ -17,7 +17,7 @@ from starlette.routing import Route
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.server.requester_api import PREFIX, requester
-from collection_and_annotations.server.requester_review import block_name
+from collection_and_annotations.server.requester_review import block_name, change_qualification
 from collection_and_annotations.server.web import JSON, abort, json_body, served
 from collection_and_annotations.storage.models import iso_utc
 
@@ -60,11 +60,7 @@ def qualification_value(body: dict[str, Any]) -> int:
 
 def _apply(task: ServedTask, provider: str, worker: str, name: str,
            value: int | None) -> Response:
-    with task.db.transaction() as connection:
-        try:
-            done = qualifications.change(connection, provider, worker, name, value)
-        except qualifications.NotChanged as exc:
-            raise abort(404, str(exc)) from None
+    done = change_qualification(task, provider, worker, name, value)
     return JSON({"ok": True, "qualification": name, "worker": worker, "provider": provider,
                     "value": value, "message": done})
 

@@ -68,6 +68,18 @@ def worker_by_pseudonym(task: ServedTask, pseudonym: str) -> tuple[str, str]:
     return found[0], found[1]
 
 
+def change_qualification(task: ServedTask, provider: str, worker: str, name: str,
+                         value: int | None, shown_as: str | None = None) -> str:
+    """`qualifications.change` in a transaction: what was done, or 404 for a revoke with
+    nothing to revoke; `shown_as` names the worker in either (the dashboard's pseudonym)."""
+    with task.db.transaction() as connection:
+        try:
+            done = qualifications.change(connection, provider, worker, name, value)
+        except qualifications.NotChanged as exc:
+            raise abort(404, str(exc).replace(worker, shown_as or worker)) from None
+    return done.replace(worker, shown_as or worker)
+
+
 def block_name(task: ServedTask) -> str:
     """This task's block qualification (its conf's `block_qualification`)."""
     with task.db.snapshot() as connection:
@@ -85,8 +97,7 @@ def block_worker(request: Request) -> Response:
         raise abort(422, "reason must be text")
     provider, worker = worker_by_pseudonym(task, pseudonym)
     name = block_name(task)
-    with task.db.transaction() as connection:
-        qualifications.change(connection, provider, worker, name, 1)
+    change_qualification(task, provider, worker, name, 1)
     platform = _on_platform(task, provider, lambda: task.provider.block(
         worker, str(reason.get("reason", ""))))
     return JSON({"worker": pseudonym, "blocked": True, "qualification": name,
@@ -110,11 +121,7 @@ def unblock_worker(request: Request) -> Response:
     task, pseudonym = served(request), request.path_params["pseudonym"]
     provider, worker = worker_by_pseudonym(task, pseudonym)
     name = block_name(task)
-    with task.db.transaction() as connection:
-        try:
-            qualifications.change(connection, provider, worker, name, None)
-        except qualifications.NotChanged as exc:
-            raise abort(404, str(exc)) from None
+    change_qualification(task, provider, worker, name, None)
     return JSON({"worker": pseudonym, "blocked": False, "qualification": name,
                  "platform": _on_platform(task, provider,
                                           lambda: task.provider.unblock(worker))})

@@ -1,13 +1,18 @@
 """The chat routes (docs/chat-api.md) under /api/chat/: coroutines of the event loop, so an open
 event stream costs a coroutine and a socket, and a bot turn no thread at all. Database steps
 run on the process's `database_threads` threads, shared with the worker API's (server/web.py);
-on SQLite the frequent ones go to the step writer instead."""
+on SQLite the frequent ones go to the step writer instead.
+
+An arena battle (docs/arena.md) takes the same routes but `end`, and `vote` instead: the
+worker's message goes to both sides and both bots' turns run at once, each streaming to its
+pane (the events' `position`: 0 is Model A, 1 Model B); one side failed is asked again alone;
+the vote is stored before the state that may name the bots is sent."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from starlette.background import BackgroundTask
@@ -18,7 +23,12 @@ from starlette.routing import Route
 from collection_and_annotations.bots.base import Bot
 from collection_and_annotations.engine import chat
 from collection_and_annotations.engine.chat import ChatRules, ReplyJob
-from collection_and_annotations.engine.chat_batch import MessageStep, Step, write_one
+from collection_and_annotations.engine.chat_batch import (
+    BattleVoteStep,
+    MessageStep,
+    Step,
+    write_one,
+)
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.server.auth import bearer, worker_from_token
 from collection_and_annotations.server.chat.bus import (
@@ -39,8 +49,6 @@ from collection_and_annotations.storage.database import Database
 # Event streams one worker may hold open in a server process (tabs, reloads): past it, 429.
 MAX_STREAMS_PER_WORKER = 4
 _NO_STORE = {"Cache-Control": "no-store"}
-# A route under a unit's chat: (method, path under the unit, endpoint).
-Action = tuple[str, str, Callable[[Request], Awaitable[Response]]]
 
 
 class Chat:
@@ -60,14 +68,13 @@ class Chat:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def routes(self) -> list[Route]:
+        """The routes under a unit: a battle's worker votes where a chat's ends the chat."""
+        closing = ("vote", self.vote) if self.rules.side_by_side else ("end", self.end)
         return [Route(f"{CHAT_PREFIX}{{unit}}/{action}", endpoint, methods=[method])
-                for method, action, endpoint in self.actions()]
-
-    def actions(self) -> list[Action]:
-        """The chat's routes."""
-        return [("POST", "start", self.start), ("POST", "messages", self.message),
-                ("POST", "end", self.end), ("POST", "retry", self.retry),
-                ("GET", "events", self.events)]
+                for method, action, endpoint in (
+                    ("POST", "start", self.start), ("POST", "messages", self.message),
+                    ("POST", *closing), ("POST", "retry", self.retry),
+                    ("GET", "events", self.events))]
 
     async def write(self, step: Step) -> Any:
         """A message or a reply stored (engine/chat_batch.py)."""
@@ -93,18 +100,9 @@ class Chat:
 
     async def _publish_job_state(self, job: ReplyJob) -> None:
         runner = await self._runner()
-        state = await self.threads.run(self.read_job_state, job, runner.live_text)
+        state = await self.threads.run(chat.unit_state, self.db, job.unit_id, job.attempt,
+                                       job.layout, self.rules, runner.live_text)
         self.bus.publish(job.public_id, "state", state)
-
-    def read_state(self, unit: str, worker_id: int,
-                   live_text: Callable[[int], str | None]) -> dict[str, Any]:
-        """The state a worker's event stream starts with (blocking: run it in a thread)."""
-        return chat.read_chat(self.db, unit, worker_id, self.rules, live_text)
-
-    def read_job_state(self, job: ReplyJob,
-                       live_text: Callable[[int], str | None]) -> dict[str, Any]:
-        """The state of a bot turn's chat, published when the turn failed (blocking)."""
-        return chat.job_state(self.db, job, self.rules, live_text)
 
     async def aclose(self) -> None:
         if self.runner is not None:
@@ -138,9 +136,9 @@ class Chat:
 
     async def start(self, request: Request) -> Response:
         worker_id, unit, _, runner = await self._step(request)
-        job, state = await self.threads.run(chat.start, self.db, unit, worker_id, self.rules,
-                                            runner.live_text)
-        if job is not None:
+        jobs, state = await self.threads.run(chat.start, self.db, unit, worker_id, self.rules,
+                                             runner.live_text)
+        for job in jobs:
             runner.run(job)
         return self._changed(unit, state)
 
@@ -153,26 +151,24 @@ class Chat:
     async def message(self, request: Request) -> Response:
         worker_id, unit, body, runner = await self._step(request)
         step = MessageStep.checked(unit, worker_id, body.get("text"),
-                                   body.get("client_message_id"), self.rules, body.get("label"))
+                                   body.get("client_message_id"), self.rules,
+                                   body.get(self.rules.label_field))
         # The bot starts on the message while it is being stored (shown once it is).
         early = runner.early(unit, step.text)
         try:
-            answer, job = await self.write(step)
+            answer, jobs = await self.write(step)
         except BaseException:
             if early is not None:
                 early.settle(None)
             raise
-        if job is not None:
-            self._stored_message(unit, job, answer)
-        if (early is None or not early.settle(job)) and job is not None:
-            runner.run(job)  # no early turn, or not this one (settle cancelled it)
+        for job in jobs:  # the worker's message (the last turn of each bot's job)
+            self.bus.publish(unit, "message", {
+                "position": job.position, "index": answer["index"], "role": "worker",
+                "text": job.history[-1].text, "sent_at": answer["sent_at"]})
+        if early is None or not early.settle(jobs[0] if jobs else None):
+            for job in jobs:  # no early turn, or not this one (settle cancelled it)
+                runner.run(job)
         return json_response(answer, 202)
-
-    def _stored_message(self, unit: str, job: ReplyJob, answer: dict[str, Any]) -> None:
-        """The worker's message (the last turn of the bot's `job`) to the chat's streams."""
-        self.bus.publish(unit, "message", {
-            "position": job.position, "index": answer["index"], "role": "worker",
-            "text": job.history[-1].text, "sent_at": answer["sent_at"]})
 
     async def end(self, request: Request) -> Response:
         worker_id, unit, body, runner = await self._step(request)
@@ -182,9 +178,18 @@ class Chat:
         await runner.close_session(conversation_id)
         return self._changed(unit, state)
 
+    async def vote(self, request: Request) -> Response:
+        worker_id, unit, body, runner = await self._step(request)
+        await self.write(BattleVoteStep.checked(unit, worker_id, body.get("choice"),
+                                                body.get("labels")))
+        state = await self.threads.run(chat.read_chat, self.db, unit, worker_id, self.rules,
+                                       runner.live_text)
+        return self._changed(unit, state)
+
     async def retry(self, request: Request) -> Response:
-        worker_id, unit, _, runner = await self._step(request)
-        runner.run(await self.threads.run(chat.retry, self.db, unit, worker_id))
+        worker_id, unit, body, runner = await self._step(request)
+        runner.run(await self.threads.run(chat.retry, self.db, unit, worker_id, self.rules,
+                                          body.get("position")))
         return json_response({}, 202)
 
     async def events(self, request: Request) -> Response:
@@ -196,7 +201,8 @@ class Chat:
                          "already; close other tabs of this task (this page tries again by "
                          "itself)", 429)
         runner = await self._runner()
-        read = (self.read_state, unit, worker_id, runner.live_text)
+        # the state the stream starts with, and reads again when told to
+        read = (chat.read_chat, self.db, unit, worker_id, self.rules, runner.live_text)
         # Watching before reading: nothing that happens in between is missed.
         mailbox = self.bus.subscribe(unit)
         self.streams[worker_id] += 1

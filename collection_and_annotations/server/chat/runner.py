@@ -70,10 +70,12 @@ class ChatRunner:
         process stored the reply it answers (so it knows the conversation) and the message
         looks acceptable: the bot's time and the write overlap. Nothing of the turn is shown
         until `EarlyTurn.settle` confirms it. Not with online labels, whose checks may
-        refuse a message (the bot would have worked for nothing)."""
+        refuse a message (the bot would have worked for nothing), nor for a message to
+        several bots side by side (an arena battle)."""
         answered = self.answered.get(public_id)
         annotations = self.rules.annotations
-        if answered is None or (annotations is not None and annotations.online is not None):
+        if answered is None or self.rules.side_by_side or (
+                annotations is not None and annotations.online is not None):
             return None
         last, reply = answered
         worker_turns = sum(turn.role == "worker" for turn in last.history)
