@@ -282,45 +282,53 @@ def _compose(path: Path, node: DictConfig, overrides: list[str]) -> DictConfig:
         GlobalHydra.instance().clear()
 
 
-# Confs Hydra composed without overrides in this process, by file, content and plug-ins:
-# Hydra's composition is most of a load's time (it copies its whole config store each time),
-# and a process may load one conf many times (the dashboard, tests).
-_COMPOSED: dict[tuple[Path, str, tuple], DictConfig] = {}
+# Defaults lists Hydra composed in this process (the schema and the task kind, architect and
+# provider options a conf names), by conf name, list and plug-ins: Hydra's composition is most
+# of a load's time (it copies its whole config store each time), and a process may load many
+# confs that name the same options (the dashboard, tests).
+_COMPOSED: dict[tuple[str, str, tuple], DictConfig] = {}
 _COMPOSED_KEPT = 16
 
 
 def _with_values_set(path: Path, node: DictConfig, overrides: list[str]) -> DictConfig | None:
-    """The conf as Hydra composes it with `overrides` when each only sets a value: a copy of
-    its composition without them, each set the way Hydra sets it (`OmegaConf.update` with
-    merge, in struct mode). None when one does more (+ adds, ~ deletes, a group option, a
-    sweep, a `hydra.` key) or fails: then Hydra composes it all and its error is explained.
-    A key without a dot that names a config group (`hydra`, `mephisto`, `conf`) is never a
-    leaf of the conf, so only dotted keys and leaves are set here."""
+    """The conf as Hydra composes it when its file's keys and each override only set values:
+    a copy of the composition of its defaults list, the file's keys merged last (where Hydra
+    merges a conf whose defaults list does not place `_self_` earlier) and each override set
+    the way Hydra sets it (`OmegaConf.update` with merge), all in struct mode, which refuses
+    what Hydra might still add. None when the file or an override does more (`hydra` keys,
+    + adds, ~ deletes, a group option, a sweep) or anything fails: then Hydra composes it all
+    and its error is explained. A key without a dot that names a config group (`hydra`,
+    `mephisto`, `conf`) is never a leaf of the conf, so only dotted keys and leaves are set."""
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except HydraException:
         return None
-    if not all(_only_sets_a_value(override) for override in parsed):
+    defaults = node.get("defaults")
+    if (not isinstance(defaults, ListConfig | None) or "hydra" in node
+            or "_self_" in (defaults or [])[:-1]
+            or not all(_only_sets_a_value(override) for override in parsed)):
         return None
-    key = (path, OmegaConf.to_yaml(node), register_configs())
+    options = OmegaConf.masked_copy(node, ["defaults"] if defaults is not None else [])
+    key = (path.stem, OmegaConf.to_yaml(options), register_configs())
     if key not in _COMPOSED:
         try:
-            composed = _compose(path, node, [])
+            composed = _compose(path, options, [])
         except (HydraException, OmegaConfBaseException):
             return None
         if len(_COMPOSED) >= _COMPOSED_KEPT:
             _COMPOSED.clear()
         _COMPOSED[key] = composed
     cfg = copy.deepcopy(_COMPOSED[key])
-    for override in parsed:
-        name = override.key_or_group
-        if "." not in name and OmegaConf.is_config(
-                OmegaConf.select(cfg, name, default=cfg, throw_on_resolution_failure=False)):
-            return None
-        try:
+    try:
+        cfg.merge_with(OmegaConf.masked_copy(node, [k for k in node if k != "defaults"]))
+        for override in parsed:
+            name = override.key_or_group
+            if "." not in name and OmegaConf.is_config(
+                    OmegaConf.select(cfg, name, default=cfg, throw_on_resolution_failure=False)):
+                return None
             OmegaConf.update(cfg, name, override.value(), merge=True)
-        except OmegaConfBaseException:
-            return None
+    except OmegaConfBaseException:
+        return None
     return cfg
 
 
