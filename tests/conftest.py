@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -95,10 +96,36 @@ def postgres_url():
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request, tmp_path) -> str:
+def empty_database_url(request, tmp_path) -> str:
+    """A database without tables: an SQLite file to be, or a fresh PostgreSQL database."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'cep.sqlite3'}"
     return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite_file(tmp_path_factory) -> Path:
+    """An SQLite database migrated to the newest schema once a test process: a copy of it is
+    a migrated database for under a tenth of a migration's CPU (0.011 against 0.16 s)."""
+    path = tmp_path_factory.mktemp("migrated") / "cep.sqlite3"
+    db = Database(f"sqlite:///{path}")
+    db.migrate()
+    db.dispose()
+    return path
+
+
+@pytest.fixture
+def database_url(empty_database_url, request) -> str:
+    """A database of the newest schema, as every launch leaves it (tests of the migrations
+    themselves take `empty_database_url`)."""
+    if empty_database_url.startswith("sqlite"):
+        shutil.copyfile(request.getfixturevalue("migrated_sqlite_file"),
+                        make_url(empty_database_url).database)
+    else:
+        db = Database(empty_database_url)
+        db.migrate()
+        db.dispose()
+    return empty_database_url
 
 
 @pytest.fixture

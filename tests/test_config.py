@@ -7,7 +7,11 @@ import warnings
 import pytest
 
 from collection_and_annotations.blueprints import build_blueprint
-from collection_and_annotations.config.loader import DeprecatedKeyWarning, load_run_config
+from collection_and_annotations.config.loader import (
+    CONF_DIR,
+    DeprecatedKeyWarning,
+    load_run_config,
+)
 from collection_and_annotations.errors import NotSupportedYet, UserError
 
 FIXTURE_CONFS = ["consistency", "knowledge", "transitions", "likert", "likert_turn", "comparative"]
@@ -86,6 +90,38 @@ def test_confs_loaded_in_one_process_share_nothing():
     assert again.mephisto.architect.port != 3005
     assert (first.exit_when_complete, first.monitoring_log_rate) == (True, 5)
     assert first.mephisto.architect.port == 3005
+
+
+def test_a_conf_loaded_again_takes_every_kind_of_override(tmp_path):
+    """Loading a conf again in one process (the dashboard, tests) answers each kind of
+    command-line override as the first load did: a value, a list or an interpolation set, a
+    group option chosen, a key added or removed, a bad one refused with its reason; a file
+    changed in between is read again."""
+    conf = tmp_path / "task.yaml"
+    conf.write_text((CONF_DIR / "demo.yaml").read_text())
+
+    def load(*overrides: str):
+        return load_run_config(str(conf), list(overrides)).config
+
+    for _ in range(2):
+        assert load().mephisto.architect.port == 3000
+        assert load("mephisto.architect.port=3005").mephisto.architect.port == 3005
+        assert list(load("metrics.names=[bleu,chrf]").metrics.names) == ["bleu", "chrf"]
+        assert load("task_dir=/elsewhere").mephisto.blueprint.data_jsonl == (
+            "/elsewhere/task_config/task_data/demo.jsonl")
+        assert load("mephisto/provider=prolific").mephisto.provider._provider_type == "prolific"
+        added = load("+mephisto.blueprint.speaker_names.SPEAKER_Z=Other")
+        assert added.mephisto.blueprint.speaker_names.SPEAKER_Z == "Other"
+        assert list(load("~metrics").metrics.names) == []
+        with pytest.raises(UserError, match=r"'mephisto.architect.port' must be a whole "
+                                            r"number, got 'abc' \(set on the command line\)"):
+            load("mephisto.architect.port=abc")
+        with pytest.raises(UserError, match="unknown key 'mephisto.architect.nope'"):
+            load("mephisto.architect.nope=1")
+        with pytest.raises(UserError, match="has no key 'SPEAKER_Z'.* a leading '[+]'"):
+            load("mephisto.blueprint.speaker_names.SPEAKER_Z=Other")
+    conf.write_text(conf.read_text().replace("port: 3000", "port: 3007"))
+    assert load().mephisto.architect.port == 3007
 
 
 def test_demo_conf_needs_nothing_else():

@@ -14,8 +14,8 @@ from collection_and_annotations.storage.database import Database, default_url
 from collection_and_annotations.storage.models import Base
 
 
-def test_migrations_build_the_models_schema(database_url):
-    db = Database(database_url)
+def test_migrations_build_the_models_schema(empty_database_url):
+    db = Database(empty_database_url)
     db.migrate()
     db.migrate()  # every start applies migrations: the second time is a no-op
     with db.engine.connect() as connection:
@@ -67,12 +67,12 @@ def _migrate_to(db: Database, revision: str) -> None:
         command.upgrade(config, revision)
 
 
-def test_upgrade_from_0001_keeps_drafts_and_rekeys_assignments_by_content(database_url):
+def test_upgrade_from_0001_keeps_drafts_and_rekeys_assignments_by_content(empty_database_url):
     """A database of the first release: its assignments get the content keys a new plan
     computes (so a rerun on the same data reports no change), and its drafts survive."""
     from collection_and_annotations.blueprints.static_annotation.task_data import content_key
 
-    db = Database(database_url)
+    db = Database(empty_database_url)
     _migrate_to(db, "0001")
     source = {"dialogue_id": "d1", "group_id": "g1", "annotation_tasks": ["relevance"],
               "turns": [["user", "hi"], ["system", "hello"]]}
@@ -104,9 +104,9 @@ def test_upgrade_from_0001_keeps_drafts_and_rekeys_assignments_by_content(databa
     db.dispose()
 
 
-def test_units_of_earlier_runs_get_a_random_claim_order(database_url):
+def test_units_of_earlier_runs_get_a_random_claim_order(empty_database_url):
     """A database of release 0007: its units, served in id order then, get random keys."""
-    db = Database(database_url)
+    db = Database(empty_database_url)
     _migrate_to(db, "0007")
     with db.engine.begin() as connection:
         for statement in ONE_TASK:
@@ -123,10 +123,10 @@ def test_units_of_earlier_runs_get_a_random_claim_order(database_url):
     assert sorted(ids) == list(range(1, 41)) and ids != sorted(ids)
 
 
-def test_training_checks_of_an_earlier_worker_stay_with_their_attempt(database_url):
+def test_training_checks_of_an_earlier_worker_stay_with_their_attempt(empty_database_url):
     """A database of release 0008, where a training unit's checks were kept per unit: the
     checks of a worker who lost the unit become their attempt, the holder's stay theirs."""
-    db = Database(database_url)
+    db = Database(empty_database_url)
     _migrate_to(db, "0008")
     with db.engine.begin() as connection:
         for statement in (

@@ -359,18 +359,18 @@ def _newer_revision(connection) -> str:
 
 
 @pytest.mark.parametrize("prepare", [_foreign_units_table, _newer_revision])
-def test_database_that_is_not_ours_or_newer(tmp_path, database_url, prepare):
-    engine = create_engine(database_url)
+def test_database_that_is_not_ours_or_newer(tmp_path, empty_database_url, prepare):
+    engine = create_engine(empty_database_url)
     with engine.begin() as connection:
         expected = prepare(connection)
         before = sorted(r[0] for r in connection.execute(text(
-            "SELECT name FROM sqlite_master WHERE type='table'" if database_url.startswith(
+            "SELECT name FROM sqlite_master WHERE type='table'" if empty_database_url.startswith(
                 "sqlite") else "SELECT tablename FROM pg_tables WHERE schemaname='public'")))
-    error = _fails(_task(tmp_path), tmp_path, f"database_url={database_url}")
+    error = _fails(_task(tmp_path), tmp_path, f"database_url={empty_database_url}")
     assert expected in error and "use another database" in error, error
     with engine.connect() as connection:  # nothing was added
         after = sorted(r[0] for r in connection.execute(text(
-            "SELECT name FROM sqlite_master WHERE type='table'" if database_url.startswith(
+            "SELECT name FROM sqlite_master WHERE type='table'" if empty_database_url.startswith(
                 "sqlite") else "SELECT tablename FROM pg_tables WHERE schemaname='public'")))
     engine.dispose()
     assert after == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import re
@@ -16,6 +17,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override, OverrideType
 from hydra.errors import HydraException
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -253,20 +255,85 @@ def load_run_config(conf: str, overrides: list[str] | None = None) -> LoadedConf
     """Compose `conf` with the CLI `overrides`; interpolations such as `${task_dir}` resolved."""
     path = resolve_conf_path(conf)
     node = _load_yaml(path)
-    register_configs()
-    ConfigStore.instance().store(group="conf", name=path.stem, node=node, package="_global_")
-    GlobalHydra.instance().clear()
     overrides = list(overrides or [])
     try:
-        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-            cfg = compose("cep_run_config", overrides=[f"+conf={path.stem}", *overrides])
+        cfg = _with_values_set(path, node, overrides)
+        if cfg is None:
+            cfg = _compose(path, node, overrides)
         # `+key=value` on the command line bypasses struct mode; the schema still decides.
         cfg = OmegaConf.merge(_schema(), cfg)
         OmegaConf.resolve(cfg)
     except (HydraException, OmegaConfBaseException) as exc:
         raise _explain(exc, path, overrides) from None
-    finally:
-        GlobalHydra.instance().clear()
     _check_values(cfg, path, overrides)
     warn_unused_keys(OmegaConf.to_container(node, resolve=False), overrides, path, _line_of_key)
     return LoadedConf(cfg, path)
+
+
+def _compose(path: Path, node: DictConfig, overrides: list[str]) -> DictConfig:
+    """Hydra's composition of the conf file's `node` with the command line's `overrides`."""
+    register_configs()
+    ConfigStore.instance().store(group="conf", name=path.stem, node=node, package="_global_")
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+            return compose("cep_run_config", overrides=[f"+conf={path.stem}", *overrides])
+    finally:
+        GlobalHydra.instance().clear()
+
+
+# Defaults lists Hydra composed in this process (the schema and the task kind, architect and
+# provider options a conf names), by conf name, list and plug-ins: Hydra's composition is most
+# of a load's time (it copies its whole config store each time), and a process may load many
+# confs that name the same options (the dashboard, tests).
+_COMPOSED: dict[tuple[str, str, tuple], DictConfig] = {}
+_COMPOSED_KEPT = 16
+
+
+def _with_values_set(path: Path, node: DictConfig, overrides: list[str]) -> DictConfig | None:
+    """The conf as Hydra composes it when its file's keys and each override only set values:
+    a copy of the composition of its defaults list, the file's keys merged last (where Hydra
+    merges a conf whose defaults list does not place `_self_` earlier) and each override set
+    the way Hydra sets it (`OmegaConf.update` with merge), all in struct mode, which refuses
+    what Hydra might still add. None when the file or an override does more (`hydra` keys,
+    + adds, ~ deletes, a group option, a sweep) or anything fails: then Hydra composes it all
+    and its error is explained. A key without a dot that names a config group (`hydra`,
+    `mephisto`, `conf`) is never a leaf of the conf, so only dotted keys and leaves are set."""
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except HydraException:
+        return None
+    defaults = node.get("defaults")
+    if (not isinstance(defaults, ListConfig | None) or "hydra" in node
+            or "_self_" in (defaults or [])[:-1]
+            or not all(_only_sets_a_value(override) for override in parsed)):
+        return None
+    options = OmegaConf.masked_copy(node, ["defaults"] if defaults is not None else [])
+    key = (path.stem, OmegaConf.to_yaml(options), register_configs())
+    if key not in _COMPOSED:
+        try:
+            composed = _compose(path, options, [])
+        except (HydraException, OmegaConfBaseException):
+            return None
+        if len(_COMPOSED) >= _COMPOSED_KEPT:
+            _COMPOSED.clear()
+        _COMPOSED[key] = composed
+    cfg = copy.deepcopy(_COMPOSED[key])
+    try:
+        cfg.merge_with(OmegaConf.masked_copy(node, [k for k in node if k != "defaults"]))
+        for override in parsed:
+            name = override.key_or_group
+            if "." not in name and OmegaConf.is_config(
+                    OmegaConf.select(cfg, name, default=cfg, throw_on_resolution_failure=False)):
+                return None
+            OmegaConf.update(cfg, name, override.value(), merge=True)
+    except OmegaConfBaseException:
+        return None
+    return cfg
+
+
+def _only_sets_a_value(override: Override) -> bool:
+    """Whether Hydra would do no more with `override` than set its value on the composed conf."""
+    return (override.type is OverrideType.CHANGE and override.package is None
+            and not override.is_sweep_override() and not override.is_hydra_override()
+            and "/" not in override.key_or_group)

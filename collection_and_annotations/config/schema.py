@@ -239,13 +239,16 @@ class RunConfig:
     exit_when_complete: bool = False
 
 
-def register_configs() -> None:
+def register_configs() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Make the group options the original confs name in their defaults list resolvable: every
-    registered task kind and provider (plug-ins too), and Mephisto's other kinds."""
+    registered task kind and provider (plug-ins too), and Mephisto's other kinds. Returns the
+    kinds' and providers' names, which a composed conf depends on."""
     from collection_and_annotations.blueprints.registry import BLUEPRINTS
     from collection_and_annotations.providers import PROVIDERS
 
-    _register(tuple(BLUEPRINTS.names()), tuple(PROVIDERS.names()))
+    registered = tuple(BLUEPRINTS.names()), tuple(PROVIDERS.names())
+    _register(*registered)
+    return registered
 
 
 @functools.cache
