@@ -77,6 +77,8 @@ def test_override_from_command_line_and_bad_value():
     assert cfg.mephisto.architect.port == 3005
     with pytest.raises(UserError, match="mephisto.architect.port.*command line"):
         load_run_config("demo", ["mephisto.architect.port=abc"])
+    with pytest.raises(UserError, match="group of settings.*mephisto.architect.port=3005"):
+        load_run_config("demo", ["mephisto=1"])
 
 
 def test_confs_loaded_in_one_process_share_nothing():

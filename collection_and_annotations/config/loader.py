@@ -265,6 +265,12 @@ def load_run_config(conf: str, overrides: list[str] | None = None) -> LoadedConf
         OmegaConf.resolve(cfg)
     except (HydraException, OmegaConfBaseException) as exc:
         raise _explain(exc, path, overrides) from None
+    except ValueError as exc:  # Hydra's words for a group (`mephisto=1`) given a bare value
+        if "Config group override" not in str(exc):
+            raise
+        raise UserError(f"a command-line override gives a group of settings a value ({exc}): "
+                        "set one of its keys instead (e.g. mephisto.architect.port=3005)",
+                        path) from None
     _check_values(cfg, path, overrides)
     warn_unused_keys(OmegaConf.to_container(node, resolve=False), overrides, path, _line_of_key)
     return LoadedConf(cfg, path)
