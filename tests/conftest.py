@@ -106,7 +106,8 @@ def empty_database_url(request, tmp_path) -> str:
 @pytest.fixture(scope="session")
 def migrated_sqlite_file(tmp_path_factory) -> Path:
     """An SQLite database migrated to the newest schema once a test process: a copy of it is
-    a migrated database for under a tenth of a migration's CPU (0.011 against 0.16 s)."""
+    a migrated database for a small part of a migration's CPU (bench/RESULTS.md, "Test
+    suite time")."""
     path = tmp_path_factory.mktemp("migrated") / "cep.sqlite3"
     db = Database(f"sqlite:///{path}")
     db.migrate()
