@@ -259,7 +259,7 @@ def load_run_config(conf: str, overrides: list[str] | None = None) -> LoadedConf
     try:
         cfg = _with_values_set(path, node, overrides)
         if cfg is None:
-            cfg = _compose(path, node, overrides)
+            cfg = _compose(path.stem, node, overrides)
         # `+key=value` on the command line bypasses struct mode; the schema still decides.
         cfg = OmegaConf.merge(_schema(), cfg)
         OmegaConf.resolve(cfg)
@@ -276,24 +276,27 @@ def load_run_config(conf: str, overrides: list[str] | None = None) -> LoadedConf
     return LoadedConf(cfg, path)
 
 
-def _compose(path: Path, node: DictConfig, overrides: list[str]) -> DictConfig:
-    """Hydra's composition of the conf file's `node` with the command line's `overrides`."""
+def _compose(name: str, node: DictConfig, overrides: list[str]) -> DictConfig:
+    """Hydra's composition of the conf file `name`'s `node` with the command line's
+    `overrides`."""
     register_configs()
-    ConfigStore.instance().store(group="conf", name=path.stem, node=node, package="_global_")
+    ConfigStore.instance().store(group="conf", name=name, node=node, package="_global_")
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-            return compose("cep_run_config", overrides=[f"+conf={path.stem}", *overrides])
+            return compose("cep_run_config", overrides=[f"+conf={name}", *overrides])
     finally:
         GlobalHydra.instance().clear()
 
 
-# Defaults lists Hydra composed in this process (the schema and the task kind, architect and
-# provider options a conf names), by conf name, list and plug-ins: Hydra's composition is most
-# of a load's time (it copies its whole config store each time), and a process may load many
-# confs that name the same options (the dashboard, tests).
-_COMPOSED: dict[tuple[str, str, tuple], DictConfig] = {}
-_COMPOSED_KEPT = 16
+@functools.lru_cache(maxsize=16)
+def _composed_options(name: str, options: str, _registered: tuple) -> DictConfig:
+    """Hydra's composition of a conf's defaults list (`options`, as YAML: the schema and the
+    task kind, architect and provider options it names), kept for this process by conf name, list
+    and plug-ins (`_registered`): composing is most of a load's time (Hydra copies its whole
+    config store each time), and a process may load many confs that name the same options
+    (the dashboard, tests). Callers change only copies of it."""
+    return _compose(name, OmegaConf.create(options), [])
 
 
 def _with_values_set(path: Path, node: DictConfig, overrides: list[str]) -> DictConfig | None:
@@ -315,16 +318,11 @@ def _with_values_set(path: Path, node: DictConfig, overrides: list[str]) -> Dict
             or not all(_only_sets_a_value(override) for override in parsed)):
         return None
     options = OmegaConf.masked_copy(node, ["defaults"] if defaults is not None else [])
-    key = (path.stem, OmegaConf.to_yaml(options), register_configs())
-    if key not in _COMPOSED:
-        try:
-            composed = _compose(path, options, [])
-        except (HydraException, OmegaConfBaseException):
-            return None
-        if len(_COMPOSED) >= _COMPOSED_KEPT:
-            _COMPOSED.clear()
-        _COMPOSED[key] = composed
-    cfg = copy.deepcopy(_COMPOSED[key])
+    try:
+        cfg = copy.deepcopy(_composed_options(path.stem, OmegaConf.to_yaml(options),
+                                              register_configs()))
+    except (HydraException, OmegaConfBaseException):
+        return None
     try:
         cfg.merge_with(OmegaConf.masked_copy(node, [k for k in node if k != "defaults"]))
         for override in parsed:
