@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import JUDGE_POOL
 from collection_and_annotations.engine.runs import DONE_STATUSES
+from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.providers.base import DECISIONS, Provider
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -33,10 +34,11 @@ MAX_BONUS = 100.0  # in the currency's units: a typo of 50 for 0.50 is refused, 
 MAX_REASON = 2000
 
 
-class ReviewRefused(Exception):
+class ReviewRefused(WorkRefused):
+    """A decision or bonus not recorded; `status` is the HTTP status the API answers with."""
+
     def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.status = status
+        super().__init__(message, status)
 
 
 def _unit(session: Session, task_id: int, public_id: str) -> Unit:

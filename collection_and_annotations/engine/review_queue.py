@@ -23,6 +23,7 @@ from collection_and_annotations.engine.provider_sync import (
 )
 from collection_and_annotations.engine.review import ReviewRefused, bonus_json, decision_json
 from collection_and_annotations.engine.runs import task_units
+from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.providers.base import Provider
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -46,7 +47,7 @@ DECISION_STATES = {"done": "sent", "sending": "pending", "not_sent": "recorded"}
 BONUS_STATES = {"set_up": "pending", "paying": "pending", "not_sent": "recorded"}
 
 
-class QueueRefused(ValueError):
+class QueueRefused(WorkRefused):
     """A filter or page the queue does not know; the message says which values it takes."""
 
 
@@ -65,7 +66,7 @@ class QueueFilter:
         for name, allowed in (("status", STATUSES), ("decision", DECISIONS), ("flag", FLAGS),
                               ("pool", POOLS)):
             if args.get(name) and args[name] not in allowed:
-                raise QueueRefused(f"{name} must be one of {', '.join(allowed)}")
+                raise QueueRefused(f"{name} must be one of {', '.join(allowed)}", 400)
         return cls(**{name: args.get(name) or None
                       for name in ("worker", "status", "decision", "bucket", "flag", "pool")})
 
@@ -169,7 +170,7 @@ def review_page(session: Session, task_id: int, chosen: QueueFilter, offset: int
     """Submitted units, newest first. `kind`: static or chat; `chat_buckets`: the buckets
     every unit of a chat task asks (None for static tasks, whose units say their own)."""
     if offset < 0 or not 1 <= limit <= MAX_LIMIT:
-        raise QueueRefused(f"offset must be 0 or more and limit between 1 and {MAX_LIMIT}")
+        raise QueueRefused(f"offset must be 0 or more and limit between 1 and {MAX_LIMIT}", 400)
     total = session.scalar(_filtered(session, select(func.count()), task_id, chosen,
                                      chat_buckets))
     rows = session.execute(_filtered(session, select(*_columns(session)), task_id, chosen,
