@@ -152,12 +152,13 @@ def _columns(session: Session) -> tuple[Any, ...]:
             Assignment.data)
 
 
-def _item(row: Any, kind: str, chat_buckets: list[str] | None) -> dict[str, Any]:
+def _item(row: Any, chat_buckets: list[str] | None) -> dict[str, Any]:
     (unit_id, worker, pool, status, submitted, duration, decision, flagged, verified,
      data) = row
     # chat tasks keep one pool per bot spec: all of them are main work
     shown_pool = pool if pool in QUALITY_POOLS else MAIN_POOL
-    return {"unit_id": unit_id, "worker": worker, "pool": shown_pool, "kind": kind,
+    return {"unit_id": unit_id, "worker": worker, "pool": shown_pool,
+            "kind": "static" if chat_buckets is None else "chat",
             "status": status, "submitted_at": iso_utc(submitted),
             "duration_s": None if duration is None else round(float(duration), 3),
             "decision": shown_decision(decision), "flagged": bool(flagged),
@@ -166,9 +167,9 @@ def _item(row: Any, kind: str, chat_buckets: list[str] | None) -> dict[str, Any]
 
 
 def review_page(session: Session, task_id: int, chosen: QueueFilter, offset: int, limit: int,
-                kind: str, chat_buckets: list[str] | None) -> dict[str, Any]:
-    """Submitted units, newest first. `kind`: static or chat; `chat_buckets`: the buckets
-    every unit of a chat task asks (None for static tasks, whose units say their own)."""
+                chat_buckets: list[str] | None) -> dict[str, Any]:
+    """Submitted units, newest first. `chat_buckets`: the buckets every unit of a chat task
+    asks (None for static tasks, whose units say their own)."""
     if offset < 0 or not 1 <= limit <= MAX_LIMIT:
         raise QueueRefused(f"offset must be 0 or more and limit between 1 and {MAX_LIMIT}", 400)
     total = session.scalar(_filtered(session, select(func.count()), task_id, chosen,
@@ -177,10 +178,10 @@ def review_page(session: Session, task_id: int, chosen: QueueFilter, offset: int
                                      chat_buckets)
                            .order_by(Submission.id.desc()).offset(offset).limit(limit)).all()
     return {"total": total, "offset": offset, "limit": limit,
-            "items": [_item(row, kind, chat_buckets) for row in rows]}
+            "items": [_item(row, chat_buckets) for row in rows]}
 
 
-def submission_record(session: Session, task_id: int, public_id: str, kind: str,
+def submission_record(session: Session, task_id: int, public_id: str,
                       chat_buckets: list[str] | None) -> tuple[dict[str, Any], int, int] | None:
     """One submitted unit as the queue lists it, with its stored answers, timings, bonuses and
     conversations; and its worker's id and unit id (for the worker page's view). None: no
@@ -192,13 +193,13 @@ def submission_record(session: Session, task_id: int, public_id: str, kind: str,
         .where(Unit.public_id == public_id)).first()
     if found is None:
         return None
-    record = _item(found[:10], kind, chat_buckets)
+    record = _item(found[:10], chat_buckets)
     answers, timings, worker_id, unit_id, attempt = found[10:]
     bonuses = session.scalars(select(Bonus).where(Bonus.unit_id == unit_id)
                               .order_by(Bonus.id)).all()
     record.update({
         "bonuses": [shown_bonus(b) for b in bonuses], "answers": answers, "timings": timings,
-        "conversations": [] if kind != "chat" else [
+        "conversations": [] if chat_buckets is None else [
             {"conversation_id": chat.conversation_id, "bot": chat.bot, "status": chat.status,
              "position": chat.position,
              "messages": [{"index": m.index, "role": m.role, "text": m.text,

@@ -10,8 +10,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.server.requester_api import PREFIX, requester
-from collection_and_annotations.server.web import JSON, abort, served
+from collection_and_annotations.server.web import JSON, abort
 from collection_and_annotations.storage.models import BattleVote
 
 # Bootstrap resamples of the live view: enough for its intervals, fast enough to poll.
@@ -21,8 +22,7 @@ _cache_lock = threading.Lock()
 
 
 @requester
-def arena(request: Request) -> Response:
-    task = served(request)
+def arena(request: Request, task: ServedTask) -> Response:
     if task.blueprint.chat_server != "arena":
         raise abort(404, "this task is not an arena; its results are under /api/requester/results")
     with task.db.snapshot() as connection:

@@ -23,6 +23,7 @@ from collection_and_annotations.server.json_input import parse_json_object
 from collection_and_annotations.storage.sql import waited_too_long
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+Handler = Callable[[Request, ServedTask], Response]  # a blocking route's work
 T = TypeVar("T")
 # Requests of one server process whose blocking (database) work runs at once; more wait their
 # turn in the event loop (conf: mephisto.architect.database_threads). A few: dozens of threads
@@ -81,14 +82,14 @@ def served(request: Request) -> ServedTask:
     return request.app.state.served
 
 
-def blocking(handler: Callable[[Request], Response]) -> Endpoint:
+def blocking(handler: Handler) -> Endpoint:
     """A route whose work blocks (the database): the body is read in the event loop, then the
-    handler runs in the app's database threads (`app.state.database_threads`; `json_body`
-    reads the body there)."""
+    handler runs with the served task in the app's database threads
+    (`app.state.database_threads`; `json_body` reads the body there)."""
 
     async def endpoint(request: Request) -> Response:
         request.state.body = await request.body()
-        return await request.app.state.database_threads.run(handler, request)
+        return await request.app.state.database_threads.run(handler, request, served(request))
 
     return endpoint
 
