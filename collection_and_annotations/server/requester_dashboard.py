@@ -157,9 +157,8 @@ def bulk_review(request: Request, task: ServedTask) -> Response:
     recorded: list[tuple[int, int]] = []  # (result index, decision row id)
     for unit_id in _unit_ids(body):
         try:
-            row_id = review.decide(task.db, task.provider, task.task_id, task.run_id, unit_id,
-                                   body.get("decision"), body.get("reason", ""),
-                                   body.get("rejection_category"), task.return_rejected_units)
+            row_id = review.decide(task, unit_id, body.get("decision"), body.get("reason", ""),
+                                   body.get("rejection_category"))
         except review.ReviewRefused as exc:
             results.append({"unit_id": unit_id, "ok": False, "error": str(exc)})
             continue

@@ -36,9 +36,8 @@ def review_unit(request: Request, task: ServedTask) -> Response:
     "rejection_category": "..." (Prolific's, for a reject)}`."""
     body = json_body(request)
     unit_id = request.path_params["unit_id"]
-    row_id = review.decide(task.db, task.provider, task.task_id, task.run_id, unit_id,
-                           body.get("decision"), body.get("reason", ""),
-                           body.get("rejection_category"), task.return_rejected_units)
+    row_id = review.decide(task, unit_id, body.get("decision"), body.get("reason", ""),
+                           body.get("rejection_category"))
     send_review(task.db, task.provider, row_id)
     with task.db.read() as session:
         row = session.get(ReviewDecision, row_id)
@@ -50,8 +49,7 @@ def bonus_unit(request: Request, task: ServedTask) -> Response:
     """`{"amount": 0.5, "reason": "..."}` (amount in the currency's units)."""
     body = json_body(request)
     unit_id = request.path_params["unit_id"]
-    row_id = review.add_bonus(task.db, task.provider, task.task_id, unit_id,
-                              body.get("amount"), body.get("reason"))
+    row_id = review.add_bonus(task, unit_id, body.get("amount"), body.get("reason"))
     send_bonus(task.db, task.provider, row_id)
     with task.db.read() as session:
         row = session.get(Bonus, row_id)
