@@ -178,10 +178,10 @@ class ReplyJob:
 
     @classmethod
     def after(cls, unit: Any, public_id: str, conversation: Any, history: tuple[Turn, ...],
-              now: datetime, layout: dict[str, Any] | None = None) -> ReplyJob:
+              now: datetime) -> ReplyJob:
         """The bot's turn after `history` in the unit's `conversation` (their rows)."""
         return cls(unit.id, public_id, conversation.id, unit.times_expired,
-                   conversation.position, conversation.bot, layout, len(history), history, now)
+                   conversation.position, conversation.bot, None, len(history), history, now)
 
 
 def dialogue_id(task_name: str, *conversation_ids: int) -> str:

@@ -129,9 +129,7 @@ def close_session(request: Request, task: ServedTask) -> Response:
     """Sign out: the cookie is cleared here and refused from now on, wherever it is sent."""
     sign_out(task.db, task.secret, request.cookies.get(COOKIE))
     response = JSON({"ok": True})
-    options = cookie_options(task.provider.public_url)
-    response.delete_cookie(COOKIE, path="/", secure=bool(options["secure"]), httponly=True,
-                           samesite="strict")
+    response.delete_cookie(COOKIE, **cookie_options(task.provider.public_url))  # as set
     return response
 
 

@@ -175,20 +175,18 @@ def bulk_review(request: Request, task: ServedTask) -> Response:
     return JSON({"results": results})
 
 
-def _sync_failures(task: ServedTask) -> Response:
+def _sync_failures(request: Request, task: ServedTask) -> Response:
     with task.db.read() as session:
         return JSON(sync_failures(session, task.task_id))
 
 
 @requester
-def list_sync_failures(request: Request, task: ServedTask) -> Response:
-    return _sync_failures(task)
-
-
-@requester
 def retry_sync_failures(request: Request, task: ServedTask) -> Response:
     retry_failures(task.db, task.provider, task.task_id)
-    return _sync_failures(task)
+    return _sync_failures(request, task)
+
+
+list_sync_failures = requester(_sync_failures)
 
 
 @requester

@@ -67,9 +67,7 @@ def next_unit(request: Request, task: ServedTask) -> Response:
         return JSON({"next_url": None, "reason": None})
     refused = may_claim(task.db, task.task_id, task.run_id, task.provider.name, worker,
                         task.limits, task.blocked_workers, task.blueprint.pools_for)
-    if refused is not None:
-        return JSON({"next_url": None, "reason": refused})
-    return JSON({"next_url": link, "reason": None})
+    return JSON({"next_url": link if refused is None else None, "reason": refused})
 
 
 async def enter(request: Request) -> Response:
