@@ -10,6 +10,7 @@ from chat_helpers import ChatServer, ScriptedBot, auth, event_stream
 from sqlalchemy import select
 
 from collection_and_annotations.export.submissions import answered_items, whole_submissions
+from collection_and_annotations.server.auth import requester_token
 from collection_and_annotations.storage.models import BattleVote, Conversation, Message, Unit
 
 BOTS = ["alpha", "beta"]
@@ -207,3 +208,23 @@ def test_a_played_battle_is_submitted(arena):
     a, b = records[0]["dialogues"][0]["bot"], records[0]["dialogues"][0]["bot2"]
     assert [(r["turn_index"], r["answer"], r["chosen"], r["bot"], r["bot2"]) for r in rows] == [
         (1, "model_a", a, a, b), (2, "tie", None, a, b)]
+
+
+def test_the_live_leaderboard_follows_the_submitted_battles(arena):
+    """The dashboard's leaderboard is the votes as they stand: none before any battle is
+    submitted, and each one submitted since counts at the next look."""
+    server, _bots = arena(num_turns=1, vote="end")
+    headers = {"Authorization": f"Bearer {requester_token(server.served.secret)}"}
+
+    def leaderboard():
+        reply = server.client.get("/api/requester/arena", headers=headers)
+        assert reply.status_code == 200, reply.text
+        return reply.json()["leaderboard"]
+
+    assert leaderboard() is None
+    for battles, worker in enumerate(("w1", "w2"), start=1):
+        unit, token = server.claim(worker)
+        play(server, unit, token, ["hi"], ["a"])
+        assert server.client.post(f"/api/units/{unit}/submit", headers=auth(token),
+                                  json={"answers": {}}).status_code == 200
+        assert leaderboard()["battles"] == battles

@@ -36,7 +36,7 @@ from collection_and_annotations.blueprints.base import (
     ResumeUnit,
     WorkerContext,
 )
-from collection_and_annotations.engine.work import worker_step
+from collection_and_annotations.engine.work import WorkRefused, worker_step
 from collection_and_annotations.engine.work_sql import (
     AFTER_TAKE,
     TAKE_UNIT,
@@ -78,12 +78,11 @@ NOT_QUALIFIED = ("Thank you for your interest. This task is open only to workers
                  "you here.")
 
 
-class ClaimRefused(Exception):
+class ClaimRefused(WorkRefused):
     """The worker gets no unit; `status` is the HTTP status the API answers with."""
 
     def __init__(self, message: str, status: int = 409):
-        super().__init__(message)
-        self.status = status
+        super().__init__(message, status)
 
 
 def lock_worker(connection: Connection, provider: str, provider_worker_id: str) -> int:

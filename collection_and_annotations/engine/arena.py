@@ -25,7 +25,6 @@ from collection_and_annotations.engine.chat import (
     Side,
     UnitRow,
     chat_state,
-    checked_labels,
     lock_unit,
     no_labels,
     store_labels,
@@ -194,7 +193,7 @@ def accept_vote(connection: Connection, battle: LockedUnit, worker_id: int, choi
             "this battle asks for your vote after your last message"
             if rules.vote == "end" and sides[0].turns_done < rules.num_turns
             else "you have voted on these replies; send your next message", 409)
-    store_labels(connection, checked_labels(sides, labels, rules))
+    store_labels(connection, sides, labels, rules)
     bots = [side.bot for side in sides]
     row = {"unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
            "turn": turn, "conversation_a": sides[0].id, "conversation_b": sides[1].id,

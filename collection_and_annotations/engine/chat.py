@@ -178,10 +178,10 @@ class ReplyJob:
 
     @classmethod
     def after(cls, unit: Any, public_id: str, conversation: Any, history: tuple[Turn, ...],
-              now: datetime, layout: dict[str, Any] | None = None) -> ReplyJob:
+              now: datetime) -> ReplyJob:
         """The bot's turn after `history` in the unit's `conversation` (their rows)."""
         return cls(unit.id, public_id, conversation.id, unit.times_expired,
-                   conversation.position, conversation.bot, layout, len(history), history, now)
+                   conversation.position, conversation.bot, None, len(history), history, now)
 
 
 def dialogue_id(task_name: str, *conversation_ids: int) -> str:
@@ -196,14 +196,10 @@ def partner_names(count: int) -> list[str]:
     return [f"Partner {chr(ord('A') + i)}" for i in range(count)]
 
 
-def unit_bots(data: dict[str, Any], layout: dict[str, Any] | None) -> list[str]:
-    """The bots of a unit in the order this unit chats with them (recorded in its layout)."""
-    return list((layout or {}).get("bots") or data["bots"])
-
-
 def full_layout(data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
-    """The layout with the bots in order, also for units whose order is the data's."""
-    return {**(layout or {}), "bots": unit_bots(data, layout)}
+    """The unit's layout with its bots in the order it chats with them: recorded there, or
+    the data's."""
+    return {**(layout or {}), "bots": list((layout or {}).get("bots") or data["bots"])}
 
 
 # -- reading ---------------------------------------------------------------------------------
@@ -524,7 +520,7 @@ def accept_message(connection: Connection, locked: LockedUnit, public_id: str, t
         if repeated is not None:
             return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, [], []
     rules.check_message(sides, locked.voted)
-    store_labels(connection, checked_labels(sides, labels, rules))
+    store_labels(connection, sides, labels, rules)
     index = len(sides[0].messages)
     jobs = [ReplyJob.after(locked.unit, public_id, side, (*side.history, Turn("worker", text)),
                            now) for side in sides]
@@ -546,18 +542,11 @@ def end(db: Database, public_id: str, worker_id: int, rules: ChatRules,
         if conversation.awaiting != WORKER or conversation.turns_done < rules.num_turns:
             raise WorkRefused(f"the chat can end after {rules.num_turns} of your messages, "
                               "each answered", 409)
-        store_labels(connection, checked_labels(locked.sides, label, rules))
+        store_labels(connection, locked.sides, label, rules)
         connection.execute(END_CONVERSATION, {"conversation_id": conversation.id,
                                               "now": utcnow()})
     return conversation.id, unit_state(db, locked.unit.id, locked.unit.times_expired, None,
                                        rules, live_text)
-
-
-def store_labels(connection: Connection, labels: Sequence[dict[str, Any] | None]) -> None:
-    """The labels `checked_labels` gave, stored (once all of a step's are checked)."""
-    for binds in labels:
-        if binds is not None:
-            connection.execute(SET_LABELS, binds)
 
 
 def no_labels(rules: ChatRules) -> WorkRefused:
@@ -566,16 +555,20 @@ def no_labels(rules: ChatRules) -> WorkRefused:
                        "absent)", 400)
 
 
-def checked_labels(sides: Sequence[Side], given: Any, rules: ChatRules
-                   ) -> list[dict[str, Any] | None]:
-    """The online labels of the sides' last bot messages checked before the worker moves on
-    (`given` as the request sends them): the binds of `SET_LABELS` (None where there is
-    nothing to store), or WorkRefused (422 for a required label that is missing or wrong)."""
-    return [_checked_label(side, label, rules)
-            for side, label in zip(sides, rules.side_labels(given, sides), strict=True)]
+def store_labels(connection: Connection, sides: Sequence[Side], given: Any,
+                 rules: ChatRules) -> None:
+    """The online labels of the sides' last bot messages (`given` as the request sends them),
+    checked before the worker moves on and stored once all are: WorkRefused (422 for a
+    required label that is missing or wrong) stores none."""
+    checked = [_checked_label(side, label, rules)
+               for side, label in zip(sides, rules.side_labels(given, sides), strict=True)]
+    for binds in checked:
+        if binds is not None:
+            connection.execute(SET_LABELS, binds)
 
 
 def _checked_label(side: Side, label: Any, rules: ChatRules) -> dict[str, Any] | None:
+    """The binds of `SET_LABELS` for one side's label (None where there is nothing to store)."""
     annotations, messages = rules.annotations, side.messages
     if annotations is None or annotations.online is None:
         if label is not None:

@@ -116,13 +116,11 @@ BOTS_SPOKE = text(
 
 def message(conversation_id: int, index: int, role: str, text: str, sent_at: datetime,
             **extra: Any) -> dict[str, Any]:
-    """The binds of `ADD_MESSAGE`."""
-    return {"conversation_id": conversation_id, "index": index, "role": role, "text": text,
-            "sent_at": sent_at, "bot": extra.get("bot"), "settings": extra.get("settings"),
-            "first_piece_ms": extra.get("first_piece_ms"),
-            "latency_ms": extra.get("latency_ms"),
-            "client_message_id": extra.get("client_message_id"),
-            "opener": extra.get("opener", False)}
+    """The binds of `ADD_MESSAGE`: `extra` names the other columns given (NULL if not,
+    `opener` false)."""
+    return {**dict.fromkeys(MESSAGE_COLUMNS), "opener": False, **extra,
+            "conversation_id": conversation_id, "index": index, "role": role, "text": text,
+            "sent_at": sent_at}
 
 
 def sqlite_message_values(row: dict[str, Any]) -> list[Any]:

@@ -9,7 +9,7 @@ Python only shapes the results.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -73,9 +73,6 @@ class Timing:
     count: int = 0
     median_s: float | None = None
     p90_s: float | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return {"count": self.count, "median_s": self.median_s, "p90_s": self.p90_s}
 
 
 # (numerator, denominator) of each quantile shown: the median and the 90th percentile
@@ -229,7 +226,7 @@ def overview(session: Session, task_id: int, run_id: int, progress: Progress,
                                  Unit.status.in_(("launched", "assigned", *DONE_STATUSES)),
                                  zero=("launched", "assigned", "completed"))],
         "throughput": throughput(session, task_id, now),
-        "time_per_unit": timing.as_json(),
+        "time_per_unit": asdict(timing),
         "screening": {**_pass_rate(outcomes.screening_passed, outcomes.screening_failed),
                       "used": SCREENING_POOL in quality},
         "gold": {**_pass_rate(outcomes.gold_passed, outcomes.gold_failed),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 import threading
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import bindparam, select, update
 
@@ -54,19 +55,11 @@ def backoff(attempts: int) -> timedelta:
     return timedelta(seconds=min(MAX_BACKOFF_SECONDS, 5 * 2 ** max(0, attempts - 1)))
 
 
-def _visit(db: Database, unit_id: int) -> tuple[Visit, bool | None]:
-    with db.read() as session:
-        public_id, worker, visit_id, verified = session.execute(
-            select(Unit.public_id, Worker.provider_worker_id, Unit.provider_session,
-                   Unit.provider_verified).join(Worker, Worker.id == Unit.worker_id)
-            .where(Unit.id == unit_id)).one()
-    return Visit(public_id, worker, visit_id or ""), verified
-
-
 def _take(db: Database, model: type, row_id: int, states: tuple[str, ...],
-          **values: object) -> bool:
-    """Lease a due row in one of `states` (writing `values` with the lease); False when
-    someone else has it or it is not due."""
+          **values: object) -> tuple[Any, Visit, bool | None] | None:
+    """Lease a due row in one of `states` (writing `values` with the lease): the row, its
+    unit's visit and whether the platform lists it (None: not checked); None when someone
+    else has it or it is not due."""
     now = utcnow()
     state = model.sync_state if model is ReviewDecision else model.state
     with db.session() as session:
@@ -75,7 +68,15 @@ def _take(db: Database, model: type, row_id: int, states: tuple[str, ...],
                                 state.in_(states))
             .values(attempts=model.attempts + 1, next_attempt_at=now + LEASE, **values)
             .execution_options(synchronize_session=False))
-    return taken.rowcount == 1
+    if taken.rowcount != 1:
+        return None
+    with db.read() as session:
+        row = session.get(model, row_id)
+        public_id, worker, visit_id, verified = session.execute(
+            select(Unit.public_id, Worker.provider_worker_id, Unit.provider_session,
+                   Unit.provider_verified).join(Worker, Worker.id == Unit.worker_id)
+            .where(Unit.id == row.unit_id)).one()
+    return row, Visit(public_id, worker, visit_id or ""), verified
 
 
 def _write(db: Database, model: type, row_id: int, **values: object) -> None:
@@ -85,11 +86,10 @@ def _write(db: Database, model: type, row_id: int, **values: object) -> None:
 
 
 def send_review(db: Database, provider: Provider, row_id: int) -> None:
-    if not _take(db, ReviewDecision, row_id, SENT_DECISIONS, sync_state="sending"):
+    taken = _take(db, ReviewDecision, row_id, SENT_DECISIONS, sync_state="sending")
+    if taken is None:
         return
-    with db.read() as session:
-        row = session.get(ReviewDecision, row_id)
-    visit, verified = _visit(db, row.unit_id)
+    row, visit, verified = taken
     if verified is False and row.decision != "reject":
         _write(db, ReviewDecision, row_id, sync_state="not_sent", next_attempt_at=None,
                last_error="the platform does not list this worker's visit (forged identity)")
@@ -105,11 +105,10 @@ def send_review(db: Database, provider: Provider, row_id: int) -> None:
 
 
 def send_bonus(db: Database, provider: Provider, row_id: int) -> None:
-    if not _take(db, Bonus, row_id, SENT_BONUSES):
+    taken = _take(db, Bonus, row_id, SENT_BONUSES)
+    if taken is None:
         return
-    with db.read() as session:
-        row = session.get(Bonus, row_id)
-    visit, _ = _visit(db, row.unit_id)
+    row, visit, _ = taken
     ref = row.provider_ref
     if row.state != "set_up":
         try:

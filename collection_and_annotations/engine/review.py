@@ -17,8 +17,9 @@ from sqlalchemy.orm import Session
 
 from collection_and_annotations.blueprints.base import JUDGE_POOL
 from collection_and_annotations.engine.runs import DONE_STATUSES
-from collection_and_annotations.providers.base import DECISIONS, Provider
-from collection_and_annotations.storage.database import Database
+from collection_and_annotations.engine.served import ServedTask
+from collection_and_annotations.engine.work import WorkRefused
+from collection_and_annotations.providers.base import DECISIONS
 from collection_and_annotations.storage.models import (
     Assignment,
     Bonus,
@@ -33,10 +34,11 @@ MAX_BONUS = 100.0  # in the currency's units: a typo of 50 for 0.50 is refused, 
 MAX_REASON = 2000
 
 
-class ReviewRefused(Exception):
+class ReviewRefused(WorkRefused):
+    """A decision or bonus not recorded; `status` is the HTTP status the API answers with."""
+
     def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.status = status
+        super().__init__(message, status)
 
 
 def _unit(session: Session, task_id: int, public_id: str) -> Unit:
@@ -62,8 +64,7 @@ def bonus_json(row: Bonus) -> dict[str, Any]:
             "created_at": iso_utc(row.created_at)}
 
 
-def decide(db: Database, provider: Provider, task_id: int, run_id: int, public_id: str,
-           decision: Any, reason: Any, category: Any, return_rejected: bool) -> int:
+def decide(task: ServedTask, public_id: str, decision: Any, reason: Any, category: Any) -> int:
     """Record a decision (the same one again is a no-op); returns its row id.
     A rejected unit whose work goes back to the pool becomes `returned` and a new unit of the
     same assignment is launched in the current run."""
@@ -73,11 +74,11 @@ def decide(db: Database, provider: Provider, task_id: int, run_id: int, public_i
         raise ReviewRefused(f"reason must be text of at most {MAX_REASON} characters")
     if category is not None and (not isinstance(category, str) or len(category) > 32):
         raise ReviewRefused("rejection_category must be text of at most 32 characters")
-    problem = provider.check_decision(decision, reason, category)
+    problem = task.provider.check_decision(decision, reason, category)
     if problem:
         raise ReviewRefused(problem, 422)
-    with db.session() as session:
-        unit = _unit(session, task_id, public_id)
+    with task.db.session() as session:
+        unit = _unit(session, task.task_id, public_id)
         existing = session.scalars(
             select(ReviewDecision).where(ReviewDecision.unit_id == unit.id)).first()
         if existing is not None:
@@ -97,18 +98,17 @@ def decide(db: Database, provider: Provider, task_id: int, run_id: int, public_i
                              sync_state="pending", attempts=0, next_attempt_at=now)
         session.add(row)
         unit.status = UNIT_STATUS[decision]
-        if decision == "reject" and return_rejected:
+        if decision == "reject" and task.return_rejected_units:
             unit.status = "returned"
             session.add(Unit(public_id=f"u_{secrets.token_hex(10)}",
-                             assignment_id=unit.assignment_id, task_run_id=run_id,
+                             assignment_id=unit.assignment_id, task_run_id=task.run_id,
                              pool=unit.pool, status="launched", times_expired=0,
                              layout=unit.layout))
         session.flush()
         return row.id
 
 
-def add_bonus(db: Database, provider: Provider, task_id: int, public_id: str, amount: Any,
-              reason: Any) -> int:
+def add_bonus(task: ServedTask, public_id: str, amount: Any, reason: Any) -> int:
     """Record a bonus for the unit's worker; the same unit, amount and reason again is the
     same bonus (a retried request pays once)."""
     if isinstance(amount, bool) or not isinstance(amount, int | float) or not (
@@ -121,8 +121,8 @@ def add_bonus(db: Database, provider: Provider, task_id: int, public_id: str, am
     if not isinstance(reason, str) or not reason or len(reason) > MAX_REASON:
         raise ReviewRefused(f"give a reason (text of at most {MAX_REASON} characters): the "
                             "worker sees it")
-    with db.session() as session:
-        unit = _unit(session, task_id, public_id)
+    with task.db.session() as session:
+        unit = _unit(session, task.task_id, public_id)
         if unit.status not in (*DONE_STATUSES, "returned") or unit.worker_id is None:
             raise ReviewRefused(f"unit {public_id} is {unit.status}: bonuses are for submitted "
                                 "work", 409)
@@ -136,7 +136,7 @@ def add_bonus(db: Database, provider: Provider, task_id: int, public_id: str, am
         now = utcnow()
         row = Bonus(unit_id=unit.id, worker_id=unit.worker_id, amount_cents=cents,
                     reason=reason, dedupe_key=key, attempts=0, created_at=now,
-                    state="pending" if provider.pays else "not_sent", next_attempt_at=now)
+                    state="pending" if task.provider.pays else "not_sent", next_attempt_at=now)
         session.add(row)
         try:
             session.flush()

@@ -23,6 +23,7 @@ from collection_and_annotations.engine.provider_sync import (
 )
 from collection_and_annotations.engine.review import ReviewRefused, bonus_json, decision_json
 from collection_and_annotations.engine.runs import task_units
+from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.providers.base import Provider
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import (
@@ -46,7 +47,7 @@ DECISION_STATES = {"done": "sent", "sending": "pending", "not_sent": "recorded"}
 BONUS_STATES = {"set_up": "pending", "paying": "pending", "not_sent": "recorded"}
 
 
-class QueueRefused(ValueError):
+class QueueRefused(WorkRefused):
     """A filter or page the queue does not know; the message says which values it takes."""
 
 
@@ -65,7 +66,7 @@ class QueueFilter:
         for name, allowed in (("status", STATUSES), ("decision", DECISIONS), ("flag", FLAGS),
                               ("pool", POOLS)):
             if args.get(name) and args[name] not in allowed:
-                raise QueueRefused(f"{name} must be one of {', '.join(allowed)}")
+                raise QueueRefused(f"{name} must be one of {', '.join(allowed)}", 400)
         return cls(**{name: args.get(name) or None
                       for name in ("worker", "status", "decision", "bucket", "flag", "pool")})
 
@@ -151,12 +152,13 @@ def _columns(session: Session) -> tuple[Any, ...]:
             Assignment.data)
 
 
-def _item(row: Any, kind: str, chat_buckets: list[str] | None) -> dict[str, Any]:
+def _item(row: Any, chat_buckets: list[str] | None) -> dict[str, Any]:
     (unit_id, worker, pool, status, submitted, duration, decision, flagged, verified,
      data) = row
     # chat tasks keep one pool per bot spec: all of them are main work
     shown_pool = pool if pool in QUALITY_POOLS else MAIN_POOL
-    return {"unit_id": unit_id, "worker": worker, "pool": shown_pool, "kind": kind,
+    return {"unit_id": unit_id, "worker": worker, "pool": shown_pool,
+            "kind": "static" if chat_buckets is None else "chat",
             "status": status, "submitted_at": iso_utc(submitted),
             "duration_s": None if duration is None else round(float(duration), 3),
             "decision": shown_decision(decision), "flagged": bool(flagged),
@@ -165,21 +167,21 @@ def _item(row: Any, kind: str, chat_buckets: list[str] | None) -> dict[str, Any]
 
 
 def review_page(session: Session, task_id: int, chosen: QueueFilter, offset: int, limit: int,
-                kind: str, chat_buckets: list[str] | None) -> dict[str, Any]:
-    """Submitted units, newest first. `kind`: static or chat; `chat_buckets`: the buckets
-    every unit of a chat task asks (None for static tasks, whose units say their own)."""
+                chat_buckets: list[str] | None) -> dict[str, Any]:
+    """Submitted units, newest first. `chat_buckets`: the buckets every unit of a chat task
+    asks (None for static tasks, whose units say their own)."""
     if offset < 0 or not 1 <= limit <= MAX_LIMIT:
-        raise QueueRefused(f"offset must be 0 or more and limit between 1 and {MAX_LIMIT}")
+        raise QueueRefused(f"offset must be 0 or more and limit between 1 and {MAX_LIMIT}", 400)
     total = session.scalar(_filtered(session, select(func.count()), task_id, chosen,
                                      chat_buckets))
     rows = session.execute(_filtered(session, select(*_columns(session)), task_id, chosen,
                                      chat_buckets)
                            .order_by(Submission.id.desc()).offset(offset).limit(limit)).all()
     return {"total": total, "offset": offset, "limit": limit,
-            "items": [_item(row, kind, chat_buckets) for row in rows]}
+            "items": [_item(row, chat_buckets) for row in rows]}
 
 
-def submission_record(session: Session, task_id: int, public_id: str, kind: str,
+def submission_record(session: Session, task_id: int, public_id: str,
                       chat_buckets: list[str] | None) -> tuple[dict[str, Any], int, int] | None:
     """One submitted unit as the queue lists it, with its stored answers, timings, bonuses and
     conversations; and its worker's id and unit id (for the worker page's view). None: no
@@ -191,13 +193,13 @@ def submission_record(session: Session, task_id: int, public_id: str, kind: str,
         .where(Unit.public_id == public_id)).first()
     if found is None:
         return None
-    record = _item(found[:10], kind, chat_buckets)
+    record = _item(found[:10], chat_buckets)
     answers, timings, worker_id, unit_id, attempt = found[10:]
     bonuses = session.scalars(select(Bonus).where(Bonus.unit_id == unit_id)
                               .order_by(Bonus.id)).all()
     record.update({
         "bonuses": [shown_bonus(b) for b in bonuses], "answers": answers, "timings": timings,
-        "conversations": [] if kind != "chat" else [
+        "conversations": [] if chat_buckets is None else [
             {"conversation_id": chat.conversation_id, "bot": chat.bot, "status": chat.status,
              "position": chat.position,
              "messages": [{"index": m.index, "role": m.role, "text": m.text,

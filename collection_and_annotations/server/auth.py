@@ -6,6 +6,10 @@ import hashlib
 import hmac
 from functools import lru_cache
 
+from starlette.requests import HTTPConnection
+
+from collection_and_annotations.engine.work import WorkRefused
+
 
 def signature(secret: str, message: str, length: int = 40) -> str:
     """HMAC-SHA256 of `message` with the task's secret, as `length` hex digits."""
@@ -29,6 +33,15 @@ def worker_from_token(secret: str, token: str) -> int | None:
     if not worker_id.isdigit() or not same_secret(mac, expected):
         return None
     return int(worker_id)
+
+
+def worker_of(request: HTTPConnection, secret: str) -> int:
+    """The worker the request's bearer token names, or 401."""
+    token = bearer(request.headers.get("Authorization"))
+    worker_id = worker_from_token(secret, token) if token else None
+    if worker_id is None:
+        raise WorkRefused("missing or invalid worker token; open your task link again", 401)
+    return worker_id
 
 
 def requester_token(secret: str) -> str:

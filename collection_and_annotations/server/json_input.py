@@ -14,6 +14,8 @@ import json
 import math
 from typing import Any
 
+from collection_and_annotations.engine.work import WorkRefused
+
 MAX_DEPTH = 32
 MAX_INTEGER = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER
 _TOO_LARGE = (f"integers must be between -{MAX_INTEGER} and {MAX_INTEGER} (send a larger "
@@ -21,12 +23,8 @@ _TOO_LARGE = (f"integers must be between -{MAX_INTEGER} and {MAX_INTEGER} (send 
 _PATH_PART_CHARS = 40
 
 
-class InvalidJson(Exception):
+class InvalidJson(WorkRefused):
     """A body we refuse; `status` is 400 (not strict JSON) or 422 (JSON we do not store)."""
-
-    def __init__(self, message: str, status: int):
-        self.status = status
-        super().__init__(message)
 
 
 def parse_json_object(raw: bytes) -> dict[str, Any]:

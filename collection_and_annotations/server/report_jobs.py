@@ -19,13 +19,9 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from collection_and_annotations.engine.runs import task_units
 from collection_and_annotations.engine.served import ServedTask
-from collection_and_annotations.storage.models import (
-    Assignment,
-    ReviewDecision,
-    Submission,
-    Unit,
-)
+from collection_and_annotations.storage.models import ReviewDecision, Submission
 
 Version = tuple[Any, ...]
 
@@ -57,16 +53,14 @@ _lock = threading.Lock()
 
 def data_version(task: ServedTask) -> Version:
     """What the report of the task depends on, as a few numbers."""
+    units = task_units(task.task_id)
     with task.db.read() as session:
         submissions = session.execute(
             select(func.max(Submission.id), func.count(),
                    func.count().filter(Submission.flagged_for_review))
-            .select_from(Submission).join(Unit, Unit.id == Submission.unit_id)
-            .join(Assignment).where(Assignment.task_id == task.task_id)).one()
-        decisions = session.execute(
-            select(func.max(ReviewDecision.id), func.count()).select_from(ReviewDecision)
-            .join(Unit, Unit.id == ReviewDecision.unit_id).join(Assignment)
-            .where(Assignment.task_id == task.task_id)).one()
+            .where(Submission.unit_id.in_(units))).one()
+        decisions = session.execute(select(func.max(ReviewDecision.id), func.count())
+                                    .where(ReviewDecision.unit_id.in_(units))).one()
     return tuple(submissions) + tuple(decisions)
 
 

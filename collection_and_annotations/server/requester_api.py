@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import io
 import secrets
-from collections.abc import Callable
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from collection_and_annotations.engine.dashboard import runs
+from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.export.submissions import whole_submissions
 from collection_and_annotations.export.writers import csv_option_columns, json_safe, write_export
 from collection_and_annotations.quality.stats import task_outcomes, worker_outcomes
@@ -32,11 +32,11 @@ from collection_and_annotations.server.requester_session import (
 from collection_and_annotations.server.web import (
     JSON,
     Endpoint,
+    Handler,
     abort,
     blocking,
     error,
     json_body,
-    served,
 )
 from collection_and_annotations.storage.models import Unit
 
@@ -49,20 +49,20 @@ DOWNLOADS = {
 }
 
 
-def _token_matches(request: Request, given: str) -> bool:
-    return same_secret(given, requester_token(served(request).secret))
+def _token_matches(task: ServedTask, given: str) -> bool:
+    return same_secret(given, requester_token(task.secret))
 
 
-def _refusal(request: Request) -> Response | None:
+def _refusal(request: Request, task: ServedTask) -> Response | None:
     """The token travels only in a header: a query string ends up in logs and browser history.
     A cookie request that changes state needs the session's CSRF token too: another site's
     page can make the browser send the cookie, but cannot read the token."""
     given = bearer(request.headers.get("Authorization"))
     if given is not None:
-        return None if _token_matches(request, given) else error(
+        return None if _token_matches(task, given) else error(
             "requester token wrong: send the token printed at start as "
             "'Authorization: Bearer <token>'", 401)
-    task, cookie = served(request), request.cookies.get(COOKIE)
+    cookie = request.cookies.get(COOKIE)
     if session_is_open(task.db, task.secret, cookie):
         if request.method in SAFE_METHODS or valid_csrf(task.secret, cookie or "",
                                                         request.headers.get(CSRF_HEADER)):
@@ -77,12 +77,12 @@ def _refusal(request: Request) -> Response | None:
                  f"'Authorization: Bearer <token>'{hint}, or sign in on /dashboard", 401)
 
 
-def requester(handler: Callable[[Request], Response]) -> Endpoint:
+def requester(handler: Handler) -> Endpoint:
     """A requester route: its handler runs in the thread pool once the token, or the session
     cookie (with its CSRF token for a change), is checked."""
 
-    def checked(request: Request) -> Response:
-        return _refusal(request) or handler(request)
+    def checked(request: Request, task: ServedTask) -> Response:
+        return _refusal(request, task) or handler(request, task)
 
     return blocking(checked)
 
@@ -94,15 +94,14 @@ def attachment(content: str, media_type: str, filename: str) -> Response:
 
 
 @blocking
-def open_session(request: Request) -> Response:
+def open_session(request: Request, task: ServedTask) -> Response:
     """`{"token": "<requester token>"}` -> the session cookie and its CSRF token. The right
     token is always let in: wrong ones from an address are limited (anyone could otherwise
     lock the requester out, and behind a proxy every client shares one address)."""
-    task = served(request)
     client = request.client.host if request.client else "?"
     failures = request.app.state.login_failures
     token = json_body(request).get("token")
-    if not isinstance(token, str) or not token or not _token_matches(request, token.strip()):
+    if not isinstance(token, str) or not token or not _token_matches(task, token.strip()):
         if failures.blocked(client):
             return error("too many wrong tokens from this address: wait a minute and try "
                          "again", 429)
@@ -117,29 +116,25 @@ def open_session(request: Request) -> Response:
 
 
 @blocking
-def read_session(request: Request) -> Response:
+def read_session(request: Request, task: ServedTask) -> Response:
     """The signed-in session (the page asks on load); with a bearer token there is none."""
-    task, cookie = served(request), request.cookies.get(COOKIE)
+    cookie = request.cookies.get(COOKIE)
     if not session_is_open(task.db, task.secret, cookie):
         return error("no dashboard session: sign in with the requester token", 401)
     return JSON({"task": task.task_name, "csrf_token": csrf_token(task.secret, cookie or "")})
 
 
 @requester
-def close_session(request: Request) -> Response:
+def close_session(request: Request, task: ServedTask) -> Response:
     """Sign out: the cookie is cleared here and refused from now on, wherever it is sent."""
-    task = served(request)
     sign_out(task.db, task.secret, request.cookies.get(COOKIE))
     response = JSON({"ok": True})
-    options = cookie_options(task.provider.public_url)
-    response.delete_cookie(COOKIE, path="/", secure=bool(options["secure"]), httponly=True,
-                           samesite="strict")
+    response.delete_cookie(COOKIE, **cookie_options(task.provider.public_url))  # as set
     return response
 
 
 @requester
-def progress(request: Request) -> Response:
-    task = served(request)
+def progress(request: Request, task: ServedTask) -> Response:
     with task.db.read() as session:
         shown_runs = runs(session, task.task_id, Unit.status)
         overall = task_outcomes(session, task.task_id)
@@ -154,8 +149,7 @@ def progress(request: Request) -> Response:
 
 
 @requester
-def submissions(request: Request) -> Response:
-    task = served(request)
+def submissions(request: Request, task: ServedTask) -> Response:
     fmt = request.query_params.get("format", "json")
     exclude = request.query_params.get("exclude", "")
     if exclude not in ("", "quality"):
@@ -178,13 +172,13 @@ def submissions(request: Request) -> Response:
 
 
 @requester
-def links(request: Request) -> Response:
+def links(request: Request, task: ServedTask) -> Response:
     """Worker links for in-house workers (signed when the server is reachable from outside)."""
     worker = request.query_params.get("worker_id", "")
     count = request.query_params.get("n", "1")
     if not worker or not count.isdigit() or not 1 <= int(count) <= 100:
         raise abort(400, "give worker_id and n (1-100)")
-    provider = served(request).provider
+    provider = task.provider
     return JSON({"links": [provider.link(worker, secrets.token_hex(4))
                            for _ in range(int(count))]})
 

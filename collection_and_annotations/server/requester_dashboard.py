@@ -9,6 +9,7 @@ in engine/dashboard.py and engine/review_queue.py.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -44,7 +45,7 @@ from collection_and_annotations.server.requester_review import (
     change_qualification,
     worker_by_pseudonym,
 )
-from collection_and_annotations.server.web import JSON, abort, json_body, served
+from collection_and_annotations.server.web import JSON, Endpoint, abort, json_body
 from collection_and_annotations.server.worker_api import unit_payload
 from collection_and_annotations.storage.models import Bonus, ReviewDecision
 
@@ -56,14 +57,13 @@ def _buckets(served: ServedTask) -> list[str]:
     return list(served.blueprint.describe().get("buckets", {}))
 
 
-def _kind(served: ServedTask) -> tuple[str, list[str] | None]:
-    """The units' kind for the page, and the buckets every unit asks (chat tasks only)."""
-    return ("chat", _buckets(served)) if served.chats else ("static", None)
+def _chat_buckets(served: ServedTask) -> list[str] | None:
+    """The buckets every unit asks in a chat task; None in a static one (each unit says)."""
+    return _buckets(served) if served.chats else None
 
 
 @requester
-def overview(request: Request) -> Response:
-    task = served(request)
+def overview(request: Request, task: ServedTask) -> Response:
     progress = Progress.of(unit_counts(task.db, task.task_id))
     with task.db.read() as session:
         shown = overview_of(session, task.task_id, task.run_id, progress,
@@ -74,32 +74,32 @@ def overview(request: Request) -> Response:
 
 
 @requester
-def workers(request: Request) -> Response:
-    task = served(request)
+def workers(request: Request, task: ServedTask) -> Response:
     block = block_name(task)
     with task.db.read() as session:
         return JSON({"workers": workers_of(session, task.task_id, block,
                                            task.blocked_workers)})
 
 
-def _qualification(request: Request, body: dict[str, Any], value: int | None) -> Response:
-    task, pseudonym = served(request), request.path_params["pseudonym"]
-    name = qualification_name(body)
-    provider, worker = worker_by_pseudonym(task, pseudonym)
-    done = change_qualification(task, provider, worker, name, value, pseudonym)
-    return JSON({"ok": True, "message": done})
+def _by_pseudonym(value_of: Callable[[dict[str, Any]], int | None]) -> Endpoint:
+    """A route that sets (a value) or revokes (None) a qualification of the worker the
+    address names by pseudonym."""
+
+    @requester
+    def change(request: Request, task: ServedTask) -> Response:
+        pseudonym, body = request.path_params["pseudonym"], json_body(request)
+        value = value_of(body)
+        name = qualification_name(body)
+        provider, worker = worker_by_pseudonym(task, pseudonym)
+        done = change_qualification(task, provider, worker, name, value, pseudonym)
+        return JSON({"ok": True, "message": done})
+
+    return change
 
 
-@requester
-def grant_by_pseudonym(request: Request) -> Response:
-    """`{"name": "q", "value": 1}` (value: an integer, 1 if left out)."""
-    body = json_body(request)
-    return _qualification(request, body, qualification_value(body))
-
-
-@requester
-def revoke_by_pseudonym(request: Request) -> Response:
-    return _qualification(request, json_body(request), None)
+# `{"name": "q", "value": 1}` (value: an integer, 1 if left out)
+grant_by_pseudonym = _by_pseudonym(qualification_value)
+revoke_by_pseudonym = _by_pseudonym(lambda _body: None)
 
 
 def _int_arg(request: Request, name: str, default: int) -> int:
@@ -112,26 +112,23 @@ def _int_arg(request: Request, name: str, default: int) -> int:
 
 
 @requester
-def review_queue(request: Request) -> Response:
+def review_queue(request: Request, task: ServedTask) -> Response:
     """Submitted units, newest first; query: worker, status, decision, bucket, flag, pool,
     offset, limit (docs/dashboard.md)."""
-    task = served(request)
     chosen = QueueFilter.of(dict(request.query_params))
-    kind, chat_buckets = _kind(task)
     with task.db.read() as session:
         page = review_page(session, task.task_id, chosen, _int_arg(request, "offset", 0),
-                           _int_arg(request, "limit", 50), kind, chat_buckets)
+                           _int_arg(request, "limit", 50), _chat_buckets(task))
     return JSON({"total": page.pop("total"), "offset": page.pop("offset"),
                  "limit": page.pop("limit"), "buckets": _buckets(task), **page})
 
 
 @requester
-def one_submission(request: Request) -> Response:
+def one_submission(request: Request, task: ServedTask) -> Response:
     """A submitted unit with the worker page's payload for it, as its worker saw it."""
-    task, unit_id = served(request), request.path_params["unit_id"]
-    kind, chat_buckets = _kind(task)
+    unit_id = request.path_params["unit_id"]
     with task.db.read() as session:
-        found = submission_record(session, task.task_id, unit_id, kind, chat_buckets)
+        found = submission_record(session, task.task_id, unit_id, _chat_buckets(task))
     if found is None:
         raise abort(404, f"no submitted unit '{unit_id}' in this task")
     record, worker_id, _ = found
@@ -151,18 +148,17 @@ def _unit_ids(body: dict[str, Any]) -> list[str]:
 
 
 @requester
-def bulk_review(request: Request) -> Response:
+def bulk_review(request: Request, task: ServedTask) -> Response:
     """`{"unit_ids": [...], "decision": "approve", "reason": ""}`: each unit is decided on
     its own (one refused does not stop the others); every decision is recorded before any is
     sent, and sends that do not fit in BULK_SEND_SECONDS go with the background sync."""
-    task, body = served(request), json_body(request)
+    body = json_body(request)
     results: list[dict[str, Any]] = []
     recorded: list[tuple[int, int]] = []  # (result index, decision row id)
     for unit_id in _unit_ids(body):
         try:
-            row_id = review.decide(task.db, task.provider, task.task_id, task.run_id, unit_id,
-                                   body.get("decision"), body.get("reason", ""),
-                                   body.get("rejection_category"), task.return_rejected_units)
+            row_id = review.decide(task, unit_id, body.get("decision"), body.get("reason", ""),
+                                   body.get("rejection_category"))
         except review.ReviewRefused as exc:
             results.append({"unit_id": unit_id, "ok": False, "error": str(exc)})
             continue
@@ -179,27 +175,24 @@ def bulk_review(request: Request) -> Response:
     return JSON({"results": results})
 
 
-def _sync_failures(task: ServedTask) -> Response:
+def _sync_failures(request: Request, task: ServedTask) -> Response:
     with task.db.read() as session:
         return JSON(sync_failures(session, task.task_id))
 
 
 @requester
-def list_sync_failures(request: Request) -> Response:
-    return _sync_failures(served(request))
-
-
-@requester
-def retry_sync_failures(request: Request) -> Response:
-    task = served(request)
+def retry_sync_failures(request: Request, task: ServedTask) -> Response:
     retry_failures(task.db, task.provider, task.task_id)
-    return _sync_failures(task)
+    return _sync_failures(request, task)
+
+
+list_sync_failures = requester(_sync_failures)
 
 
 @requester
-def resolve(request: Request) -> Response:
+def resolve(request: Request, task: ServedTask) -> Response:
     """`{"paid": true|false}` for an uncertain bonus, after checking on the platform."""
-    task, bonus_id = served(request), request.path_params["bonus_id"]
+    bonus_id = request.path_params["bonus_id"]
     resolve_bonus(task.db, task.task_id, bonus_id, json_body(request).get("paid"))
     send_bonus(task.db, task.provider, bonus_id)
     with task.db.read() as session:
@@ -207,8 +200,7 @@ def resolve(request: Request) -> Response:
 
 
 @requester
-def results(request: Request) -> Response:
-    task = served(request)
+def results(request: Request, task: ServedTask) -> Response:
     downloads = [("Submissions (JSONL)", "/api/requester/submissions?format=jsonl"),
                  ("Items (CSV)", "/api/requester/submissions?format=csv"),
                  ("Items (JSONL)", "/api/requester/submissions?format=items-jsonl"),
@@ -219,10 +211,9 @@ def results(request: Request) -> Response:
 
 
 @requester
-def report(request: Request) -> Response:
+def report(request: Request, task: ServedTask) -> Response:
     """The analysis report of the task so far (docs/analysis.md), as `analyze --task` writes
     it: a self-contained HTML file, computed once per data version (waits for it)."""
-    task = served(request)
     job, current = report_job(task)
     job.finished.wait()
     if job.version != current:  # an older version's computation ran first: now this one
@@ -234,10 +225,10 @@ def report(request: Request) -> Response:
 
 
 @requester
-def report_status(request: Request) -> Response:
+def report_status(request: Request, task: ServedTask) -> Response:
     """Starts the report of the data as it is now unless it is kept or running, and says how
     far it got (the dashboard polls this, then downloads the report at once)."""
-    job, current = report_job(served(request))
+    job, current = report_job(task)
     return JSON(job.shown(current))
 
 

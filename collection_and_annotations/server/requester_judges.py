@@ -8,22 +8,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.judges.review import judge_answers, judges_overview
 from collection_and_annotations.server.requester_api import PREFIX, requester
-from collection_and_annotations.server.web import JSON, abort, served
+from collection_and_annotations.server.web import JSON, abort
 
 
 @requester
-def judges(request: Request) -> Response:
-    task = served(request)
+def judges(request: Request, task: ServedTask) -> Response:
     with task.db.read() as session:
         return JSON({"judges": judges_overview(session, task.task_id)})
 
 
 @requester
-def unit_judges(request: Request) -> Response:
+def unit_judges(request: Request, task: ServedTask) -> Response:
     """What the judges answered about the same dialogues as this person's unit."""
-    task = served(request)
     unit_id = request.path_params["unit_id"]
     with task.db.read() as session:
         found = judge_answers(session, task.task_id, unit_id, task.chats)

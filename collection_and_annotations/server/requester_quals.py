@@ -8,6 +8,7 @@ send on its own, so with it these POSTs need the session's `X-CSRF-Token` header
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -18,7 +19,7 @@ from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.server.requester_api import PREFIX, requester
 from collection_and_annotations.server.requester_review import block_name, change_qualification
-from collection_and_annotations.server.web import JSON, abort, json_body, served
+from collection_and_annotations.server.web import JSON, Endpoint, abort, json_body
 from collection_and_annotations.storage.models import iso_utc
 
 # The longest worker id, provider and qualification name stored (storage/models.py).
@@ -58,17 +59,10 @@ def qualification_value(body: dict[str, Any]) -> int:
     return value
 
 
-def _apply(task: ServedTask, provider: str, worker: str, name: str,
-           value: int | None) -> Response:
-    done = change_qualification(task, provider, worker, name, value)
-    return JSON({"ok": True, "qualification": name, "worker": worker, "provider": provider,
-                    "value": value, "message": done})
-
-
 @requester
-def list_qualifications(request: Request) -> Response:
+def list_qualifications(request: Request, task: ServedTask) -> Response:
     """Granted qualifications (`?name=`, `?worker=` narrow it), as `quals list`."""
-    with served(request).db.snapshot() as connection:
+    with task.db.snapshot() as connection:
         rows = qualifications.grants(connection, request.query_params.get("name") or None,
                                      request.query_params.get("worker") or None)
     return JSON({"grants": [
@@ -77,36 +71,31 @@ def list_qualifications(request: Request) -> Response:
         for r in rows]})
 
 
-@requester
-def grant(request: Request) -> Response:
-    provider, worker, body = _fields(request)
-    return _apply(served(request), provider, worker, qualification_name(body),
-                  qualification_value(body))
-
-
-@requester
-def revoke(request: Request) -> Response:
-    provider, worker, body = _fields(request)
-    return _apply(served(request), provider, worker, qualification_name(body), None)
-
-
 def _block_name(task: ServedTask, body: dict[str, Any]) -> str:
     """`name` if given, else this task's block qualification (`block_qualification`)."""
     return qualification_name(body) if "name" in body else block_name(task)
 
 
-@requester
-def block(request: Request) -> Response:
-    provider, worker, body = _fields(request)
-    task = served(request)
-    return _apply(task, provider, worker, _block_name(task, body), 1)
+def _change(name_of: Callable[[ServedTask, dict[str, Any]], str],
+            value_of: Callable[[dict[str, Any]], int | None]) -> Endpoint:
+    """A route that sets (a value) or revokes (None) the named qualification of the worker
+    the body names."""
+
+    @requester
+    def change(request: Request, task: ServedTask) -> Response:
+        provider, worker, body = _fields(request)
+        name, value = name_of(task, body), value_of(body)
+        done = change_qualification(task, provider, worker, name, value)
+        return JSON({"ok": True, "qualification": name, "worker": worker,
+                     "provider": provider, "value": value, "message": done})
+
+    return change
 
 
-@requester
-def unblock(request: Request) -> Response:
-    provider, worker, body = _fields(request)
-    task = served(request)
-    return _apply(task, provider, worker, _block_name(task, body), None)
+grant = _change(lambda _task, body: qualification_name(body), qualification_value)
+revoke = _change(lambda _task, body: qualification_name(body), lambda _body: None)
+block = _change(_block_name, lambda _body: 1)
+unblock = _change(_block_name, lambda _body: None)
 
 
 ROUTES = [

@@ -24,21 +24,20 @@ from collection_and_annotations.export.writers import spreadsheet_text, write_cs
 from collection_and_annotations.providers.base import ProviderError
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.server.requester_api import PREFIX, attachment, requester
-from collection_and_annotations.server.web import JSON, abort, json_body, served
+from collection_and_annotations.server.web import JSON, abort, json_body
 from collection_and_annotations.storage.models import Bonus, ReviewDecision, Worker
 
 IDENTITY_FIELDS = ("pseudonym", "provider", "worker_id", "units_submitted")
 
 
 @requester
-def review_unit(request: Request) -> Response:
+def review_unit(request: Request, task: ServedTask) -> Response:
     """`{"decision": "approve"|"reject"|"soft_reject", "reason": "...",
     "rejection_category": "..." (Prolific's, for a reject)}`."""
-    task, body = served(request), json_body(request)
+    body = json_body(request)
     unit_id = request.path_params["unit_id"]
-    row_id = review.decide(task.db, task.provider, task.task_id, task.run_id, unit_id,
-                           body.get("decision"), body.get("reason", ""),
-                           body.get("rejection_category"), task.return_rejected_units)
+    row_id = review.decide(task, unit_id, body.get("decision"), body.get("reason", ""),
+                           body.get("rejection_category"))
     send_review(task.db, task.provider, row_id)
     with task.db.read() as session:
         row = session.get(ReviewDecision, row_id)
@@ -46,12 +45,11 @@ def review_unit(request: Request) -> Response:
 
 
 @requester
-def bonus_unit(request: Request) -> Response:
+def bonus_unit(request: Request, task: ServedTask) -> Response:
     """`{"amount": 0.5, "reason": "..."}` (amount in the currency's units)."""
-    task, body = served(request), json_body(request)
+    body = json_body(request)
     unit_id = request.path_params["unit_id"]
-    row_id = review.add_bonus(task.db, task.provider, task.task_id, unit_id,
-                              body.get("amount"), body.get("reason"))
+    row_id = review.add_bonus(task, unit_id, body.get("amount"), body.get("reason"))
     send_bonus(task.db, task.provider, row_id)
     with task.db.read() as session:
         row = session.get(Bonus, row_id)
@@ -88,50 +86,43 @@ def block_name(task: ServedTask) -> str:
 
 
 @requester
-def block_worker(request: Request) -> Response:
+def block_worker(request: Request, task: ServedTask) -> Response:
     """Blocked here at once (the claim refuses them); on platforms with blocks (MTurk) too.
     Body (optional): `{"reason": "..."}`."""
-    task, pseudonym = served(request), request.path_params["pseudonym"]
-    reason = json_body(request) if request.state.body else {}
-    if not isinstance(reason.get("reason", ""), str):
+    reason = (json_body(request) if request.state.body else {}).get("reason", "")
+    if not isinstance(reason, str):
         raise abort(422, "reason must be text")
+    return _set_block(task, request.path_params["pseudonym"], 1,
+                      lambda worker: task.provider.block(worker, reason))
+
+
+@requester
+def unblock_worker(request: Request, task: ServedTask) -> Response:
+    return _set_block(task, request.path_params["pseudonym"], None, task.provider.unblock)
+
+
+def _set_block(task: ServedTask, pseudonym: str, value: int | None,
+               on_platform: Callable[[str], bool]) -> Response:
+    """The worker blocked (`value` 1) or unblocked (None) here, then on their platform: `done`,
+    `not_sent` (another provider's worker, or a platform without blocks) or `failed: <why>`
+    (recorded here anyway)."""
     provider, worker = worker_by_pseudonym(task, pseudonym)
     name = block_name(task)
-    change_qualification(task, provider, worker, name, 1)
-    platform = _on_platform(task, provider, lambda: task.provider.block(
-        worker, str(reason.get("reason", ""))))
-    return JSON({"worker": pseudonym, "blocked": True, "qualification": name,
+    change_qualification(task, provider, worker, name, value)
+    platform = "not_sent"
+    if provider == task.provider.name:
+        try:
+            platform = "done" if on_platform(worker) else "not_sent"
+        except ProviderError as exc:
+            platform = f"failed: {exc}"
+    return JSON({"worker": pseudonym, "blocked": value is not None, "qualification": name,
                  "platform": platform})
 
 
-def _on_platform(task: ServedTask, provider: str, action: Callable[[], bool]) -> str:
-    """Carry a block or unblock to the worker's platform: `done`, `not_sent` (another
-    provider's worker, or a platform without blocks) or `failed: <why>` (recorded here
-    anyway)."""
-    if provider != task.provider.name:
-        return "not_sent"
-    try:
-        return "done" if action() else "not_sent"
-    except ProviderError as exc:
-        return f"failed: {exc}"
-
-
 @requester
-def unblock_worker(request: Request) -> Response:
-    task, pseudonym = served(request), request.path_params["pseudonym"]
-    provider, worker = worker_by_pseudonym(task, pseudonym)
-    name = block_name(task)
-    change_qualification(task, provider, worker, name, None)
-    return JSON({"worker": pseudonym, "blocked": False, "qualification": name,
-                 "platform": _on_platform(task, provider,
-                                          lambda: task.provider.unblock(worker))})
-
-
-@requester
-def worker_identities(request: Request) -> Response:
+def worker_identities(request: Request, task: ServedTask) -> Response:
     """Pseudonym -> provider worker id, for payment; exports keep pseudonyms only.
     `?format=csv` gives the same rows as a file."""
-    task = served(request)
     rows = identities(task.db, task.task_name)
     fmt = request.query_params.get("format", "json")
     if fmt == "json":

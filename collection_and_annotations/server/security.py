@@ -53,14 +53,6 @@ def host_name(host: str) -> str:
     return host.rstrip(".")
 
 
-def _is_ip(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
-
-
 class HostCheck:
     """Which `Host` names this server answers to."""
 
@@ -76,7 +68,10 @@ class HostCheck:
         name = host_name(host)  # no Host at all (HTTP/1.0 probes) never comes from a browser
         if not name or self.any_host or name in self.names:
             return True
-        return self.ip_literals and _is_ip(name)
+        try:  # an IP literal: safe from rebinding when the server listens beyond loopback
+            return self.ip_literals and bool(ipaddress.ip_address(name))
+        except ValueError:  # a name we do not serve
+            return False
 
     def refusal(self, host: str) -> str | None:
         """Why a request for `host` is refused (421), or None when it is served. Asked on

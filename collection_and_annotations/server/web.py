@@ -16,16 +16,14 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from collection_and_annotations.engine.allocation import ClaimRefused
-from collection_and_annotations.engine.review import ReviewRefused
-from collection_and_annotations.engine.review_queue import QueueRefused
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.engine.work import RETRY_AFTER_S, WorkRefused
 from collection_and_annotations.providers.base import IdentityRefused
-from collection_and_annotations.server.json_input import InvalidJson, parse_json_object
+from collection_and_annotations.server.json_input import parse_json_object
 from collection_and_annotations.storage.sql import waited_too_long
 
 Endpoint = Callable[[Request], Awaitable[Response]]
+Handler = Callable[[Request, ServedTask], Response]  # a blocking route's work
 T = TypeVar("T")
 # Requests of one server process whose blocking (database) work runs at once; more wait their
 # turn in the event loop (conf: mephisto.architect.database_threads). A few: dozens of threads
@@ -84,14 +82,14 @@ def served(request: Request) -> ServedTask:
     return request.app.state.served
 
 
-def blocking(handler: Callable[[Request], Response]) -> Endpoint:
+def blocking(handler: Handler) -> Endpoint:
     """A route whose work blocks (the database): the body is read in the event loop, then the
-    handler runs in the app's database threads (`app.state.database_threads`; `json_body`
-    reads the body there)."""
+    handler runs with the served task in the app's database threads
+    (`app.state.database_threads`; `json_body` reads the body there)."""
 
     async def endpoint(request: Request) -> Response:
         request.state.body = await request.body()
-        return await request.app.state.database_threads.run(handler, request)
+        return await request.app.state.database_threads.run(handler, request, served(request))
 
     return endpoint
 
@@ -106,12 +104,11 @@ def json_body(request: Request) -> dict[str, Any]:
 
 
 async def refused(_request: Request, exc: Exception) -> Response:
-    """Errors the engine, the providers and the input checks raise, with their status; a
-    step that waited too long on a lock says when to come back (Retry-After)."""
-    if isinstance(exc, InvalidJson | IdentityRefused | ClaimRefused | ReviewRefused):
+    """Errors the engine (and the input checks, a kind of WorkRefused) and the providers
+    raise, with their status; a step that waited too long on a lock says when to come back
+    (Retry-After)."""
+    if isinstance(exc, IdentityRefused):
         return error(str(exc), exc.status)
-    if isinstance(exc, QueueRefused):
-        return error(str(exc), 400)
     assert isinstance(exc, WorkRefused)
     return error(str(exc), exc.status, exc.problems,
                  None if exc.retry_after is None else {"Retry-After": str(exc.retry_after)})
@@ -139,8 +136,8 @@ async def server_error(_request: Request, _exc: Exception) -> Response:
 EXCEPTION_HANDLERS: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
     HTTPException: http_error,
     DBAPIError: database_error,
-    **{kind: refused for kind in (WorkRefused, InvalidJson, IdentityRefused, ClaimRefused,
-                                  ReviewRefused, QueueRefused)},
+    WorkRefused: refused,
+    IdentityRefused: refused,
     Exception: server_error,
 }
 

@@ -10,6 +10,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from collection_and_annotations.engine.allocation import claim_unit, may_claim
+from collection_and_annotations.engine.chat import client_id_of
 from collection_and_annotations.engine.runs import DONE_STATUSES
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.engine.work import (
@@ -20,17 +21,9 @@ from collection_and_annotations.engine.work import (
     unit_view,
 )
 from collection_and_annotations.providers.base import Completion, Visit
-from collection_and_annotations.server.auth import bearer, worker_from_token, worker_token
+from collection_and_annotations.server.auth import worker_of, worker_token
 from collection_and_annotations.server.web import JSON, blocking, error, json_body, served
 from collection_and_annotations.storage.models import Unit, Worker
-
-
-def _worker_id(request: Request) -> int:
-    token = bearer(request.headers.get("Authorization"))
-    worker_id = worker_from_token(served(request).secret, token) if token else None
-    if worker_id is None:
-        raise WorkRefused("missing or invalid worker token; open your task link again", 401)
-    return worker_id
 
 
 def _completion(served: ServedTask, unit_id: str) -> Completion:
@@ -46,8 +39,7 @@ def _completion(served: ServedTask, unit_id: str) -> Completion:
 
 
 @blocking
-def claim(request: Request) -> Response:
-    task = served(request)
+def claim(request: Request, task: ServedTask) -> Response:
     if not task.taking_work:
         return error("this task is not taking work now (its server is open for review "
                      "only); ask the requester when it starts again", 503)
@@ -63,11 +55,10 @@ def claim(request: Request) -> Response:
 
 
 @blocking
-def next_unit(request: Request) -> Response:
+def next_unit(request: Request, task: ServedTask) -> Response:
     """Whether this worker may take another unit now, and the link that starts it: for
     providers whose workers come back through links (local), after a submit."""
-    task = served(request)
-    worker_id = _worker_id(request)
+    worker_id = worker_of(request, task.secret)
     with task.db.one_statement(write=False) as connection:
         worker = connection.scalar(select(Worker.provider_worker_id)
                                    .where(Worker.id == worker_id))
@@ -76,9 +67,7 @@ def next_unit(request: Request) -> Response:
         return JSON({"next_url": None, "reason": None})
     refused = may_claim(task.db, task.task_id, task.run_id, task.provider.name, worker,
                         task.limits, task.blocked_workers, task.blueprint.pools_for)
-    if refused is not None:
-        return JSON({"next_url": None, "reason": refused})
-    return JSON({"next_url": link, "reason": None})
+    return JSON({"next_url": link if refused is None else None, "reason": refused})
 
 
 async def enter(request: Request) -> Response:
@@ -96,47 +85,44 @@ def unit_payload(served: ServedTask, unit_id: str, worker_id: int) -> dict[str, 
 
 
 @blocking
-def get_unit(request: Request) -> Response:
+def get_unit(request: Request, task: ServedTask) -> Response:
     """The unit; the completion (code, redirect) only for work done: never for a unit that
     is still open, nor one that expired, was retired by a data change or went back to the
     pool."""
-    task, unit_id = served(request), request.path_params["unit_id"]
-    view = unit_payload(task, unit_id, _worker_id(request))
+    unit_id = request.path_params["unit_id"]
+    view = unit_payload(task, unit_id, worker_of(request, task.secret))
     done = view["status"] in DONE_STATUSES
     view.update(_completion(task, unit_id).as_json() if done else {"completion_code": None})
     return JSON(view)
 
 
 @blocking
-def put_draft(request: Request) -> Response:
-    worker_id = _worker_id(request)
+def put_draft(request: Request, task: ServedTask) -> Response:
+    worker_id = worker_of(request, task.secret)
     body = json_body(request)
-    saved_at = save_draft(served(request).db, request.path_params["unit_id"], worker_id,
+    saved_at = save_draft(task.db, request.path_params["unit_id"], worker_id,
                           body.get("answers"), body.get("position"))
     return JSON({"saved_at": saved_at})
 
 
 @blocking
-def post_submit(request: Request) -> Response:
-    task, unit_id = served(request), request.path_params["unit_id"]
-    worker_id = _worker_id(request)
+def post_submit(request: Request, task: ServedTask) -> Response:
+    unit_id = request.path_params["unit_id"]
+    worker_id = worker_of(request, task.secret)
     body = json_body(request)
     if "answers" not in body:
         raise WorkRefused("the submission has no 'answers'", 400)
-    client_id = body.get("client_id")
     outcome: dict[str, Any] = {}
     status = submit(task.db, task.blueprint, unit_id, worker_id, body["answers"],
-                    body.get("timings", {}), str(client_id)[:64] if client_id else None,
-                    outcome)
+                    body.get("timings", {}), client_id_of(body.get("client_id")), outcome)
     return JSON({"status": status, **_completion(task, unit_id).as_json(), **outcome})
 
 
 @blocking
-def post_check(request: Request) -> Response:
+def post_check(request: Request, task: ServedTask) -> Response:
     """Submit one training dialogue: the answer is its mistakes with the expected answers and
     explanations (only now, after the worker committed to their answers)."""
-    task = served(request)
-    worker_id = _worker_id(request)
+    worker_id = worker_of(request, task.secret)
     body = json_body(request)
     if not isinstance(body.get("answers"), dict):
         raise WorkRefused("the check needs 'answers' as an object of buckets", 400)

@@ -9,7 +9,7 @@ from typing import Generic, NamedTuple, TypeVar
 
 from sqlalchemy import JSON, Connection, DateTime, Executable, column, text
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.sql.elements import BindParameter, ColumnClause
+from sqlalchemy.sql.elements import ColumnClause
 
 # The models' storage types (storage/models.py), for binds and result columns of text().
 TIME = DateTime()
@@ -36,15 +36,12 @@ class PerDialect(NamedTuple, Generic[StatementT]):
         return getattr(self, connection.dialect.name)
 
 
-def locking(sql: str, lock: str, result: Sequence[str | ColumnClause] = (),
-            binds: Sequence[BindParameter] = ()) -> PerDialect[Executable]:
+def locking(sql: str, lock: str, result: Sequence[str | ColumnClause]) -> PerDialect[Executable]:
     """`sql` with its `{lock}` placed: `lock` (a row-lock clause) on PostgreSQL, nothing on
-    SQLite, whose write transactions hold the whole database (BEGIN IMMEDIATE)."""
-    versions = []
-    for clause in (lock, ""):
-        statement = text(sql.format(lock=clause)).bindparams(*binds)
-        versions.append(statement.columns(*columns(*result)) if result else statement)
-    return PerDialect(*versions)
+    SQLite, whose write transactions hold the whole database (BEGIN IMMEDIATE); `result`: its
+    result columns."""
+    return PerDialect(*(text(sql.format(lock=clause)).columns(*columns(*result))
+                        for clause in (lock, "")))
 
 
 def waited_too_long(exc: DBAPIError) -> bool:

@@ -29,8 +29,7 @@ from collection_and_annotations.engine.chat_batch import (
     Step,
     write_one,
 )
-from collection_and_annotations.engine.work import WorkRefused
-from collection_and_annotations.server.auth import bearer, worker_from_token
+from collection_and_annotations.server.auth import worker_of
 from collection_and_annotations.server.chat.bus import (
     ChatBus,
     Mailbox,
@@ -120,17 +119,10 @@ class Chat:
 
     # -- routes ------------------------------------------------------------------------
 
-    def _worker(self, request: Request) -> int:
-        token = bearer(request.headers.get("authorization"))
-        worker_id = worker_from_token(self.secret, token) if token else None
-        if worker_id is None:
-            raise WorkRefused("missing or invalid worker token; open your task link again", 401)
-        return worker_id
-
     async def _step(self, request: Request) -> tuple[int, str, dict[str, Any], ChatRunner]:
         """Who asks, for which unit, with what body (checked on every step, though `start`
         uses nothing of it), and the runner."""
-        worker_id, unit = self._worker(request), request.path_params["unit"]
+        worker_id, unit = worker_of(request, self.secret), request.path_params["unit"]
         body = parse_json_object(await request.body() or b"{}")
         return worker_id, unit, body, await self._runner()
 
@@ -195,7 +187,7 @@ class Chat:
     async def events(self, request: Request) -> Response:
         """The chat's events as server-sent events, from its whole state on: a reload or a
         reconnect resumes anywhere."""
-        worker_id, unit = self._worker(request), request.path_params["unit"]
+        worker_id, unit = worker_of(request, self.secret), request.path_params["unit"]
         if self.streams[worker_id] >= MAX_STREAMS_PER_WORKER:
             return error(f"{MAX_STREAMS_PER_WORKER} chat connections of yours are open "
                          "already; close other tabs of this task (this page tries again by "

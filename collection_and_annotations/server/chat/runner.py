@@ -18,7 +18,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from collection_and_annotations.bots.base import Bot, BotSession, BotUnavailable, Turn
@@ -81,9 +81,8 @@ class ChatRunner:
         worker_turns = sum(turn.role == "worker" for turn in last.history)
         if worker_turns - (self.rules.start_mode == "hi") >= self.rules.num_turns:
             return None  # the chat has its turns: this message will be refused
-        job = ReplyJob(last.unit_id, public_id, last.conversation_id, last.attempt,
-                       last.position, last.bot, last.layout, last.index + 2,
-                       (*last.history, Turn("bot", reply), Turn("worker", text)), utcnow())
+        job = replace(last, index=last.index + 2, asked_at=utcnow(),
+                      history=(*last.history, Turn("bot", reply), Turn("worker", text)))
         confirmed: asyncio.Future[ReplyJob] = asyncio.get_running_loop().create_future()
         return EarlyTurn(job, confirmed, self._spawn(self._turn(job, confirmed)))
 
