@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from helpers import free_port
+from helpers import free_port, http_client
 
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.bots.base import BotUnavailable, Turn
@@ -114,7 +114,7 @@ class ChatServer:
         self.http = HttpService(self.served, "127.0.0.1", 0)
         self.port = self.http.port
         self.base = f"http://127.0.0.1:{self.port}"
-        self.client = httpx.Client(base_url=self.base, timeout=10)
+        self.client = http_client(base_url=self.base, timeout=10)
 
     def stop(self) -> None:
         self.client.close()
@@ -138,7 +138,7 @@ class EventStream:
     def __init__(self, base: str, unit: str, token: str):
         self.events: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
         self.status: int | None = None
-        self._client = httpx.Client(base_url=base, timeout=httpx.Timeout(10, read=60))
+        self._client = http_client(base_url=base, timeout=httpx.Timeout(10, read=60))
         self._thread = threading.Thread(target=self._read, args=(unit, token), daemon=True)
         self._thread.start()
 

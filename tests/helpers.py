@@ -9,6 +9,7 @@ import json
 import queue
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -21,6 +22,7 @@ from contextlib import chdir, contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 from starlette.testclient import TestClient
 
@@ -34,6 +36,9 @@ from collection_and_annotations.server.http import (
 
 REPO = PACKAGE_DIR.parent
 BUCKETS = PACKAGE_DIR / "task_config" / "annotation_buckets.json"
+# The tests speak plain HTTP to local servers: one TLS context for all their clients, with no
+# certificates (httpx would otherwise read certifi's whole bundle for each client it makes).
+PLAIN_HTTP_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 def run_coroutine(coroutine: Coroutine[Any, Any, Any], timeout: float = 30) -> Any:
@@ -212,6 +217,21 @@ def cli(*args: str, cwd: Path | None = None,
     if result.exc_info and not isinstance(result.exception, SystemExit):
         stderr += "".join(traceback.format_exception(*result.exc_info))
     return subprocess.CompletedProcess(["cep", *args], result.exit_code, result.stdout, stderr)
+
+
+def http_client(**options: Any) -> httpx.Client:
+    """An httpx client of a local test server (`options` as httpx.Client takes them)."""
+    return httpx.Client(verify=PLAIN_HTTP_TLS, **options)
+
+
+def http_get(url: str, **options: Any) -> httpx.Response:
+    """`httpx.get` of a local test server."""
+    return httpx.get(url, verify=PLAIN_HTTP_TLS, **options)
+
+
+def http_post(url: str, **options: Any) -> httpx.Response:
+    """`httpx.post` to a local test server."""
+    return httpx.post(url, verify=PLAIN_HTTP_TLS, **options)
 
 
 def app_client(app: Any) -> TestClient:
