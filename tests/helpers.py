@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import functools
 import gc
 import io
 import json
 import queue
 import re
+import shutil
 import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -33,12 +37,33 @@ from collection_and_annotations.server.http import (
     listening_socket,
     uvicorn_options,
 )
+from collection_and_annotations.storage.database import Database
 
 REPO = PACKAGE_DIR.parent
 BUCKETS = PACKAGE_DIR / "task_config" / "annotation_buckets.json"
 # The tests speak plain HTTP to local servers: one TLS context for all their clients, with no
 # certificates (httpx would otherwise read certifi's whole bundle for each client it makes).
 PLAIN_HTTP_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+@functools.cache
+def migrated_sqlite_template() -> Path:
+    """An SQLite database migrated to the newest schema once a test process (removed when it
+    exits): a copy of it is a migrated database for a small part of a migration's CPU
+    (bench/RESULTS.md, "Test suite time")."""
+    folder = Path(tempfile.mkdtemp(prefix="cep-migrated-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    db = Database(f"sqlite:///{folder / 'cep.sqlite3'}")
+    db.migrate()
+    db.dispose()
+    return folder / "cep.sqlite3"
+
+
+def migrated_sqlite(path: Path) -> str:
+    """The URL of a database of the newest schema at `path`, a copy of the template."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(migrated_sqlite_template(), path)
+    return f"sqlite:///{path}"
 
 
 def run_coroutine(coroutine: Coroutine[Any, Any, Any], timeout: float = 30) -> Any:

@@ -25,11 +25,11 @@ from collection_and_annotations.server.auth import requester_token
 
 
 @pytest.fixture
-def served(tmp_path, open_conf):
+def served(tmp_path, sqlite_url, open_conf):
     lines = [{"data": [dialogue(f"d{i}", f"g{i}", ["overall_quality"], turns=40)]}
              for i in range(30)]
     conf = write_task(tmp_path, lines, {f"g{i}": 1 for i in range(30)})
-    return open_conf(str(conf), f"sqlite:///{tmp_path / 'cep.sqlite3'}")
+    return open_conf(str(conf), sqlite_url)
 
 
 def _raw(port: int, data: bytes, wait: float = 3.0) -> bytes:

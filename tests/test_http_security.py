@@ -31,9 +31,9 @@ from collection_and_annotations.server.security import SECURITY_HEADERS, HostChe
 
 
 @pytest.fixture
-def served(tmp_path, open_conf):
+def served(tmp_path, sqlite_url, open_conf):
     conf = write_task(tmp_path, [{"data": [dialogue("d1", "g1", ["relevance"])]}], {"g1": 1})
-    return open_conf(str(conf), f"sqlite:///{tmp_path / 'cep.sqlite3'}")
+    return open_conf(str(conf), sqlite_url)
 
 
 @pytest.fixture

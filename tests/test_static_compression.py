@@ -12,8 +12,8 @@ from helpers import http_get, live_server
 from collection_and_annotations.server.app import GZIP_MIN_BYTES, STATIC_DIR
 
 
-def test_page_and_assets_are_gzipped_and_cacheable(tmp_path, open_conf):
-    served = open_conf("demo", f"sqlite:///{tmp_path / 'cep.sqlite3'}")
+def test_page_and_assets_are_gzipped_and_cacheable(sqlite_url, open_conf):
+    served = open_conf("demo", sqlite_url)
     with live_server(served) as base:
         index = (STATIC_DIR / "index.html").read_bytes()
         script = re.search(rb'src="/assets/([^"]+\.js)"', index).group(1).decode()
