@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from helpers import http_client
 
 from collection_and_annotations.server.auth import requester_token
 
@@ -75,7 +76,7 @@ class Fuzzer:
 
     def __init__(self, base: str, secret: str, seed: int, chat: bool = False):
         self.rng = random.Random(seed)
-        self.client = httpx.Client(base_url=base, timeout=httpx.Timeout(20, read=20))
+        self.client = http_client(base_url=base, timeout=httpx.Timeout(20, read=20))
         self.requester = requester_token(secret)
         self.chat = chat
         self.known = Known()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from helpers import free_port
+from helpers import free_port, http_client, migrated_sqlite
 
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.bots.base import BotUnavailable, Turn
@@ -108,13 +108,16 @@ class ChatServer:
         blueprint = build_blueprint(cfg)
         if bots is not None:
             blueprint.make_bots = lambda: bots  # type: ignore[method-assign]
-        self.db = Database(cfg.database_url or f"sqlite:///{folder / 'data' / 'cep.sqlite3'}")
+        default = folder / "data" / "cep.sqlite3"  # where a launch keeps it
+        if not cfg.database_url and not default.exists():
+            migrated_sqlite(default)
+        self.db = Database(cfg.database_url or f"sqlite:///{default}")
         self.served = open_task(cfg, str(conf), self.db, blueprint)
         # port 0: the system's free port, taken at once (a port probed earlier may be gone)
         self.http = HttpService(self.served, "127.0.0.1", 0)
         self.port = self.http.port
         self.base = f"http://127.0.0.1:{self.port}"
-        self.client = httpx.Client(base_url=self.base, timeout=10)
+        self.client = http_client(base_url=self.base, timeout=10)
 
     def stop(self) -> None:
         self.client.close()
@@ -138,7 +141,7 @@ class EventStream:
     def __init__(self, base: str, unit: str, token: str):
         self.events: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
         self.status: int | None = None
-        self._client = httpx.Client(base_url=base, timeout=httpx.Timeout(10, read=60))
+        self._client = http_client(base_url=base, timeout=httpx.Timeout(10, read=60))
         self._thread = threading.Thread(target=self._read, args=(unit, token), daemon=True)
         self._thread.start()
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
-from helpers import REPO
+from helpers import REPO, migrated_sqlite
 from sqlalchemy.engine import make_url
 
 from collection_and_annotations.blueprints import build_blueprint
@@ -103,16 +102,11 @@ def empty_database_url(request, tmp_path) -> str:
     return request.getfixturevalue("postgres_url")
 
 
-@pytest.fixture(scope="session")
-def migrated_sqlite_file(tmp_path_factory) -> Path:
-    """An SQLite database migrated to the newest schema once a test process: a copy of it is
-    a migrated database for a small part of a migration's CPU (bench/RESULTS.md, "Test
-    suite time")."""
-    path = tmp_path_factory.mktemp("migrated") / "cep.sqlite3"
-    db = Database(f"sqlite:///{path}")
-    db.migrate()
-    db.dispose()
-    return path
+@pytest.fixture
+def sqlite_url(tmp_path) -> str:
+    """An SQLite database of the newest schema in `tmp_path`, for a test that serves on no
+    other database (opening an empty file would migrate it)."""
+    return migrated_sqlite(tmp_path / "cep.sqlite3")
 
 
 @pytest.fixture
@@ -120,8 +114,7 @@ def database_url(empty_database_url, request) -> str:
     """A database of the newest schema, as every launch leaves it (tests of the migrations
     themselves take `empty_database_url`)."""
     if empty_database_url.startswith("sqlite"):
-        shutil.copyfile(request.getfixturevalue("migrated_sqlite_file"),
-                        make_url(empty_database_url).database)
+        migrated_sqlite(Path(make_url(empty_database_url).database))
     else:
         db = Database(empty_database_url)
         db.migrate()

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import functools
 import gc
 import io
 import json
 import queue
 import re
+import shutil
 import socket
+import ssl
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -21,6 +26,7 @@ from contextlib import chdir, contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 from starlette.testclient import TestClient
 
@@ -31,9 +37,33 @@ from collection_and_annotations.server.http import (
     listening_socket,
     uvicorn_options,
 )
+from collection_and_annotations.storage.database import Database
 
 REPO = PACKAGE_DIR.parent
 BUCKETS = PACKAGE_DIR / "task_config" / "annotation_buckets.json"
+# The tests speak plain HTTP to local servers: one TLS context for all their clients, with no
+# certificates (httpx would otherwise read certifi's whole bundle for each client it makes).
+PLAIN_HTTP_TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+@functools.cache
+def migrated_sqlite_template() -> Path:
+    """An SQLite database migrated to the newest schema once a test process (removed when it
+    exits): a copy of it is a migrated database for a small part of a migration's CPU
+    (bench/RESULTS.md, "Test suite time")."""
+    folder = Path(tempfile.mkdtemp(prefix="cep-migrated-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    db = Database(f"sqlite:///{folder / 'cep.sqlite3'}")
+    db.migrate()
+    db.dispose()
+    return folder / "cep.sqlite3"
+
+
+def migrated_sqlite(path: Path) -> str:
+    """The URL of a database of the newest schema at `path`, a copy of the template."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(migrated_sqlite_template(), path)
+    return f"sqlite:///{path}"
 
 
 def run_coroutine(coroutine: Coroutine[Any, Any, Any], timeout: float = 30) -> Any:
@@ -212,6 +242,21 @@ def cli(*args: str, cwd: Path | None = None,
     if result.exc_info and not isinstance(result.exception, SystemExit):
         stderr += "".join(traceback.format_exception(*result.exc_info))
     return subprocess.CompletedProcess(["cep", *args], result.exit_code, result.stdout, stderr)
+
+
+def http_client(**options: Any) -> httpx.Client:
+    """An httpx client of a local test server (`options` as httpx.Client takes them)."""
+    return httpx.Client(verify=PLAIN_HTTP_TLS, **options)
+
+
+def http_get(url: str, **options: Any) -> httpx.Response:
+    """`httpx.get` of a local test server."""
+    return httpx.get(url, verify=PLAIN_HTTP_TLS, **options)
+
+
+def http_post(url: str, **options: Any) -> httpx.Response:
+    """`httpx.post` to a local test server."""
+    return httpx.post(url, verify=PLAIN_HTTP_TLS, **options)
 
 
 def app_client(app: Any) -> TestClient:

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 from arena_helpers import write_arena_conf
 from chat_helpers import ChatServer, ScriptedBot, auth
+from helpers import http_client
 from sqlalchemy import select
 
 from collection_and_annotations.storage.models import Conversation, Message, Unit
@@ -45,7 +46,7 @@ def test_many_battles_messages_at_once_are_all_stored_and_answered(tmp_path, dat
     server = ChatServer(tmp_path, write_arena_conf(tmp_path, ["alpha", "beta"],
                                                    battles_per_pair=BATTLES, num_turns=TURNS),
                         bots, database_url)
-    clients = [httpx.Client(base_url=server.base, timeout=20) for _ in range(2 * BATTLES)]
+    clients = [http_client(base_url=server.base, timeout=20) for _ in range(2 * BATTLES)]
     try:
         battles = [server.claim(f"w{n}") for n in range(BATTLES)]
         for unit, token in battles:

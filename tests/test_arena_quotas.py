@@ -47,10 +47,10 @@ def test_pairs_fill_evenly_and_never_past_their_quota_under_concurrent_claims(
     assert max(Counter(battles).values()) == 1  # no worker meets a pair twice
 
 
-def test_a_worker_meets_each_pair_once_then_gets_no_more_work(tmp_path, open_conf):
+def test_a_worker_meets_each_pair_once_then_gets_no_more_work(tmp_path, sqlite_url, open_conf):
     conf = write_arena_conf(tmp_path, ["a", "b", "c"], battles_per_pair=3,
                             task="    allowed_concurrent: 0\n")
-    served = open_conf(str(conf), f"sqlite:///{tmp_path / 'cep.sqlite3'}")
+    served = open_conf(str(conf), sqlite_url)
     client = app_client(create_app(served))
     codes = [client.post("/api/claim", json={"worker_id": "w", "assignment_id": str(n)})
              .status_code for n in range(4)]

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 from chat_helpers import ChatServer, ScriptedBot, auth, write_chat_conf
+from helpers import http_client
 from sqlalchemy import func, select
 
 from collection_and_annotations.storage.models import Message
@@ -33,7 +34,7 @@ def test_concurrent_messages_on_one_chat_store_one_and_refuse_the_rest(tmp_path,
     conf = write_chat_conf(tmp_path, "alpha:1", ["alpha"], num_turns=ROUNDS)
     server = ChatServer(tmp_path, conf, {"alpha": ScriptedBot("alpha", delay=0.1)},
                         database_url)
-    clients = [httpx.Client(base_url=server.base, timeout=20) for _ in range(AT_ONCE)]
+    clients = [http_client(base_url=server.base, timeout=20) for _ in range(AT_ONCE)]
     try:
         unit, token = server.claim("w1")
         for round_ in range(ROUNDS):
@@ -62,7 +63,7 @@ def test_concurrent_retries_ask_the_bot_once(tmp_path, database_url):
     bot = ScriptedBot("alpha", delay=0.1, failures=[None, "unavailable"])
     server = ChatServer(tmp_path, write_chat_conf(tmp_path, "alpha:1", ["alpha"]),
                         {"alpha": bot}, database_url)
-    clients = [httpx.Client(base_url=server.base, timeout=20) for _ in range(AT_ONCE)]
+    clients = [http_client(base_url=server.base, timeout=20) for _ in range(AT_ONCE)]
     try:
         unit, token = server.claim("w1")
         _awaiting_worker(server, unit, token)

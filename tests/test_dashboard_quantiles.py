@@ -7,11 +7,10 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-import httpx
 import numpy
 import pytest
 from chat_helpers import auth
-from helpers import dialogue, live_server, write_task
+from helpers import dialogue, http_client, live_server, write_task
 from sqlalchemy import select, update
 
 from collection_and_annotations.server.auth import requester_token
@@ -27,7 +26,7 @@ def test_time_per_unit_quantiles_for_1_to_20_units(tmp_path, database_url, open_
     rng = random.Random(3)
     durations: list[float] = []
     requester = {"Authorization": f"Bearer {requester_token(served.secret)}"}
-    with live_server(served) as base, httpx.Client(base_url=base, timeout=20) as client:
+    with live_server(served) as base, http_client(base_url=base, timeout=20) as client:
         for n in range(1, UNITS + 1):
             claimed = client.post("/api/claim", json={"worker_id": "w1",
                                                       "assignment_id": f"a{n}"}).json()

@@ -22,10 +22,10 @@ SESSION = "/api/requester/session"
 
 
 @pytest.fixture
-def served(tmp_path, open_conf):
+def served(tmp_path, sqlite_url, open_conf):
     lines = [{"data": [dialogue(f"d{i}", f"g{i}", ["overall_quality"])]} for i in range(2)]
     conf = write_task(tmp_path / "task", lines, {"g0": 1, "g1": 1})
-    return open_conf(str(conf), f"sqlite:///{tmp_path / 'cep.sqlite3'}")
+    return open_conf(str(conf), sqlite_url)
 
 
 @pytest.fixture

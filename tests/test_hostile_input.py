@@ -13,7 +13,7 @@ import httpx
 import pytest
 from api_fuzz import valid_answers
 from chat_helpers import ChatServer, ScriptedBot, auth, write_chat_conf
-from helpers import dialogue, live_server, write_task
+from helpers import dialogue, http_client, live_server, write_task
 from sqlalchemy import func, select, text
 from test_export import _export
 
@@ -35,7 +35,7 @@ def task(tmp_path, database_url, open_conf):
     lines = [{"data": [dialogue(f"d{i}", f"g{i}", BUCKETS)]} for i in range(3)]
     conf = write_task(tmp_path, lines, {f"g{i}": 2 for i in range(3)})
     served = open_conf(str(conf), database_url)
-    with live_server(served) as base, httpx.Client(base_url=base, timeout=20) as client:
+    with live_server(served) as base, http_client(base_url=base, timeout=20) as client:
         yield served, client
 
 

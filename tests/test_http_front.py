@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat_conf
-from helpers import app_client, dialogue, live_server, write_task
+from helpers import app_client, dialogue, http_client, http_get, http_post, live_server, write_task
 from sqlalchemy import create_engine, text
 from starlette.requests import Request
 from starlette.routing import Route
@@ -25,11 +25,11 @@ from collection_and_annotations.server.auth import requester_token
 
 
 @pytest.fixture
-def served(tmp_path, open_conf):
+def served(tmp_path, sqlite_url, open_conf):
     lines = [{"data": [dialogue(f"d{i}", f"g{i}", ["overall_quality"], turns=40)]}
              for i in range(30)]
     conf = write_task(tmp_path, lines, {f"g{i}": 1 for i in range(30)})
-    return open_conf(str(conf), f"sqlite:///{tmp_path / 'cep.sqlite3'}")
+    return open_conf(str(conf), sqlite_url)
 
 
 def _raw(port: int, data: bytes, wait: float = 3.0) -> bytes:
@@ -67,13 +67,13 @@ def test_bodies_are_bounded_and_addresses_hold_no_nul(served):
         chunked = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks)
         assert _raw(port, head + b"Transfer-Encoding: chunked\r\n\r\n" + chunked).startswith(
             b"HTTP/1.1 413")
-        chat = httpx.post(f"{base}/api/chat/u1/messages", content=b" " * 64_001)
+        chat = http_post(f"{base}/api/chat/u1/messages", content=b" " * 64_001)
         assert chat.status_code == 413 and "64000 bytes" in chat.json()["error"]
         # just under the limit, the body reaches the route (which reads it as JSON)
-        claim = httpx.post(f"{base}/api/claim", content=b" " * 1_999_990 + b"{}",
-                           headers={"Content-Type": "application/json"}, timeout=20)
+        claim = http_post(f"{base}/api/claim", content=b" " * 1_999_990 + b"{}",
+                          headers={"Content-Type": "application/json"}, timeout=20)
         assert claim.status_code == 400 and "worker_id" in claim.json()["error"]
-        nul = httpx.get(f"{base}/api/units/a%00b")
+        nul = http_get(f"{base}/api/units/a%00b")
         assert nul.status_code == 400 and "NUL" in nul.json()["error"]
 
 
@@ -82,22 +82,22 @@ def test_large_json_is_gzipped_when_accepted(served):
         url = f"{base}/api/requester/submissions"
         token = {"Authorization": f"Bearer {requester_token(served.secret)}"}
         for n in range(20):  # a page of answers well over a kilobyte
-            claim = httpx.post(f"{base}/api/claim",
-                               json={"worker_id": f"w{n}", "assignment_id": "a"}).json()
+            claim = http_post(f"{base}/api/claim",
+                              json={"worker_id": f"w{n}", "assignment_id": "a"}).json()
             headers = {"Authorization": f"Bearer {claim['token']}"}
-            unit = httpx.get(f"{base}/api/units/{claim['unit_id']}", headers=headers).json()
+            unit = http_get(f"{base}/api/units/{claim['unit_id']}", headers=headers).json()
             answers = {unit["dialogues"][0]["key"]: {
                 "overall_quality": {"dialogue": {"Overall": 3}}}}
-            assert httpx.post(f"{base}/api/units/{claim['unit_id']}/submit", headers=headers,
-                              json={"answers": answers}).status_code == 200
-        zipped = httpx.get(url, headers={**token, "Accept-Encoding": "gzip"})
+            assert http_post(f"{base}/api/units/{claim['unit_id']}/submit", headers=headers,
+                             json={"answers": answers}).status_code == 200
+        zipped = http_get(url, headers={**token, "Accept-Encoding": "gzip"})
         assert zipped.headers["content-encoding"] == "gzip"
         assert "Accept-Encoding" in zipped.headers["vary"]
         assert int(zipped.headers["content-length"]) < len(zipped.content)
         assert len(zipped.json()["submissions"]) == 20  # httpx decompressed it
-        plain = httpx.get(url, headers={**token, "Accept-Encoding": "identity"})
+        plain = http_get(url, headers={**token, "Accept-Encoding": "identity"})
         assert "content-encoding" not in plain.headers and plain.json() == zipped.json()
-        small = httpx.get(f"{base}/api/health", headers={"Accept-Encoding": "gzip"})
+        small = http_get(f"{base}/api/health", headers={"Accept-Encoding": "gzip"})
         assert "content-encoding" not in small.headers
 
 
@@ -117,7 +117,7 @@ def test_a_chat_streams_while_many_slow_requests_are_in_flight(tmp_path):
         stop = threading.Event()
 
         def busy() -> None:  # requester reads, one after another, on the thread pool
-            with httpx.Client(base_url=server.base, timeout=20) as client:
+            with http_client(base_url=server.base, timeout=20) as client:
                 while not stop.is_set():
                     client.get("/api/requester/progress", headers=auth(requester_token(
                         server.served.secret)))
@@ -158,7 +158,7 @@ def test_the_event_loop_answers_while_a_step_waits_on_a_row_lock(tmp_path, open_
     served = open_conf(str(write_task(tmp_path, [{"data": [dialogue("d0", "g0",
                                                                     ["overall_quality"])]}],
                                       {"g0": 1})), postgres_url)
-    with live_server(served) as base, httpx.Client(base_url=base, timeout=20) as client:
+    with live_server(served) as base, http_client(base_url=base, timeout=20) as client:
         claim = client.post("/api/claim", json={"worker_id": "w1", "assignment_id": "a"}).json()
         headers = {"Authorization": f"Bearer {claim['token']}"}
         unit = client.get(f"/api/units/{claim['unit_id']}", headers=headers).json()

@@ -6,9 +6,18 @@ import contextlib
 import re
 import socket
 
-import httpx
 import pytest
-from helpers import Running, app_client, dialogue, free_port, live_server, serving, write_task
+from helpers import (
+    Running,
+    app_client,
+    dialogue,
+    free_port,
+    http_get,
+    http_post,
+    live_server,
+    serving,
+    write_task,
+)
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -22,9 +31,9 @@ from collection_and_annotations.server.security import SECURITY_HEADERS, HostChe
 
 
 @pytest.fixture
-def served(tmp_path, open_conf):
+def served(tmp_path, sqlite_url, open_conf):
     conf = write_task(tmp_path, [{"data": [dialogue("d1", "g1", ["relevance"])]}], {"g1": 1})
-    return open_conf(str(conf), f"sqlite:///{tmp_path / 'cep.sqlite3'}")
+    return open_conf(str(conf), sqlite_url)
 
 
 @pytest.fixture
@@ -40,7 +49,7 @@ def serve_http(served):
 def test_loopback_names_are_served(serve_http, host):
     base = serve_http()
     host = host.format(port=base.rsplit(":", 1)[1])
-    assert httpx.get(f"{base}/api/health", headers={"Host": host}).status_code == 200
+    assert http_get(f"{base}/api/health", headers={"Host": host}).status_code == 200
 
 
 @pytest.mark.parametrize("host", ["evil.example", "evil.example:3000", "localhost.evil.example",
@@ -48,11 +57,11 @@ def test_loopback_names_are_served(serve_http, host):
 def test_other_names_are_refused_everywhere(serve_http, host):
     base = serve_http()
     for path in ("/", "/api/health", "/api/requester/progress", "/assets/x.js", "/nope"):
-        reply = httpx.get(f"{base}{path}", headers={"Host": host})
+        reply = http_get(f"{base}{path}", headers={"Host": host})
         assert reply.status_code == 421, (path, reply.text)
         assert "mephisto.architect.allowed_hosts" in reply.json()["error"]
-    reply = httpx.post(f"{base}/api/claim", headers={"Host": host},
-                       json={"worker_id": "w", "assignment_id": "a"})
+    reply = http_post(f"{base}/api/claim", headers={"Host": host},
+                      json={"worker_id": "w", "assignment_id": "a"})
     assert reply.status_code == 421
 
 
@@ -60,10 +69,10 @@ def test_allowed_hosts_add_names(serve_http):
     base = serve_http(allowed_hosts=["annotate.example.org", "Proxy.Example:8443"])
     for host in ("annotate.example.org", "annotate.example.org:443", "proxy.example",
                  "localhost"):
-        assert httpx.get(f"{base}/api/health", headers={"Host": host}).status_code == 200
-    assert httpx.get(f"{base}/api/health", headers={"Host": "evil.example"}).status_code == 421
+        assert http_get(f"{base}/api/health", headers={"Host": host}).status_code == 200
+    assert http_get(f"{base}/api/health", headers={"Host": "evil.example"}).status_code == 421
     base = serve_http(allowed_hosts=["*"])
-    assert httpx.get(f"{base}/api/health", headers={"Host": "evil.example"}).status_code == 200
+    assert http_get(f"{base}/api/health", headers={"Host": "evil.example"}).status_code == 200
 
 
 def test_public_host_and_ip_literals_beyond_loopback():
@@ -77,13 +86,13 @@ def test_public_host_and_ip_literals_beyond_loopback():
 
 def test_security_headers_on_every_response(serve_http):
     base = serve_http()
-    page = httpx.get(f"{base}/")
+    page = http_get(f"{base}/")
     script, style = (re.search(rf'<{tag}[^>]*{attr}="(/assets/[^"]+)"', page.text).group(1)
                      for tag, attr in (("script", "src"), ("link", "href")))
-    for reply in (page, httpx.get(f"{base}{script}"), httpx.get(f"{base}{style}"),
-                  httpx.get(f"{base}/api/health"), httpx.get(f"{base}/nope"),
-                  httpx.get(f"{base}/", headers={"Host": "evil.example"}),
-                  httpx.get(f"{base}/api/requester/progress"), httpx.get(f"{base}/dashboard")):
+    for reply in (page, http_get(f"{base}{script}"), http_get(f"{base}{style}"),
+                  http_get(f"{base}/api/health"), http_get(f"{base}/nope"),
+                  http_get(f"{base}/", headers={"Host": "evil.example"}),
+                  http_get(f"{base}/api/requester/progress"), http_get(f"{base}/dashboard")):
         headers = reply.headers
         csp = headers["Content-Security-Policy"]
         assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp
@@ -104,11 +113,11 @@ def test_built_page_has_no_inline_script():
 def test_requester_token_only_in_a_header(serve_http, served):
     base = serve_http()
     token = requester_token(served.secret)
-    reply = httpx.get(f"{base}/api/requester/progress?token={token}")
+    reply = http_get(f"{base}/api/requester/progress?token={token}")
     assert reply.status_code == 401 and "Authorization: Bearer" in reply.json()["error"]
     assert "not as ?token=" in reply.json()["error"]
-    reply = httpx.get(f"{base}/api/requester/progress",
-                      headers={"Authorization": f"Bearer {token}"})
+    reply = http_get(f"{base}/api/requester/progress",
+                     headers={"Authorization": f"Bearer {token}"})
     assert reply.status_code == 200
 
 
@@ -128,8 +137,8 @@ def test_allowed_hosts_from_the_conf_reach_the_server(tmp_path):
     try:
         run.wait_for(r"press Ctrl-C")
         url = f"http://127.0.0.1:{port}/api/health"
-        assert httpx.get(url, headers={"Host": "annotate.example.org"}).status_code == 200
-        assert httpx.get(url, headers={"Host": "evil.example.com"}).status_code == 421
+        assert http_get(url, headers={"Host": "annotate.example.org"}).status_code == 200
+        assert http_get(url, headers={"Host": "evil.example.com"}).status_code == 421
     finally:
         run.process.kill()
         run.process.wait()
@@ -149,8 +158,8 @@ def test_public_url_behind_a_proxy(tmp_path):
                             r"&sig=[0-9a-f]+", link), link
         run.wait_for(r"dashboard: https://eval\.example\.org/dashboard ")
         url = f"http://127.0.0.1:{port}/api/health"
-        assert httpx.get(url, headers={"Host": "eval.example.org"}).status_code == 200
-        assert httpx.get(url, headers={"Host": "evil.example.com"}).status_code == 421
+        assert http_get(url, headers={"Host": "eval.example.org"}).status_code == 200
+        assert http_get(url, headers={"Host": "evil.example.com"}).status_code == 421
     finally:
         run.process.kill()
         run.process.wait()
@@ -169,7 +178,7 @@ def test_forwarded_headers_only_from_trusted_proxies(served, trusted, seen):
 
     app.router.routes.insert(0, Route("/api/peer", peer))
     with serving(app, trusted_proxies=trusted) as base:
-        answer = httpx.get(f"{base}/api/peer", headers={
+        answer = http_get(f"{base}/api/peer", headers={
             "X-Forwarded-For": "203.0.113.7", "X-Forwarded-Proto": "https"}).json()
     assert (answer["addr"], answer["scheme"]) == seen
 

@@ -41,8 +41,8 @@ def _open_unit(tmp_path, open_conf, database_url):
 
 
 @pytest.fixture
-def unit(tmp_path, open_conf):
-    return _open_unit(tmp_path, open_conf, f"sqlite:///{tmp_path / 'cep.sqlite3'}")
+def unit(tmp_path, sqlite_url, open_conf):
+    return _open_unit(tmp_path, open_conf, sqlite_url)
 
 
 def _send_everywhere(client, unit_id, headers, body):

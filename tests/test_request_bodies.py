@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from chat_helpers import auth
-from helpers import dialogue, live_server, write_task
+from helpers import dialogue, http_client, live_server, write_task
 from sqlalchemy import func, select
 
 from collection_and_annotations.storage.models import Draft, Submission
@@ -29,7 +29,7 @@ def task(tmp_path, database_url, open_conf):
     lines = [{"data": [dialogue(f"d{i}", f"g{i}", ["overall_quality"])]} for i in range(20)]
     served = open_conf(str(write_task(tmp_path, lines, {f"g{i}": 1 for i in range(20)})),
                        database_url)
-    with live_server(served) as base, httpx.Client(base_url=base, timeout=20) as client:
+    with live_server(served) as base, http_client(base_url=base, timeout=20) as client:
         yield served, client, int(base.rsplit(":", 1)[1])
 
 

@@ -9,7 +9,7 @@ import io
 
 import httpx
 import pytest
-from helpers import dialogue, live_server, write_task
+from helpers import dialogue, http_client, live_server, write_task
 
 from collection_and_annotations.server.auth import requester_token
 
@@ -34,7 +34,7 @@ def _signed_in(client: httpx.Client, token: str) -> dict[str, str]:
 
 def test_wrong_tokens_are_limited_and_the_right_one_always_let_in(served):
     token = requester_token(served.secret)
-    with live_server(served) as base, httpx.Client(base_url=base) as client:
+    with live_server(served) as base, http_client(base_url=base) as client:
         assert [client.post(SESSION, json={"token": f"guess{i}"}).status_code
                 for i in range(22)] == [401] * 20 + [429] * 2
         assert "wait a minute" in client.post(SESSION, json={"token": "x"}).json()["error"]
@@ -45,7 +45,7 @@ def test_wrong_tokens_are_limited_and_the_right_one_always_let_in(served):
 def test_a_signed_out_session_is_refused_everywhere(served):
     token = requester_token(served.secret)
     with live_server(served) as base, live_server(served) as other, \
-            httpx.Client(base_url=base) as client, httpx.Client(base_url=other) as second:
+            http_client(base_url=base) as client, http_client(base_url=other) as second:
         kept = _signed_in(client, token)
         leaving = _signed_in(client, token)
         for headers in (kept, leaving):
@@ -67,7 +67,7 @@ def test_a_signed_out_session_is_refused_everywhere(served):
 def test_the_identities_csv_never_holds_a_formula(served):
     ids = ["=HYPERLINK(\"http://x\")", "+1+2", "-2+3", "@SUM(A1:A2)", "\t=1", "\r=1",
            "plain", "a=b"]
-    with live_server(served) as base, httpx.Client(base_url=base) as client:
+    with live_server(served) as base, http_client(base_url=base) as client:
         for worker in ids:
             assert client.post("/api/claim", json={"worker_id": worker, "assignment_id": "a"}) \
                 .status_code == 200

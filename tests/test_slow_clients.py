@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from helpers import Running, dialogue, free_port, write_task
+from helpers import Running, dialogue, free_port, http_client, write_task
 
 PARTIAL_HEADS, TRICKLED_BODIES, IDLE_KEEP_ALIVE = 300, 50, 100
 NORMAL_REQUESTS = 50
@@ -65,7 +65,7 @@ class SlowClients:
 def _annotate(base: str, n: int) -> float:
     """One normal worker: claim, read the unit, submit; returns the slowest request's time."""
     slowest = 0.0
-    with httpx.Client(base_url=base, timeout=PROMPT) as client:
+    with http_client(base_url=base, timeout=PROMPT) as client:
         def timed(method: str, path: str, **kwargs) -> httpx.Response:
             nonlocal slowest
             start = time.monotonic()

@@ -7,13 +7,13 @@ import gzip
 import re
 
 import httpx
-from helpers import live_server
+from helpers import http_get, live_server
 
 from collection_and_annotations.server.app import GZIP_MIN_BYTES, STATIC_DIR
 
 
-def test_page_and_assets_are_gzipped_and_cacheable(tmp_path, open_conf):
-    served = open_conf("demo", f"sqlite:///{tmp_path / 'cep.sqlite3'}")
+def test_page_and_assets_are_gzipped_and_cacheable(sqlite_url, open_conf):
+    served = open_conf("demo", sqlite_url)
     with live_server(served) as base:
         index = (STATIC_DIR / "index.html").read_bytes()
         script = re.search(rb'src="/assets/([^"]+\.js)"', index).group(1).decode()
@@ -31,12 +31,12 @@ def test_page_and_assets_are_gzipped_and_cacheable(tmp_path, open_conf):
                 assert zipped.headers["vary"] == "Accept-Encoding"
                 assert len(raw) < file.stat().st_size
                 assert gzip.decompress(raw) == file.read_bytes()
-            plain = httpx.get(base + path, headers={"Accept-Encoding": "identity"})
+            plain = http_get(base + path, headers={"Accept-Encoding": "identity"})
             assert "content-encoding" not in plain.headers
             assert plain.content == file.read_bytes()
             assert plain.headers["cache-control"] == cache
-            again = httpx.get(base + path, headers={"Accept-Encoding": "gzip",
+            again = http_get(base + path, headers={"Accept-Encoding": "gzip",
                                                     "If-None-Match": zipped.headers["etag"]})
             assert again.status_code == 304
-        assert httpx.get(f"{base}/assets/../index.html").status_code == 404
-        assert httpx.get(f"{base}/assets/nothing.js").status_code == 404
+        assert http_get(f"{base}/assets/../index.html").status_code == 404
+        assert http_get(f"{base}/assets/nothing.js").status_code == 404

@@ -34,8 +34,19 @@ def records():
                  comparisons=400, spread=0.5)
 
 
-def test_differences_between_every_pair_of_bots(records):
-    results = _results(records)
+@pytest.fixture(scope="module")
+def computed(records):
+    """The results of `records` with the default settings, computed once for the module."""
+    return _results(records)
+
+
+@pytest.fixture
+def results(computed):
+    """A copy of `computed` for one test."""
+    return copy.deepcopy(computed)
+
+
+def test_differences_between_every_pair_of_bots(results):
     rates = {(r["bucket"], r["label"], r["bot"]): r for r in results["behaviour_rates"]}
     rows = [r for r in results["differences"] if r["section"] == "behaviour_rates"]
     pairs = {(r["bucket"], r["label"], r["bot_a"], r["bot_b"]): r for r in rows}
@@ -64,8 +75,8 @@ def test_differences_between_every_pair_of_bots(records):
     assert rated["effect_size"] == pytest.approx(delta)
 
 
-def test_p_values_are_adjusted_across_the_family(records):
-    holm = _results(records)
+def test_p_values_are_adjusted_across_the_family(records, results):
+    holm = results
     family = [r for r in holm["differences"] + holm["comparisons"]]
     assert all(r["p_adjusted"] >= r["p_value"] for r in family)
     raw = sorted(r["p_value"] for r in family)
@@ -155,8 +166,7 @@ def test_bare_options_stored_before_sides_are_the_dialogues_they_name():
     assert read["wins"] > read["losses"] > 0 and read["ties"] < 10
 
 
-def test_few_workers_doing_most_of_the_work_and_a_lenient_one(records):
-    results = _results(records)
+def test_few_workers_doing_most_of_the_work_and_a_lenient_one(records, results):
     assert results["annotators"]["concentrated"] is True  # study(): w0 and w1, 5 comparers
     assert "a few workers did most of the work" in results["annotators"]["note"]
     assert results["annotators"]["note"] in results["notes"]
@@ -175,7 +185,7 @@ def test_few_workers_doing_most_of_the_work_and_a_lenient_one(records):
     workers = {w["worker"]: w for w in _results(lenient)["annotators"]["workers"]}
     assert workers["w1"]["label_rate"] > workers["w1"]["others_label_rate"] + 0.3
     assert workers["w0"]["label_rate"] < workers["w0"]["others_label_rate"] - 0.3
-    assert workers["w1"]["agreement"] < 0.9 < _results(records)["annotators"]["agreement"]
+    assert workers["w1"]["agreement"] < 0.9 < results["annotators"]["agreement"]
     # 75 labelled units and 80 of the 400 comparisons, of 150 + 400 units
     assert workers["w1"]["share"] == pytest.approx((75 + 80) / (150 + 400))
 
@@ -193,8 +203,7 @@ def test_report_follows_the_confidence_and_prints_small_p_values(records):
 
 
 @pytest.mark.parametrize("plot", ["rates", "likert", "comparisons"])
-def test_legends_never_cover_their_axes(records, plot):
-    results = _results(records)
+def test_legends_never_cover_their_axes(results, plot):
     fig = {"rates": lambda: figures.rates_plot(results["behaviour_rates"], 0.95),
            "likert": lambda: figures.likert_plot(results["likert"]),
            "comparisons": lambda: figures.comparisons_plot(results["comparisons"])}[plot]()

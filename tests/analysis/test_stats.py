@@ -7,11 +7,8 @@ import math
 
 import numpy as np
 import pytest
-import statsmodels.api as sm
 from scipy import optimize
 from scipy.stats import t as student_t
-from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.sandwich_covariance import cov_cluster, cov_cluster_2groups
 
 from collection_and_annotations.analysis.intervals import (
     clustered_means,
@@ -46,6 +43,10 @@ def _clustered(rng, dialogues, rate=0.2, annotators=2):
 
 
 def _statsmodels_variance(values, *groups):
+    # statsmodels loads pandas: only the worker that runs these tests pays for it
+    import statsmodels.api as sm
+    from statsmodels.stats.sandwich_covariance import cov_cluster, cov_cluster_2groups
+
     fit = sm.OLS(values, np.ones(len(values))).fit()
     if len(groups) == 1:
         return float(cov_cluster(fit, groups[0])[0, 0])
@@ -197,6 +198,8 @@ def test_paired_answers_are_correlated_through_their_units():
 
 @pytest.mark.parametrize("method,reference", [("holm", "holm"), ("bh", "fdr_bh")])
 def test_adjusted_p_values_are_statsmodels(method, reference):
+    from statsmodels.stats.multitest import multipletests
+
     pvalues = np.random.default_rng(1).uniform(0, 0.2, 25) ** 2
     rows = [{"p_value": float(p)} for p in pvalues] + [{"p_value": None}]
     adjust_rows(rows, method)

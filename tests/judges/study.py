@@ -13,10 +13,9 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import httpx
 from chat_helpers import auth
 from helpers import BUCKETS as BUCKETS_FILE
-from helpers import cli, write_task
+from helpers import cli, http_client, write_task
 
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.cli.run import open_task
@@ -122,7 +121,7 @@ def annotate(base: str, workers: int, mistakes: float, seed: int = 7) -> int:
     and rating wrong with probability `mistakes`; returns the units submitted."""
     rng = random.Random(seed)
     submitted = 0
-    with httpx.Client(base_url=base, timeout=30) as client:
+    with http_client(base_url=base, timeout=30) as client:
         for w in range(workers):
             visit = 0
             while True:

@@ -9,7 +9,7 @@ import json
 from collections import Counter, defaultdict
 
 import pytest
-from helpers import cli, live_server
+from helpers import cli, live_server, migrated_sqlite
 from scipy.stats import spearmanr
 
 from collection_and_annotations.analysis.judges import AS_GOOD, TOO_LITTLE, WORSE
@@ -28,7 +28,7 @@ def study(tmp_path_factory):
     """60 dialogues of three bots and 12 comparisons, 3 people each (5 % mistakes), one judge
     with 20 % of its `rude` answers wrong; analysed and exported."""
     tmp_path = tmp_path_factory.mktemp("study")
-    url = f"sqlite:///{tmp_path / 'cep.sqlite3'}"
+    url = migrated_sqlite(tmp_path / "cep.sqlite3")
     fake = FakeJudge(errors={"rude": 0.2}, cost=0.001)
     server = Served(fake)
     served = open_study(write_study(tmp_path, 60, fake.base_url, pairs=12), url, tmp_path)

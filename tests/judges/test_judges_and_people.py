@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 import signal
 
-import httpx
 import pytest
-from helpers import Running, cli, free_port, live_server, welcome
+from helpers import Running, cli, free_port, http_client, live_server, welcome
 from sqlalchemy import func, select
 
 from collection_and_annotations.engine.runs import end_run, unit_counts
@@ -43,7 +42,7 @@ def test_a_judge_takes_no_unit_a_person_needs_and_leaves_people_s_figures_alone(
     served = open_conf(str(conf), database_url)
     assert unit_counts(served.db, served.task_id) == people_units
     requester = {"Authorization": f"Bearer {requester_token(served.secret)}"}
-    with live_server(served) as base, httpx.Client(base_url=base, timeout=30) as client:
+    with live_server(served) as base, http_client(base_url=base, timeout=30) as client:
         waiting = client.get("/api/requester/overview", headers=requester).json()["progress"]
         assert waiting == {"total": 16, "done": 0, "in_progress": 0, "waiting": 16}
         assert annotate(base, workers=2, mistakes=0.0) == 16  # each person every unit
@@ -124,7 +123,7 @@ def test_the_requester_api_shows_each_judge_and_its_answers_beside_a_person_s(
     done = run_judge(tmp_path, database_url, "--bot", "gpt", "--concurrency", "1")
     assert done.returncode == 1
     requester = {"Authorization": f"Bearer {requester_token(served.secret)}"}
-    with live_server(served) as base, httpx.Client(base_url=base, timeout=30) as client:
+    with live_server(served) as base, http_client(base_url=base, timeout=30) as client:
         assert annotate(base, workers=1, mistakes=0.0) == 2
         (judge,) = client.get("/api/requester/judges", headers=requester).json()["judges"]
         assert {k: judge[k] for k in ("judge", "units_answered", "units_open", "calls",

@@ -47,13 +47,13 @@ class Task:
 
 
 @pytest.fixture
-def task_for(tmp_path, open_conf):
+def task_for(tmp_path, sqlite_url, open_conf):
     def _make(*overrides: str, groups: int = 3) -> Task:
         lines = [{"data": [dialogue(f"d{i}", f"g{i}", ["overall_quality"])]}
                  for i in range(groups)]
         conf = write_task(tmp_path, lines, {f"g{i}": 1 for i in range(groups)},
                           task={"task_description": "Rate dialogues", "task_reward": 1.5})
-        served = open_conf(str(conf), f"sqlite:///{tmp_path / 'cep.sqlite3'}", *overrides)
+        served = open_conf(str(conf), sqlite_url, *overrides)
         return Task(served, app_client(create_app(served)),
                     {"Authorization": f"Bearer {requester_token(served.secret)}"})
     return _make

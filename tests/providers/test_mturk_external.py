@@ -7,10 +7,9 @@ import csv
 import io
 
 import boto3
-import httpx
 import pytest
 from botocore.stub import ANY, Stubber
-from helpers import live_server
+from helpers import http_get, live_server
 from sqlalchemy import func, select
 
 from collection_and_annotations.engine.runs import end_run
@@ -53,7 +52,7 @@ def test_mturk_hit_preview_approve_bonus(task_for, stubbed):
         "fields": {"assignmentId": "ASG1"}}
     # MTurk shows the page in its frame and receives the form; nobody else may do either
     with live_server(task.served) as base:
-        page = httpx.get(f"{base}/")
+        page = http_get(f"{base}/")
     csp = page.headers["Content-Security-Policy"]
     assert "frame-ancestors https://workersandbox.mturk.com" in csp
     assert "form-action 'self' https://workersandbox.mturk.com;" in csp
