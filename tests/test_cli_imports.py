@@ -19,23 +19,30 @@ SERVER = ("sqlalchemy", "alembic", "starlette", "uvicorn")  # what a conf error 
 CONF = ("hydra", "omegaconf")  # composing a conf: a stored task's export needs neither
 # what a served task loads only when its conf asks for them: LLM judges, Prolific's API client
 ON_DEMAND = ("collection_and_annotations.judges.served", "httpx")
-# Runs a command in this interpreter, then prints which of those modules it loaded.
+# Runs commands (separated by THEN) one after the other in this interpreter, printing after
+# each its exit code, then which of those modules they loaded.
+THEN = "--then--"
 WRAPPER = """
 import json, runpy, sys
-sys.argv = sys.argv[1:]
-try:
-    if sys.argv[0] == "-m":
-        sys.argv = sys.argv[1:]
-        runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+commands, codes = sys.argv[1:], []
+while commands:
+    end = commands.index(THEN) if THEN in commands else len(commands)
+    sys.argv, commands = commands[:end], commands[end + 1:]
+    try:
+        if sys.argv[0] == "-m":
+            sys.argv = sys.argv[1:]
+            runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(sys.argv[0], run_name="__main__")
+    except SystemExit as exc:
+        codes.append(exc.code)
     else:
-        runpy.run_path(sys.argv[0], run_name="__main__")
-except SystemExit as exc:
-    code = exc.code
-else:
-    code = 0
+        codes.append(0)
+    print(f"ENDED {codes[-1]}", file=sys.stderr, flush=True)
 loaded = sorted(name for name in json.loads(NAMES) if name in sys.modules)
-print("LOADED " + json.dumps({"code": code, "loaded": loaded}), file=sys.stderr)
-""".replace("NAMES", repr(json.dumps(HEAVY + SERVER + CONF + ON_DEMAND)))
+print("LOADED " + json.dumps({"code": codes[-1], "loaded": loaded}), file=sys.stderr)
+""".replace("NAMES", repr(json.dumps(HEAVY + SERVER + CONF + ON_DEMAND))).replace(
+    "THEN", repr(THEN))
 
 
 def loaded_by(*argv: str, cwd) -> tuple[int, list[str], str]:
@@ -43,6 +50,24 @@ def loaded_by(*argv: str, cwd) -> tuple[int, list[str], str]:
     result = subprocess.run([sys.executable, "-c", WRAPPER, *argv], cwd=cwd,
                             capture_output=True, text=True, timeout=120)
     return _report(result.stderr, result.stderr + result.stdout)
+
+
+def loaded_by_each(*commands: list[str], cwd) -> tuple[list[tuple[int, str]], list[str]]:
+    """Each of `commands` (`python` arguments) run in turn in one process: each one's exit
+    code and output, and the heavy libraries they loaded between them."""
+    argv = [arg for command in commands for arg in (THEN, *command)][1:]
+    result = subprocess.run([sys.executable, "-u", "-c", WRAPPER, *argv], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            timeout=120)
+    answers, output = [], ""
+    for line in result.stdout.splitlines(keepends=True):
+        if line.startswith("ENDED "):
+            answers.append((int(line.split()[1]), output))
+            output = ""
+        else:
+            output += line
+    _, loaded, _ = _report(result.stdout, result.stdout)
+    return answers, loaded
 
 
 def _report(stderr: str, output: str) -> tuple[int, list[str], str]:
@@ -80,19 +105,20 @@ def test_export_loads_no_statistics_or_plotting_library(tmp_path):
 ])
 def test_export_of_a_stored_task_loads_no_conf_or_statistics_library(tmp_path, open_conf, conf,
                                                                      exports):
-    """Every format, on each kind of task (its kind's module is loaded to read its answers)."""
+    """Every format, on each kind of task (its kind's module is loaded to read its answers),
+    one after the other in one process: none of them loads those libraries."""
     database_url = f"sqlite:///{tmp_path / 'cep.sqlite3'}"
     served = open_conf(conf, database_url)
     if conf == "demo":
         submit_demo(served, workers=1)
-    for fmt, exported in exports:
-        out = tmp_path / f"{fmt}.jsonl"
-        code, loaded, output = loaded_by(
-            "-m", "collection_and_annotations", "export", "--task", conf, "--format", fmt,
-            "--database-url", database_url, "-o", str(out), "--annotation-tasks", "relevance",
-            cwd=REPO)
-        assert code == 0 and exported in output and out.is_file(), output
-        assert not set(loaded) & set(HEAVY + CONF), (fmt, output)
+    commands = [["-m", "collection_and_annotations", "export", "--task", conf, "--format", fmt,
+                 "--database-url", database_url, "-o", str(tmp_path / f"{fmt}.jsonl"),
+                 "--annotation-tasks", "relevance"] for fmt, _ in exports]
+    answers, loaded = loaded_by_each(*commands, cwd=REPO)
+    for (fmt, exported), (code, output) in zip(exports, answers, strict=True):
+        assert code == 0 and exported in output, (fmt, output)
+        assert (tmp_path / f"{fmt}.jsonl").is_file(), fmt
+    assert not set(loaded) & set(HEAVY + CONF), answers
 
 
 def test_a_served_task_loads_no_judge_or_analysis_code_it_does_not_use(tmp_path):

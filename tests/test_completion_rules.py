@@ -1,18 +1,21 @@
 """Completion only for work done, through the real server on SQLite and PostgreSQL: a unit
 retired by a data change gives its holder no code or redirect, a unit needs an answer for
 each dialogue (unless `allow_unanswered_dialogues`), and the external provider binds a visit
-to the platform's session parameter, so a worker's id alone takes over nothing."""
+to the platform's session parameter, so a worker's id alone takes over nothing. The task is
+opened as `welcome.py` opens it and served by the launcher's HTTP stack in this process: these
+are answers of the server, not of its process."""
 
 from __future__ import annotations
 
-import signal
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
-from helpers import Running, dialogue, free_port, write_task
-from sqlalchemy import create_engine, text
+from helpers import dialogue, live_server, write_task
 
+from collection_and_annotations.engine.runs import end_run
 from collection_and_annotations.providers.external import visit_code
 
 COMPLETION_URL = "https://crowd.example/done?c={code}&w={worker_id}&s={session_id}"
@@ -31,14 +34,13 @@ def _lines(text: str = "turn") -> list[dict]:
 
 
 class Server:
-    """`welcome.py` serving the task of `conf` on `database_url`."""
+    """The task of `conf` on `database_url` (a run of its own), served over HTTP."""
 
-    def __init__(self, tmp_path: Path, conf: Path, database_url: str, *overrides: str):
-        self.port = free_port()
-        self.run = Running(tmp_path, self.port, str(conf), f"database_url={database_url}",
-                           *overrides)
-        self.run.wait_for("press Ctrl-C to stop")
-        self.client = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=20)
+    def __init__(self, open_conf: Callable, conf: Path, database_url: str, *overrides: str):
+        self.served = open_conf(str(conf), database_url, *overrides)
+        self._serving = ExitStack()
+        base = self._serving.enter_context(live_server(self.served))
+        self.client = self._serving.enter_context(httpx.Client(base_url=base, timeout=20))
 
     def enter(self, **params: str) -> httpx.Response:
         return self.client.get("/api/enter", params=params)
@@ -68,9 +70,9 @@ class Server:
         assert saved.status_code == 200, saved.text
 
     def stop(self) -> None:
-        self.client.close()
-        self.run.process.send_signal(signal.SIGINT)
-        self.run.process.wait(30)
+        """As Ctrl-C stops `welcome.py`: the server, then its run."""
+        self._serving.close()
+        end_run(self.served.db, self.served.run_id, "stopped")
 
 
 def _auth(token: str) -> dict[str, str]:
@@ -82,16 +84,17 @@ def _answered(server: Server, unit: str, token: str) -> dict:
     return {d["key"]: {"issues": {"1": []}} for d in server.unit(unit, token)["dialogues"]}
 
 
-def test_a_retired_units_holder_gets_no_completion_code_or_redirect(tmp_path, database_url):
+def test_a_retired_units_holder_gets_no_completion_code_or_redirect(open_conf, tmp_path,
+                                                                    database_url):
     conf = write_task(tmp_path, _lines(), {"g0": 1, "g1": 1, "g2": 1})
-    server = Server(tmp_path, conf, database_url, *EXTERNAL)
+    server = Server(open_conf, conf, database_url, *EXTERNAL)
     held = server.claim_entered(worker_id="alice", assignment_id="visit-a")
     done = server.claim_entered(worker_id="bob", assignment_id="visit-b")
     submitted = server.submit(*done, _answered(server, *done)).json()
-    assert submitted["completion_code"] == visit_code(_secret(database_url), "bob", "visit-b")
+    assert submitted["completion_code"] == visit_code(server.served.secret, "bob", "visit-b")
     server.stop()
     write_task(tmp_path, _lines("edited"), {"g0": 1, "g1": 1, "g2": 1})  # every line changed
-    server = Server(tmp_path, conf, database_url, *EXTERNAL)
+    server = Server(open_conf, conf, database_url, *EXTERNAL)
     try:
         retired = server.unit(*held)
         assert retired["status"] == "retired"
@@ -104,21 +107,13 @@ def test_a_retired_units_holder_gets_no_completion_code_or_redirect(tmp_path, da
         server.stop()
 
 
-def _secret(database_url: str) -> str:
-    engine = create_engine(database_url)
-    with engine.connect() as connection:
-        secret = connection.scalar(text("SELECT value FROM settings WHERE key = 'secret'"))
-    engine.dispose()
-    return secret
-
-
-def test_a_unit_needs_an_answer_for_each_dialogue(tmp_path, database_url):
+def test_a_unit_needs_an_answer_for_each_dialogue(open_conf, tmp_path, database_url):
     """`issues` has no `require`: still, a submit that answers nothing of a dialogue is
     refused, naming the dialogue, until the conf allows it."""
     conf = write_task(tmp_path, [{"data": [dialogue("d0", "g0", ["issues"]),
                                            dialogue("d1", "g0", ["issues", "reply_scores"])]}],
                       {"g0": 2})
-    server = Server(tmp_path, conf, database_url)
+    server = Server(open_conf, conf, database_url)
     try:
         unit, token = server.claim({"worker_id": "w1", "assignment_id": "a"})
         by_buckets = {len(d["annotation_tasks"]): d["key"]  # in any order the unit shows
@@ -136,7 +131,7 @@ def test_a_unit_needs_an_answer_for_each_dialogue(tmp_path, database_url):
         assert accepted.status_code == 200 and accepted.json()["status"] == "completed"
     finally:
         server.stop()
-    allowed = Server(tmp_path, conf, database_url,
+    allowed = Server(open_conf, conf, database_url,
                      "mephisto.blueprint.allow_unanswered_dialogues=true")
     try:
         unit, token = allowed.claim({"worker_id": "w2", "assignment_id": "a"})
@@ -145,9 +140,10 @@ def test_a_unit_needs_an_answer_for_each_dialogue(tmp_path, database_url):
         allowed.stop()
 
 
-def test_an_external_visit_is_bound_to_the_platforms_session(tmp_path, database_url):
+def test_an_external_visit_is_bound_to_the_platforms_session(open_conf, tmp_path,
+                                                             database_url):
     conf = write_task(tmp_path, _lines(), {"g0": 2, "g1": 2, "g2": 2})
-    server = Server(tmp_path, conf, database_url, *EXTERNAL)
+    server = Server(open_conf, conf, database_url, *EXTERNAL)
     try:
         no_session = server.enter(worker_id="alice")
         assert no_session.status_code == 400

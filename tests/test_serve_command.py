@@ -1,26 +1,32 @@
 """`python -m collection_and_annotations serve --task T`: the dashboard of a stored task after
-its run ended, with review working and no new work handed out."""
+its run ended, with review working and no new work handed out. The stored task is opened and
+worked on in this process; `serve` runs as a user runs it."""
 
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 
 import httpx
-from helpers import Running, cli, free_port
+from helpers import Running, cli, free_port, live_server
 from test_welcome_run import _work
 
+from collection_and_annotations.engine.runs import end_run
+from collection_and_annotations.storage.database import default_url
 
-def test_serve_opens_a_stored_task_for_review_without_new_work(tmp_path):
-    port = free_port()
-    run = Running(tmp_path, port)
-    try:
-        run.wait_for(r"progress: 0/8 units completed")
-        unit = _work(f"http://127.0.0.1:{port}", "alice", "1")
-        run.wait_for(r"progress: 1/8 units completed")
-        run.process.send_signal(signal.SIGINT)
-        assert run.process.wait(timeout=20) == 0
-    finally:
-        run.process.kill()
+
+def _stored_demo(open_conf, tmp_path: Path, workers: tuple[str, ...] = ()) -> list[str]:
+    """The demo's run in `tmp_path / "data"` as `welcome.py conf=demo` leaves it once
+    stopped, each of `workers` having done a unit (their ids)."""
+    served = open_conf("demo", default_url(tmp_path / "data"))
+    with live_server(served) as base:
+        units = [_work(base, worker, "1") for worker in workers]
+    end_run(served.db, served.run_id, "stopped")
+    return units
+
+
+def test_serve_opens_a_stored_task_for_review_without_new_work(tmp_path, open_conf):
+    unit, = _stored_demo(open_conf, tmp_path, ("alice",))
 
     review_port = free_port()
     served = Running(tmp_path, review_port, argv=[
@@ -53,15 +59,8 @@ def test_serve_opens_a_stored_task_for_review_without_new_work(tmp_path):
         served.process.kill()
 
 
-def test_serve_names_the_tasks_it_knows(tmp_path):
-    port = free_port()
-    run = Running(tmp_path, port, "demo", "exit_when_complete=true")
-    try:
-        run.wait_for(r"progress: 0/8 units completed")
-        run.process.send_signal(signal.SIGINT)
-        run.process.wait(timeout=20)
-    finally:
-        run.process.kill()
+def test_serve_names_the_tasks_it_knows(tmp_path, open_conf):
+    _stored_demo(open_conf, tmp_path)
     result = cli("serve", "--task", "other", "--data-dir", str(tmp_path / "data"))
     assert result.returncode == 1
     assert "no task named 'other' in this database (tasks here: demo)" in result.stderr

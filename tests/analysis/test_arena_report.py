@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from html import escape
 from html.parser import HTMLParser
 
 from arena_helpers import play, sides, write_arena_conf
 from chat_helpers import ChatServer, ScriptedBot, auth
-from helpers import REPO
+from helpers import REPO, cli
 
 from collection_and_annotations.analysis.stored import stored_report
 
@@ -84,10 +82,8 @@ def test_the_report_shows_the_leaderboard_of_results_json(tmp_path):
         server.stop()
 
     results, report = tmp_path / "results.json", tmp_path / "report.html"
-    analysed = subprocess.run(
-        [sys.executable, "-m", "collection_and_annotations", "analyze", "--task", "arena",
-         "--database-url", url, "--json", str(results), "--output", str(report)],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+    analysed = cli("analyze", "--task", "arena", "--database-url", url, "--json", str(results),
+                   "--output", str(report), cwd=REPO)
     assert analysed.returncode == 0, analysed.stderr
     arena = json.loads(results.read_text())["arena"]
     html = report.read_text(encoding="utf-8")
