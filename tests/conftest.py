@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -16,7 +19,7 @@ from sqlalchemy.engine import make_url
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.cli.run import open_task
 from collection_and_annotations.config.loader import load_run_config
-from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.database import MIGRATIONS_DIR, Database
 
 SHARED = REPO.parent / "shared"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -84,18 +87,92 @@ def _postgres_admin() -> psycopg.Connection:
                         "POSTGRES_HOST_AUTH_METHOD=trust postgres`) or set CEP_TEST_POSTGRES_URL")
 
 
-@pytest.fixture
-def postgres_url():
-    """A fresh, empty PostgreSQL database for one test."""
-    name = f"cep_test_{secrets.token_hex(6)}"
+def _postgres_database_url(name: str) -> str:
+    return make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+
+
+def _template_name() -> str:
+    """The template of this schema: a run after a migration changed never takes an older
+    one."""
+    schema = hashlib.sha256()
+    for path in sorted(MIGRATIONS_DIR.rglob("*.py")):
+        schema.update(path.read_bytes())
+    return f"cep_template_{schema.hexdigest()[:16]}"
+
+
+@pytest.fixture(scope="session")
+def postgres_template() -> Iterator[str]:
+    """A database at the newest schema, migrated once for the test processes using it (xdist's
+    workers, concurrent runs), that a test's database is copied from: `CREATE DATABASE ...
+    TEMPLATE` costs a small part of a migration. It allows no connections, which a copy would
+    refuse to start with. Each process holds a shared advisory lock while it may copy it; the
+    last to let go drops it, and one that comes later makes it again."""
+    name = _template_name()
     with _postgres_admin() as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    yield make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+        key = admin.execute("SELECT hashtext(%s)", [name]).fetchone()[0]
+        admin.execute("SELECT pg_advisory_lock(%s)", [key])
+        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s AND datistemplate",
+                             [name]).fetchone():
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # left half made
+            admin.execute(f'CREATE DATABASE "{name}"')
+            db = Database(_postgres_database_url(name))
+            db.migrate()
+            db.dispose()
+            admin.execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
+        admin.execute("SELECT pg_advisory_lock_shared(%s)", [key])
+        admin.execute("SELECT pg_advisory_unlock(%s)", [key])
+        yield name
+        admin.execute("SELECT pg_advisory_unlock_shared(%s)", [key])
+        if admin.execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()[0]:
+            admin.execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE false')
+            admin.execute(f'DROP DATABASE "{name}"')
+
+
+@pytest.fixture(scope="session")
+def _postgres_drops() -> Iterator[Callable[[str], None]]:
+    """Drops tests' databases in the background: PostgreSQL checkpoints on every DROP
+    DATABASE, which the next test need not wait for. All are dropped, or the session's
+    teardown fails, before the session ends."""
+    dropping: list[Future] = []
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        yield lambda name: dropping.append(executor.submit(_drop_database, name))
+    for drop in dropping:
+        drop.result()
+
+
+def _drop_database(name: str) -> None:
     with _postgres_admin() as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@contextmanager
+def _postgres_database(template: str, drop: Callable[[str], None]) -> Iterator[str]:
+    """A fresh PostgreSQL database copied from `template`, dropped after the block."""
+    name = f"cep_test_{secrets.token_hex(6)}"
+    with _postgres_admin() as admin:
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    yield _postgres_database_url(name)
+    drop(name)
+
+
+@pytest.fixture
+def postgres_url(_postgres_drops) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test."""
+    with _postgres_database("template1", _postgres_drops) as url:
+        yield url
+
+
+@pytest.fixture
+def migrated_postgres_url(postgres_template, _postgres_drops) -> Iterator[str]:
+    """A fresh PostgreSQL database of the newest schema for one test."""
+    with _postgres_database(postgres_template, _postgres_drops) as url:
+        yield url
+
+
+DATABASES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=DATABASES)
 def empty_database_url(request, tmp_path) -> str:
     """A database without tables: an SQLite file to be, or a fresh PostgreSQL database."""
     if request.param == "sqlite":
@@ -115,18 +192,15 @@ def migrated_sqlite_file(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture
-def database_url(empty_database_url, request) -> str:
+@pytest.fixture(params=DATABASES)
+def database_url(request, tmp_path) -> str:
     """A database of the newest schema, as every launch leaves it (tests of the migrations
     themselves take `empty_database_url`)."""
-    if empty_database_url.startswith("sqlite"):
-        shutil.copyfile(request.getfixturevalue("migrated_sqlite_file"),
-                        make_url(empty_database_url).database)
-    else:
-        db = Database(empty_database_url)
-        db.migrate()
-        db.dispose()
-    return empty_database_url
+    if request.param == "sqlite":
+        path = tmp_path / "cep.sqlite3"
+        shutil.copyfile(request.getfixturevalue("migrated_sqlite_file"), path)
+        return f"sqlite:///{path}"
+    return request.getfixturevalue("migrated_postgres_url")
 
 
 @pytest.fixture
