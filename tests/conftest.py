@@ -23,9 +23,11 @@ from collection_and_annotations.storage.database import MIGRATIONS_DIR, Database
 
 SHARED = REPO.parent / "shared"
 CHROMIUM = Path("/usr/bin/chromium")
-# Chromium's flags for this machine: no sandbox as root, no GPU, no calls to Google's hosts.
+# Chromium's flags for this machine: no sandbox as root, no GPU, no calls to Google's hosts;
+# scrolls jump instead of animating, so a test waits for where they end, not for the animation.
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
+               "--disable-component-update", "--disable-sync", "--no-first-run",
+               "--disable-smooth-scrolling"]
 CEP_FIXTURES = SHARED / "fixtures" / "cep"
 POSTGRES_URL = os.environ.get(
     "CEP_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
