@@ -107,12 +107,14 @@ def postgres_template() -> Iterator[str]:
     """A database at the newest schema, migrated once for the test processes using it (xdist's
     workers, concurrent runs), that a test's database is copied from: `CREATE DATABASE ...
     TEMPLATE` costs a small part of a migration. It allows no connections, which a copy would
-    refuse to start with. Each process holds a shared advisory lock while it may copy it; the
-    last to let go drops it, and one that comes later makes it again."""
+    refuse to start with. Two advisory locks: one exclusive while a process makes, or decides
+    to drop, the template, and one each process holds shared while it may copy it; the last to
+    let go of that one drops it, and a process that comes later makes it again."""
     name = _template_name()
     with _postgres_admin() as admin:
-        key = admin.execute("SELECT hashtext(%s)", [name]).fetchone()[0]
-        admin.execute("SELECT pg_advisory_lock(%s)", [key])
+        making, using = admin.execute("SELECT hashtext(%s), hashtext(%s)",
+                                      [f"{name} making", f"{name} using"]).fetchone()
+        admin.execute("SELECT pg_advisory_lock(%s)", [making])
         if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s AND datistemplate",
                              [name]).fetchone():
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # left half made
@@ -121,11 +123,12 @@ def postgres_template() -> Iterator[str]:
             db.migrate()
             db.dispose()
             admin.execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
-        admin.execute("SELECT pg_advisory_lock_shared(%s)", [key])
-        admin.execute("SELECT pg_advisory_unlock(%s)", [key])
+        admin.execute("SELECT pg_advisory_lock_shared(%s)", [using])
+        admin.execute("SELECT pg_advisory_unlock(%s)", [making])
         yield name
-        admin.execute("SELECT pg_advisory_unlock_shared(%s)", [key])
-        if admin.execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()[0]:
+        admin.execute("SELECT pg_advisory_unlock_shared(%s)", [using])
+        admin.execute("SELECT pg_advisory_lock(%s)", [making])
+        if admin.execute("SELECT pg_try_advisory_lock(%s)", [using]).fetchone()[0]:
             admin.execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE false')
             admin.execute(f'DROP DATABASE "{name}"')
 
