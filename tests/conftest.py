@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -15,13 +17,15 @@ from sqlalchemy.engine import make_url
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.cli.run import open_task
 from collection_and_annotations.config.loader import load_run_config
-from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.database import MIGRATIONS_DIR, Database
 
 SHARED = REPO.parent / "shared"
 CHROMIUM = Path("/usr/bin/chromium")
-# Chromium's flags for this machine: no sandbox as root, no GPU, no calls to Google's hosts.
+# Chromium's flags for this machine: no sandbox as root, no GPU, no calls to Google's hosts;
+# scrolls jump instead of animating, so a test waits for where they end, not for the animation.
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"]
+               "--disable-component-update", "--disable-sync", "--no-first-run",
+               "--disable-smooth-scrolling"]
 CEP_FIXTURES = SHARED / "fixtures" / "cep"
 POSTGRES_URL = os.environ.get(
     "CEP_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -83,18 +87,83 @@ def _postgres_admin() -> psycopg.Connection:
                         "POSTGRES_HOST_AUTH_METHOD=trust postgres`) or set CEP_TEST_POSTGRES_URL")
 
 
-@pytest.fixture
-def postgres_url():
-    """A fresh, empty PostgreSQL database for one test."""
-    name = f"cep_test_{secrets.token_hex(6)}"
+def _postgres_database_url(name: str) -> str:
+    return make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+
+
+def _template_name() -> str:
+    """The template of this schema: a run after a migration changed never takes an older
+    one."""
+    schema = hashlib.sha256()
+    for path in sorted(MIGRATIONS_DIR.rglob("*.py")):
+        schema.update(path.read_bytes())
+    return f"cep_template_{schema.hexdigest()[:16]}"
+
+
+@pytest.fixture(scope="session")
+def postgres_template() -> Iterator[str]:
+    """A database at the newest schema, migrated once for the test processes using it (xdist's
+    workers, concurrent runs), that a test's database is copied from: `CREATE DATABASE ...
+    TEMPLATE` costs a small part of a migration. It allows no connections, which a copy would
+    refuse to start with. Two advisory locks: one exclusive while a process makes, or decides
+    to drop, the template, and one each process holds shared while it may copy it; the last to
+    let go of that one drops it, and a process that comes later makes it again."""
+    name = _template_name()
     with _postgres_admin() as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    yield make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+        making, using = admin.execute("SELECT hashtext(%s), hashtext(%s)",
+                                      [f"{name} making", f"{name} using"]).fetchone()
+        admin.execute("SELECT pg_advisory_lock(%s)", [making])
+        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s AND datistemplate",
+                             [name]).fetchone():
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # left half made
+            admin.execute(f'CREATE DATABASE "{name}"')
+            db = Database(_postgres_database_url(name))
+            db.migrate()
+            db.dispose()
+            admin.execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
+        admin.execute("SELECT pg_advisory_lock_shared(%s)", [using])
+        admin.execute("SELECT pg_advisory_unlock(%s)", [making])
+        yield name
+        admin.execute("SELECT pg_advisory_unlock_shared(%s)", [using])
+        admin.execute("SELECT pg_advisory_lock(%s)", [making])
+        if admin.execute("SELECT pg_try_advisory_lock(%s)", [using]).fetchone()[0]:
+            admin.execute(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE false')
+            admin.execute(f'DROP DATABASE "{name}"')
+
+
+def _drop_database(name: str) -> None:
     with _postgres_admin() as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@contextmanager
+def _postgres_database(template: str) -> Iterator[str]:
+    """A fresh PostgreSQL database copied from `template`, dropped after the block."""
+    name = f"cep_test_{secrets.token_hex(6)}"
+    with _postgres_admin() as admin:
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    yield _postgres_database_url(name)
+    _drop_database(name)
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test."""
+    with _postgres_database("template1") as url:
+        yield url
+
+
+@pytest.fixture
+def migrated_postgres_url(postgres_template) -> Iterator[str]:
+    """A fresh PostgreSQL database of the newest schema for one test."""
+    with _postgres_database(postgres_template) as url:
+        yield url
+
+
+DATABASES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=DATABASES)
 def empty_database_url(request, tmp_path) -> str:
     """A database without tables: an SQLite file to be, or a fresh PostgreSQL database."""
     if request.param == "sqlite":
@@ -109,17 +178,13 @@ def sqlite_url(tmp_path) -> str:
     return migrated_sqlite(tmp_path / "cep.sqlite3")
 
 
-@pytest.fixture
-def database_url(empty_database_url, request) -> str:
+@pytest.fixture(params=DATABASES)
+def database_url(request, tmp_path) -> str:
     """A database of the newest schema, as every launch leaves it (tests of the migrations
     themselves take `empty_database_url`)."""
-    if empty_database_url.startswith("sqlite"):
-        migrated_sqlite(Path(make_url(empty_database_url).database))
-    else:
-        db = Database(empty_database_url)
-        db.migrate()
-        db.dispose()
-    return empty_database_url
+    if request.param == "sqlite":
+        return migrated_sqlite(tmp_path / "cep.sqlite3")
+    return request.getfixturevalue("migrated_postgres_url")
 
 
 @pytest.fixture

@@ -83,8 +83,7 @@ def test_a_comparison_question_stays_in_view_on_long_dialogues(tmp_path, serve, 
             expect(page.get_by_text(context)).to_be_visible()
             expect(question).to_be_in_viewport()
             page.mouse.wheel(0, 4000)  # down the long dialogues: the question stays in view
-            page.wait_for_timeout(300)
-            assert page.evaluate("window.scrollY") > 1000
+            page.wait_for_function("() => window.scrollY > 1000")
             expect(question).to_be_in_viewport()
             side = "(above)" if mobile else "(left)"  # stacked dialogues on a phone
             choice = question.get_by_role("radio").first
