@@ -3,7 +3,6 @@ from an export file and from the database, and determinism."""
 
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 import sys
@@ -37,12 +36,6 @@ def records():
 def computed(records):
     """The results of `records` (seed 0), computed once for the module."""
     return _results(records)
-
-
-@pytest.fixture
-def results(computed):
-    """A copy of `computed` for one test."""
-    return copy.deepcopy(computed)
 
 
 def test_behaviour_rates_per_bot_with_counts(results):

@@ -40,12 +40,6 @@ def computed(records):
     return _results(records)
 
 
-@pytest.fixture
-def results(computed):
-    """A copy of `computed` for one test."""
-    return copy.deepcopy(computed)
-
-
 def test_differences_between_every_pair_of_bots(results):
     rates = {(r["bucket"], r["label"], r["bot"]): r for r in results["behaviour_rates"]}
     rows = [r for r in results["differences"] if r["section"] == "behaviour_rates"]
