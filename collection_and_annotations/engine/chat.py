@@ -467,6 +467,7 @@ def storable(text: str) -> str:
 
 
 def client_id_of(client_message_id: Any) -> str | None:
+    """The id a client gave a request it may retry, as stored (at most 64 characters)."""
     return str(client_message_id)[:64] if client_message_id else None
 
 
