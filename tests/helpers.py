@@ -31,6 +31,7 @@ import uvicorn
 from starlette.testclient import TestClient
 
 from collection_and_annotations import PACKAGE_DIR
+from collection_and_annotations.engine.runs import end_run
 from collection_and_annotations.server.http import (
     HostNames,
     HttpService,
@@ -84,6 +85,17 @@ def live_server(served: Any, hosts: HostNames | None = None) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         service.stop()
+
+
+@contextmanager
+def served_run(served: Any) -> Iterator[str]:
+    """`live_server` for a run that ends as Ctrl-C ends `welcome.py`'s: the server, then its
+    run (stopped); yields the base URL."""
+    try:
+        with live_server(served) as base:
+            yield base
+    finally:
+        end_run(served.db, served.run_id, "stopped")
 
 
 @contextmanager

@@ -13,9 +13,8 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
-from helpers import dialogue, live_server, write_task
+from helpers import dialogue, served_run, write_task
 
-from collection_and_annotations.engine.runs import end_run
 from collection_and_annotations.providers.external import visit_code
 
 COMPLETION_URL = "https://crowd.example/done?c={code}&w={worker_id}&s={session_id}"
@@ -39,7 +38,7 @@ class Server:
     def __init__(self, open_conf: Callable, conf: Path, database_url: str, *overrides: str):
         self.served = open_conf(str(conf), database_url, *overrides)
         self._serving = ExitStack()
-        base = self._serving.enter_context(live_server(self.served))
+        base = self._serving.enter_context(served_run(self.served))
         self.client = self._serving.enter_context(httpx.Client(base_url=base, timeout=20))
 
     def enter(self, **params: str) -> httpx.Response:
@@ -72,7 +71,6 @@ class Server:
     def stop(self) -> None:
         """As Ctrl-C stops `welcome.py`: the server, then its run."""
         self._serving.close()
-        end_run(self.served.db, self.served.run_id, "stopped")
 
 
 def _auth(token: str) -> dict[str, str]:

@@ -8,10 +8,9 @@ import signal
 from pathlib import Path
 
 import httpx
-from helpers import Running, cli, free_port, live_server
+from helpers import Running, cli, free_port, served_run
 from test_welcome_run import _work
 
-from collection_and_annotations.engine.runs import end_run
 from collection_and_annotations.storage.database import default_url
 
 
@@ -19,10 +18,8 @@ def _stored_demo(open_conf, tmp_path: Path, workers: tuple[str, ...] = ()) -> li
     """The demo's run in `tmp_path / "data"` as `welcome.py conf=demo` leaves it once
     stopped, each of `workers` having done a unit (their ids)."""
     served = open_conf("demo", default_url(tmp_path / "data"))
-    with live_server(served) as base:
-        units = [_work(base, worker, "1") for worker in workers]
-    end_run(served.db, served.run_id, "stopped")
-    return units
+    with served_run(served) as base:
+        return [_work(base, worker, "1") for worker in workers]
 
 
 def test_serve_opens_a_stored_task_for_review_without_new_work(tmp_path, open_conf):

@@ -68,10 +68,13 @@ class HostCheck:
         name = host_name(host)  # no Host at all (HTTP/1.0 probes) never comes from a browser
         if not name or self.any_host or name in self.names:
             return True
+        if not self.ip_literals:
+            return False
         try:  # an IP literal: safe from rebinding when the server listens beyond loopback
-            return self.ip_literals and bool(ipaddress.ip_address(name))
+            ipaddress.ip_address(name)
         except ValueError:  # a name we do not serve
             return False
+        return True
 
     def refusal(self, host: str) -> str | None:
         """Why a request for `host` is refused (421), or None when it is served. Asked on
