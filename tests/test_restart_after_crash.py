@@ -88,13 +88,12 @@ def _kill_9_and_restart(tmp_path, database_url: str, processes: int) -> None:
         (run_id, server), = _running_runs(database_url)
         assert re.match(rf"{re.escape(socket.gethostname())} pid {first.process.pid}, ", server)
         first.process.kill()  # not reaped yet: a zombie, as under a shell that is slow to
-        killed = time.monotonic()
         again = _launch(tmp_path, conf, database_url, serving, port=port)  # the same command
         try:
             _serves(again)
-            # served before the dead launcher's last heartbeat could have gone stale: it did
-            # not wait for it (however slowly this busy machine started the new launcher)
-            assert time.monotonic() - killed < HEARTBEAT_TIMEOUT.total_seconds()
+            # a run is "taken over" only while its heartbeat is fresh (a stale one is just
+            # replaced): the restart did not wait for it to go stale, however slowly a busy
+            # machine started the new launcher
             assert any(f"({server}) is no longer running; its run is taken over" in line
                        for line in again.lines), "".join(again.lines)
             runs = _running_runs(database_url)
