@@ -70,7 +70,7 @@ def create_app(
     ]
     database_threads = DatabaseThreads(threads)
     chat = None
-    if served_task.chats:
+    if served_task.blueprint.chats:
         from collection_and_annotations.server.chat.app import Chat
 
         chat = Chat(served_task.db, served_task.secret, served_task.blueprint.rules,

@@ -59,7 +59,7 @@ def _buckets(served: ServedTask) -> list[str]:
 
 def _chat_buckets(served: ServedTask) -> list[str] | None:
     """The buckets every unit asks in a chat task; None in a static one (each unit says)."""
-    return _buckets(served) if served.chats else None
+    return _buckets(served) if served.blueprint.chats else None
 
 
 @requester

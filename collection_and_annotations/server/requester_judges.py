@@ -25,7 +25,7 @@ def unit_judges(request: Request, task: ServedTask) -> Response:
     """What the judges answered about the same dialogues as this person's unit."""
     unit_id = request.path_params["unit_id"]
     with task.db.read() as session:
-        found = judge_answers(session, task.task_id, unit_id, task.chats)
+        found = judge_answers(session, task.task_id, unit_id, task.blueprint.chats)
     if found is None:
         raise abort(404, f"no unit '{unit_id}' of a person in this task")
     return JSON({"unit_id": unit_id, "judges": found})
