@@ -22,13 +22,9 @@ from starlette.routing import Route
 
 from collection_and_annotations.bots.base import Bot
 from collection_and_annotations.engine import chat
-from collection_and_annotations.engine.chat import ChatRules, ReplyJob
-from collection_and_annotations.engine.chat_batch import (
-    BattleVoteStep,
-    MessageStep,
-    Step,
-    write_one,
-)
+from collection_and_annotations.engine.arena import BattleVoteStep
+from collection_and_annotations.engine.chat import ChatRules, MessageStep, ReplyJob
+from collection_and_annotations.engine.chat_batch import Step, write_one
 from collection_and_annotations.server.auth import worker_of
 from collection_and_annotations.server.chat.bus import (
     ChatBus,
