@@ -24,7 +24,6 @@ from collection_and_annotations.engine.chat import (
     LockedUnit,
     Side,
     UnitRow,
-    chat_state,
     lock_unit,
     no_labels,
     store_labels,
@@ -69,8 +68,36 @@ class ArenaRules(ChatRules):
         return turns_done
 
     def state(self, connection: Connection, unit_id: int, attempt: int,
-              layout: dict[str, Any], live_text: Callable[[int], str | None]) -> dict[str, Any]:
-        return arena_state(connection, unit_id, attempt, layout, self, live_text)
+              layout: dict[str, Any], live_text: Callable[[int], str | None] = lambda _id: None,
+              ) -> dict[str, Any]:
+        """The chat object of docs/chat-api.md for both panes (`partner` Model A, Model B;
+        with the chat's `annotations` when the conf asks for them), with `arena`: the vote
+        asked, the votes given, the turn to vote on now, whether the battle is over, and
+        (reveal_after_vote, once it is) the bots' names. `layout` as `full_layout` gives it."""
+        bots = layout["bots"]
+        # an adaptive battle has its bots once it starts: two sides all the same
+        state = super().state(connection, unit_id, attempt,
+                              {**layout, "bots": bots or ["", ""]}, live_text)
+        voted = _voted(connection, unit_id, attempt)
+        panes = state["conversations"]
+        for pane, name in zip(panes, PANES, strict=True):
+            pane["partner"], pane["can_end"] = name, False
+        started = all(p["status"] != "pending" for p in panes)
+        both_in = started and all(p["status"] == "active" and p["reply"] is None
+                                  and p["error"] is None for p in panes)
+        finished = len(voted) >= self.votes_needed()
+        state["current"] = None if finished or not started else state["current"]
+        state["arena"] = {
+            "vote": self.vote, "question": self.question,
+            "options": [{"value": choice, "label": label}
+                        for choice, label in self.labels.items()],
+            "votes": [{"turn": turn, "choice": choice} for turn, choice in sorted(voted.items())],
+            "vote_due": (self.vote_due(panes[0]["turns_done"], set(voted)) if both_in else None),
+            "finished": finished,
+            "models": (dict(zip(SIDES, bots, strict=True))
+                       if finished and self.reveal_after_vote else None),
+        }
+        return state
 
     def partner(self, position: int | None) -> str:
         return PANES[position or 0]
@@ -124,38 +151,6 @@ def _voted(connection: Connection, unit_id: int, attempt: int) -> dict[int, str]
     return dict(connection.execute(
         select(BattleVote.turn, BattleVote.choice)
         .where(BattleVote.unit_id == unit_id, BattleVote.attempt == attempt)).all())
-
-
-def arena_state(connection: Connection, unit_id: int, attempt: int, layout: dict[str, Any],
-                rules: ArenaRules, live_text: Callable[[int], str | None] = lambda _id: None
-                ) -> dict[str, Any]:
-    """The chat object of docs/chat-api.md for both panes (`partner` Model A, Model B; with
-    the chat's `annotations` when the conf asks for them), with `arena`: the vote asked, the
-    votes given, the turn to vote on now, whether the battle is over, and
-    (reveal_after_vote, once it is) the bots' names. `layout` as `full_layout` gives it."""
-    bots = layout["bots"]
-    # an adaptive battle has its bots once it starts: two sides all the same
-    state = chat_state(connection, unit_id, attempt, {**layout, "bots": bots or ["", ""]},
-                       rules, live_text)
-    voted = _voted(connection, unit_id, attempt)
-    panes = state["conversations"]
-    for pane, name in zip(panes, PANES, strict=True):
-        pane["partner"], pane["can_end"] = name, False
-    started = all(p["status"] != "pending" for p in panes)
-    both_in = started and all(p["status"] == "active" and p["reply"] is None
-                              and p["error"] is None for p in panes)
-    finished = len(voted) >= rules.votes_needed()
-    state["current"] = None if finished or not started else state["current"]
-    state["arena"] = {
-        "vote": rules.vote, "question": rules.question,
-        "options": [{"value": choice, "label": label} for choice, label in rules.labels.items()],
-        "votes": [{"turn": turn, "choice": choice} for turn, choice in sorted(voted.items())],
-        "vote_due": (rules.vote_due(panes[0]["turns_done"], set(voted)) if both_in else None),
-        "finished": finished,
-        "models": (dict(zip(SIDES, bots, strict=True))
-                   if finished and rules.reveal_after_vote else None),
-    }
-    return state
 
 
 @dataclass(frozen=True)

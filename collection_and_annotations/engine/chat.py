@@ -87,7 +87,9 @@ class Annotations(Protocol):
 
 
 # The statements that read chats, built once.
-_CONVERSATIONS = (select(Conversation)
+_CONVERSATIONS = (select(Conversation.id, Conversation.position, Conversation.bot,
+                         Conversation.status, Conversation.awaiting, Conversation.turns_done,
+                         Conversation.respond_by, Conversation.error)
                   .where(Conversation.unit_id == bindparam("unit_id"),
                          Conversation.attempt == bindparam("attempt"))
                   .order_by(Conversation.position))
@@ -119,9 +121,50 @@ class ChatRules:
     side_by_side: ClassVar[bool] = False
 
     def state(self, connection: Connection, unit_id: int, attempt: int,
-              layout: dict[str, Any], live_text: Callable[[int], str | None]) -> dict[str, Any]:
-        """The `chat` object of docs/chat-api.md (`layout` as `full_layout` gives it)."""
-        return chat_state(connection, unit_id, attempt, layout, self, live_text)
+              layout: dict[str, Any], live_text: Callable[[int], str | None] = lambda _id: None,
+              ) -> dict[str, Any]:
+        """The `chat` object of docs/chat-api.md (`layout` as `full_layout` gives it).
+        `live_text` gives the text so far of a reply this process is generating (other
+        processes' replies show from their next piece)."""
+        by_position = {t.position: t for t in transcripts(connection, unit_id, attempt)}
+        shown = []
+        for position, name in enumerate(partner_names(len(layout["bots"]))):
+            chat = by_position.get(position)
+            if chat is None:
+                shown.append({"position": position, "partner": name, "status": "pending",
+                              "turns_done": 0, "can_end": False, "respond_by": None,
+                              "reply": None, "error": None, "messages": []})
+                continue
+            listed = [_shown_message(m, self) for m in chat.messages]
+            active = chat.status == "active"
+            awaits_worker = active and chat.awaiting == WORKER
+            shown.append({
+                "position": position, "partner": name, "status": chat.status,
+                "turns_done": chat.turns_done,
+                "can_end": awaits_worker and chat.turns_done >= self.num_turns,
+                "respond_by": (iso_utc(chat.respond_by) if awaits_worker and chat.respond_by
+                               else None),
+                "reply": ({"index": len(listed), "text": live_text(chat.conversation_id) or ""}
+                          if active and chat.awaiting == BOT else None),
+                "error": chat.error if active or chat.status == "failed" else None,
+                "messages": listed,
+            })
+        current = next((c["position"] for c in shown
+                        if c["status"] in ("pending", "active")), None)
+        if any(c["status"] in ("timed_out", "failed") for c in shown):
+            current = None
+        state = {
+            "num_turns": self.num_turns, "max_resp_time": self.max_resp_time,
+            "max_message_chars": self.max_message_chars,
+            "conversation_start_mode": self.start_mode, "current": current,
+            "conversations": shown,
+        }
+        if self.annotations is not None:
+            turns = {position: [[SPEAKERS[m.role], m.text] for m in chat.messages]
+                     for position, chat in by_position.items()}
+            state["annotations"] = self.annotations.plan(
+                layout, turns, {c["position"] for c in shown if c["status"] == "ended"})
+        return state
 
     def partner(self, position: int | None) -> str:
         """The bot of a conversation as the worker is told of it."""
@@ -237,29 +280,19 @@ def full_layout(data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str
 
 # -- reading ---------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Transcript:
-    """A conversation with its messages (index, role, text, sent_at, labels), as the page,
-    the submission and the requester read it."""
+class Transcript(NamedTuple):
+    """A conversation (`_CONVERSATIONS`' columns) with its messages (index, role, text,
+    sent_at, labels), as the page, the submission and the requester read it."""
 
-    conversation: Row
+    conversation_id: int
+    position: int
+    bot: str
+    status: str
+    awaiting: str
+    turns_done: int
+    respond_by: datetime | None
+    error: dict[str, Any] | None
     messages: list[Row]
-
-    @property
-    def conversation_id(self) -> int:
-        return self.conversation.id
-
-    @property
-    def position(self) -> int:
-        return self.conversation.position
-
-    @property
-    def bot(self) -> str:
-        return self.conversation.bot
-
-    @property
-    def status(self) -> str:
-        return self.conversation.status
 
 
 def transcripts(connection: Connection, unit_id: int, attempt: int) -> list[Transcript]:
@@ -270,55 +303,7 @@ def transcripts(connection: Connection, unit_id: int, attempt: int) -> list[Tran
     if conversations:
         for row in connection.execute(_SHOWN_MESSAGES, {"ids": list(messages)}):
             messages[row.conversation_id].append(row)
-    return [Transcript(c, messages[c.id]) for c in conversations]
-
-
-def chat_state(
-    connection: Connection, unit_id: int, attempt: int, layout: dict[str, Any],
-    rules: ChatRules, live_text: Callable[[int], str | None] = lambda _id: None,
-) -> dict[str, Any]:
-    """The `chat` object of docs/chat-api.md (`layout` as `full_layout` gives it).
-    `live_text` gives the text so far of a reply this process is generating (other
-    processes' replies show from their next piece)."""
-    by_position = {t.position: t for t in transcripts(connection, unit_id, attempt)}
-    shown = []
-    for position, name in enumerate(partner_names(len(layout["bots"]))):
-        chat = by_position.get(position)
-        if chat is None:
-            shown.append({"position": position, "partner": name, "status": "pending",
-                          "turns_done": 0, "can_end": False, "respond_by": None,
-                          "reply": None, "error": None, "messages": []})
-            continue
-        conversation = chat.conversation
-        listed = [_shown_message(m, rules) for m in chat.messages]
-        active = conversation.status == "active"
-        awaits_worker = active and conversation.awaiting == WORKER
-        shown.append({
-            "position": position, "partner": name, "status": conversation.status,
-            "turns_done": conversation.turns_done,
-            "can_end": awaits_worker and conversation.turns_done >= rules.num_turns,
-            "respond_by": (iso_utc(conversation.respond_by)
-                           if awaits_worker and conversation.respond_by else None),
-            "reply": ({"index": len(listed), "text": live_text(conversation.id) or ""}
-                      if active and conversation.awaiting == BOT else None),
-            "error": conversation.error if active or conversation.status == "failed" else None,
-            "messages": listed,
-        })
-    current = next((c["position"] for c in shown if c["status"] in ("pending", "active")), None)
-    if any(c["status"] in ("timed_out", "failed") for c in shown):
-        current = None
-    state = {
-        "num_turns": rules.num_turns, "max_resp_time": rules.max_resp_time,
-        "max_message_chars": rules.max_message_chars,
-        "conversation_start_mode": rules.start_mode, "current": current,
-        "conversations": shown,
-    }
-    if rules.annotations is not None:
-        turns = {position: [[SPEAKERS[m.role], m.text] for m in chat.messages]
-                 for position, chat in by_position.items()}
-        state["annotations"] = rules.annotations.plan(
-            layout, turns, {c["position"] for c in shown if c["status"] == "ended"})
-    return state
+    return [Transcript(*c, messages[c.id]) for c in conversations]
 
 
 def _shown_message(message: Row, rules: ChatRules) -> dict[str, Any]:
