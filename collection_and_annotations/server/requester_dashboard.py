@@ -1,6 +1,6 @@
 """Requester API behind the dashboard (docs/dashboard.md): overview, workers, the review queue,
-one submission as its worker saw it, bulk review, qualifications by pseudonym, the payments
-that did not reach the platform, and answer counts.
+one submission as its worker saw it, bulk review, the payments that did not reach the
+platform, and answer counts (qualifications by pseudonym: server/requester_quals.py).
 
 Routes are `requester` routes and so pass its token, cookie and CSRF checks; the queries live
 in engine/dashboard.py and engine/review_queue.py.
@@ -9,7 +9,6 @@ in engine/dashboard.py and engine/review_queue.py.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -36,16 +35,8 @@ from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.export.answer_counts import answer_counts
 from collection_and_annotations.server.report_jobs import report_job
 from collection_and_annotations.server.requester_api import PREFIX, attachment, requester
-from collection_and_annotations.server.requester_quals import (
-    qualification_name,
-    qualification_value,
-)
-from collection_and_annotations.server.requester_review import (
-    block_name,
-    change_qualification,
-    worker_by_pseudonym,
-)
-from collection_and_annotations.server.web import JSON, Endpoint, abort, json_body
+from collection_and_annotations.server.requester_review import block_name
+from collection_and_annotations.server.web import JSON, abort, json_body
 from collection_and_annotations.server.worker_api import unit_payload
 from collection_and_annotations.storage.models import Bonus, ReviewDecision
 
@@ -79,27 +70,6 @@ def workers(request: Request, task: ServedTask) -> Response:
     with task.db.read() as session:
         return JSON({"workers": workers_of(session, task.task_id, block,
                                            task.blocked_workers)})
-
-
-def _by_pseudonym(value_of: Callable[[dict[str, Any]], int | None]) -> Endpoint:
-    """A route that sets (a value) or revokes (None) a qualification of the worker the
-    address names by pseudonym."""
-
-    @requester
-    def change(request: Request, task: ServedTask) -> Response:
-        pseudonym, body = request.path_params["pseudonym"], json_body(request)
-        value = value_of(body)
-        name = qualification_name(body)
-        provider, worker = worker_by_pseudonym(task, pseudonym)
-        done = change_qualification(task, provider, worker, name, value, pseudonym)
-        return JSON({"ok": True, "message": done})
-
-    return change
-
-
-# `{"name": "q", "value": 1}` (value: an integer, 1 if left out)
-grant_by_pseudonym = _by_pseudonym(qualification_value)
-revoke_by_pseudonym = _by_pseudonym(lambda _body: None)
 
 
 def _int_arg(request: Request, name: str, default: int) -> int:
@@ -235,10 +205,6 @@ def report_status(request: Request, task: ServedTask) -> Response:
 ROUTES = [
     Route(f"{PREFIX}/overview", overview, methods=["GET"]),
     Route(f"{PREFIX}/workers", workers, methods=["GET"]),
-    Route(f"{PREFIX}/workers/{{pseudonym}}/qualifications/grant", grant_by_pseudonym,
-          methods=["POST"]),
-    Route(f"{PREFIX}/workers/{{pseudonym}}/qualifications/revoke", revoke_by_pseudonym,
-          methods=["POST"]),
     Route(f"{PREFIX}/review", review_queue, methods=["GET"]),
     Route(f"{PREFIX}/units/bulk-review", bulk_review, methods=["POST"]),
     Route(f"{PREFIX}/units/{{unit_id}}", one_submission, methods=["GET"]),
