@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -14,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
@@ -81,8 +82,7 @@ def create_app(
     routes += [
         Route("/", page("index.html", files), methods=["GET"]),
         Route("/dashboard", page("dashboard.html", files), methods=["GET"]),
-        Mount("/assets", cached(StaticFiles(directory=static_dir / "assets", check_dir=False),
-                                IMMUTABLE)),
+        Mount("/assets", HashedAssets(directory=static_dir / "assets", check_dir=False)),
     ]
 
     @asynccontextmanager
@@ -139,16 +139,10 @@ def page(name: str, files: StaticFiles):  # type: ignore[no-untyped-def]
     return endpoint
 
 
-def cached(app: ASGIApp, cache_control: str) -> ASGIApp:
-    """`app`'s successful answers with a Cache-Control header."""
+class HashedAssets(StaticFiles):
+    """The built assets, each named by its content's hash: a browser keeps them for good."""
 
-    async def with_header(scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_cached(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] in (200, 304):
-                message["headers"] = [*message.get("headers", []),
-                                      (b"cache-control", cache_control.encode())]
-            await send(message)
-
-        await app(scope, receive, send_cached)
-
-    return with_header
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["Cache-Control"] = IMMUTABLE
+        return response
