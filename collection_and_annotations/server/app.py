@@ -37,7 +37,6 @@ from collection_and_annotations.server.web import (
     JSON,
     DatabaseThreads,
     error,
-    served,
 )
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -120,7 +119,7 @@ class CompressWhereItPays:
 
 
 async def health(request: Request) -> Response:
-    task = served(request)
+    task = request.app.state.served
     return JSON({"ok": True, "task": task.task_name, "run_id": task.run_id})
 
 
