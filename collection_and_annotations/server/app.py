@@ -21,9 +21,7 @@ from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.server import (
     requester_api,
-    requester_arena,
     requester_dashboard,
-    requester_judges,
     requester_quals,
     requester_review,
     worker_api,
@@ -65,8 +63,7 @@ def create_app(
     routes: list[BaseRoute] = [
         Route("/api/health", health, methods=["GET"]),
         *worker_api.ROUTES, *requester_api.ROUTES, *requester_dashboard.ROUTES,
-        *requester_review.ROUTES, *requester_quals.ROUTES, *requester_judges.ROUTES,
-        *requester_arena.ROUTES,
+        *requester_review.ROUTES, *requester_quals.ROUTES,
     ]
     database_threads = DatabaseThreads(threads)
     chat = None
