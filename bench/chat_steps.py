@@ -62,10 +62,10 @@ def main() -> int:
             [job], _ = timed("start", chat.start, db, unit, worker, rules, lambda _id: None)
             for turn in range(4):
                 if turn:
-                    _, [job] = timed("message", chat.send, db, unit, worker,
-                                     f"message {turn}", f"c{turn}", rules)
-                timed("reply", chat.store_reply, db, job, "one two three " * 6,
-                      {"type": "demo"}, 10, 2000, rules)
+                    _, [job] = timed("message", chat.send, db, chat.MessageStep.checked(
+                        unit, worker, f"message {turn}", f"c{turn}", rules), rules)
+                timed("reply", chat.store_reply, db, chat.ReplyStep(
+                    job, "one two three " * 6, {"type": "demo"}, 10, 2000), rules)
             timed("end", chat.end, db, unit, worker, rules, lambda _id: None)
             timed("submit", submit, db, blueprint, unit, worker, {}, {}, None, {})
         db.dispose()

@@ -27,15 +27,9 @@ from collection_and_annotations.cli.run import open_task
 from collection_and_annotations.config.loader import load_run_config
 from collection_and_annotations.engine import arena, chat, chat_batch
 from collection_and_annotations.engine.allocation import claim_unit, return_unit
-from collection_and_annotations.engine.chat import ChatRules, ReplyJob
-from collection_and_annotations.engine.chat_batch import (
-    BattleVoteStep,
-    MessageStep,
-    Outcome,
-    ReplyStep,
-    Step,
-    write_batch,
-)
+from collection_and_annotations.engine.arena import BattleVoteStep
+from collection_and_annotations.engine.chat import ChatRules, MessageStep, ReplyJob, ReplyStep
+from collection_and_annotations.engine.chat_batch import Outcome, Step, write_batch
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.server.chat import writer as writer_module
 from collection_and_annotations.server.chat.writer import StepWriter
@@ -187,14 +181,11 @@ def one_by_one(task: Task, steps: list[Step]) -> list[Outcome]:
     for step in steps:
         try:
             if isinstance(step, BattleVoteStep):
-                result = arena.vote(task.db, step.public_id, step.worker_id, step.choice,
-                                    task.rules, step.labels)
+                result = arena.vote(task.db, step, task.rules)
             elif isinstance(step, MessageStep):
-                result = chat.send(task.db, step.public_id, step.worker_id, step.text,
-                                   step.client_id, task.rules, step.labels)
+                result = chat.send(task.db, step, task.rules)
             else:
-                result = chat.store_reply(task.db, step.job, step.text, step.settings,
-                                          step.first_piece_ms, step.latency_ms, task.rules)
+                result = chat.store_reply(task.db, step, task.rules)
             outcomes.append(Outcome(result))
         except WorkRefused as exc:
             outcomes.append(Outcome(error=exc))
@@ -329,7 +320,7 @@ def test_online_labels_are_checked_and_stored_in_a_batch_as_on_their_own(make_ta
     single = make_task("single", 3, extra=ONLINE)
     for task in (batched, single):
         for n in range(3):
-            chat.store_reply(task.db, task.start(n), "hello", SETTINGS, 1, 2, task.rules)
+            chat.store_reply(task.db, reply(task.start(n), "hello"), task.rules)
 
     def steps(task: Task) -> list[MessageStep]:
         return [task.message(0, "good", "a", {"Quality": 4}),
@@ -445,8 +436,9 @@ def test_a_battle_message_stores_its_sides_labels_only_if_both_are_right(make_ba
     for task in (batched, single):
         for n in range(3):
             chat.start(task.db, *task.units[n], task.rules, lambda _id: None)
-            for job in chat.send(task.db, *task.units[n], "first", f"f{n}", task.rules)[1]:
-                chat.store_reply(task.db, job, "hello", SETTINGS, 1, 2, task.rules)
+            for job in chat.send(task.db, battle_message(task, n, "first", f"f{n}"),
+                                 task.rules)[1]:
+                chat.store_reply(task.db, reply(job, "hello"), task.rules)
     good, bad = {"Quality": 4}, {"Quality": 9}
     outcomes = in_both(batched, single, lambda task: [
         battle_message(task, 0, "second", "a", {"0": good, "1": bad}),
@@ -563,7 +555,7 @@ def test_a_reply_nobody_waits_for_is_dropped_and_the_others_are_stored(make_task
         ("active", "worker"), ("active", "worker"), ("timed_out", "bot"), ("active", "retry"),
         ("active", "worker")]
     # the single step drops the same replies
-    assert [chat.store_reply(task.db, jobs[n], "again", SETTINGS, 1, 2, task.rules)
+    assert [chat.store_reply(task.db, reply(jobs[n], "again"), task.rules)
             for n in (1, 2, 3)] == [None] * 3
     assert task.count() == len(before) + 2
 
@@ -660,15 +652,13 @@ def test_texts_round_trip_exactly_through_the_batched_insert(make_task):
 @pytest.mark.parametrize("unstorable", ["\x00", "\ud800"])
 def test_a_worker_message_sqlite_cannot_keep_whole_is_refused(make_task, unstorable):
     """NUL (json_extract would cut the text at it) and an unpaired surrogate (not UTF-8):
-    refused before any write, by the batch's step and by `send` alike."""
+    refused before any write, as the step is made (the batch and `send` take only checked
+    steps)."""
     task = make_task("task", 1)
     write_batch(task.db, [reply(task.start(0))], task.rules)
     with pytest.raises(WorkRefused) as refused:
         task.message(0, f"before{unstorable}after", "bad")
     assert refused.value.status == 422 and "cannot be stored" in str(refused.value)
-    public_id, worker_id = task.units[0]
-    with pytest.raises(WorkRefused):
-        chat.send(task.db, public_id, worker_id, f"x{unstorable}", "bad", task.rules)
     assert task.count() == 2
 
 
@@ -683,8 +673,7 @@ def test_a_bot_reply_with_nul_or_an_unpaired_surrogate_is_stored_readable(make_t
         [outcome] = write_batch(task.db, [step], task.rules)
         shown = outcome.result
     else:
-        shown = chat.store_reply(task.db, step.job, step.text, step.settings,
-                                 step.first_piece_ms, step.latency_ms, task.rules)
+        shown = chat.store_reply(task.db, step, task.rules)
     assert shown["text"] == "bot\ufffdreply \ufffd!"
     assert task.rows('SELECT text FROM messages WHERE "index" = 1 AND role = \'bot\' '
                      "ORDER BY id LIMIT 1") == [("bot\ufffdreply \ufffd!",)]

@@ -14,8 +14,7 @@ from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat
 from helpers import run_coroutine
 
 from collection_and_annotations.bots.base import Turn
-from collection_and_annotations.engine.chat import ChatRules, ReplyJob
-from collection_and_annotations.engine.chat_batch import MessageStep, ReplyStep
+from collection_and_annotations.engine.chat import ChatRules, MessageStep, ReplyJob, ReplyStep
 from collection_and_annotations.server.chat import writer as writer_module
 from collection_and_annotations.server.chat.bus import ChatBus
 from collection_and_annotations.server.chat.runner import ChatRunner

@@ -108,6 +108,7 @@ def test_workers_with_their_work_qualifications_and_flags(study):
     granted = study.post(f"workers/{w1}/qualifications/grant", {"name": "skilled", "value": 2})
     assert granted.status_code == 200 and granted.json()["ok"] is True
     assert "w1" not in granted.json()["message"]  # pseudonyms only
+    assert granted.json()["worker"] == w1 and granted.json()["value"] == 2
     assert study.post(f"workers/{w3}/block", {"reason": "spam"}).status_code == 200
     listed = {w["pseudonym"]: w for w in study.get("workers")["workers"]}
     assert listed[w1]["qualifications"] == [{"name": "skilled", "value": 2}]

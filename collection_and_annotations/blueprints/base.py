@@ -148,7 +148,9 @@ class TaskBlueprint(ExportReader, Protocol):
 
     name: str  # the registered name, stored with the task
     conf: ClassVar[type[BlueprintConf]] = BlueprintConf  # its keys (`mephisto.blueprint.*`)
-    chats: ClassVar[bool] = False  # workers chat with bots (`make_bots`): mounts the chat routes
+    # workers chat with bots (`make_bots`): the chat routes, the idle-chat sweep and the
+    # start-up repair of interrupted replies are for these kinds
+    chats: ClassVar[bool] = False
     # the chat routes it is served with: `chat` (one bot at a time), `arena` (two at once)
     chat_server: ClassVar[str] = "chat"
 

@@ -188,7 +188,7 @@ def open_task(
     for line in started_lines:
         print(line)
     served = served_task(cfg, db, blueprint, (task_id, run_id), provider, secret, blocked)
-    if served.chats:
+    if served.blueprint.chats:
         with db.session() as session:
             interrupted = mark_interrupted_replies(session, task_id)
         if interrupted:
@@ -315,7 +315,7 @@ def _tick(served: ServedTask) -> tuple[Progress, Outcomes]:
     count progress and screening/gold outcomes (two aggregate queries)."""
     with served.db.session() as session:
         heartbeat(session, served.run_id)
-        if served.chats:
+        if served.blueprint.chats:
             expire_idle_chats(session, served.run_id)
         expire_overdue(session, served.run_id)
     progress = Progress.of(unit_counts(served.db, served.task_id))

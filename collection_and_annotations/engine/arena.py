@@ -24,7 +24,6 @@ from collection_and_annotations.engine.chat import (
     LockedUnit,
     Side,
     UnitRow,
-    chat_state,
     lock_unit,
     no_labels,
     store_labels,
@@ -69,8 +68,36 @@ class ArenaRules(ChatRules):
         return turns_done
 
     def state(self, connection: Connection, unit_id: int, attempt: int,
-              layout: dict[str, Any], live_text: Callable[[int], str | None]) -> dict[str, Any]:
-        return arena_state(connection, unit_id, attempt, layout, self, live_text)
+              layout: dict[str, Any], live_text: Callable[[int], str | None] = lambda _id: None,
+              ) -> dict[str, Any]:
+        """The chat object of docs/chat-api.md for both panes (`partner` Model A, Model B;
+        with the chat's `annotations` when the conf asks for them), with `arena`: the vote
+        asked, the votes given, the turn to vote on now, whether the battle is over, and
+        (reveal_after_vote, once it is) the bots' names. `layout` as `full_layout` gives it."""
+        bots = layout["bots"]
+        # an adaptive battle has its bots once it starts: two sides all the same
+        state = super().state(connection, unit_id, attempt,
+                              {**layout, "bots": bots or ["", ""]}, live_text)
+        voted = _voted(connection, unit_id, attempt)
+        panes = state["conversations"]
+        for pane, name in zip(panes, PANES, strict=True):
+            pane["partner"], pane["can_end"] = name, False
+        started = all(p["status"] != "pending" for p in panes)
+        both_in = started and all(p["status"] == "active" and p["reply"] is None
+                                  and p["error"] is None for p in panes)
+        finished = len(voted) >= self.votes_needed()
+        state["current"] = None if finished or not started else state["current"]
+        state["arena"] = {
+            "vote": self.vote, "question": self.question,
+            "options": [{"value": choice, "label": label}
+                        for choice, label in self.labels.items()],
+            "votes": [{"turn": turn, "choice": choice} for turn, choice in sorted(voted.items())],
+            "vote_due": (self.vote_due(panes[0]["turns_done"], set(voted)) if both_in else None),
+            "finished": finished,
+            "models": (dict(zip(SIDES, bots, strict=True))
+                       if finished and self.reveal_after_vote else None),
+        }
+        return state
 
     def partner(self, position: int | None) -> str:
         return PANES[position or 0]
@@ -126,61 +153,37 @@ def _voted(connection: Connection, unit_id: int, attempt: int) -> dict[int, str]
         .where(BattleVote.unit_id == unit_id, BattleVote.attempt == attempt)).all())
 
 
-def arena_state(connection: Connection, unit_id: int, attempt: int, layout: dict[str, Any],
-                rules: ArenaRules, live_text: Callable[[int], str | None] = lambda _id: None
-                ) -> dict[str, Any]:
-    """The chat object of docs/chat-api.md for both panes (`partner` Model A, Model B; with
-    the chat's `annotations` when the conf asks for them), with `arena`: the vote asked, the
-    votes given, the turn to vote on now, whether the battle is over, and
-    (reveal_after_vote, once it is) the bots' names. `layout` as `full_layout` gives it."""
-    bots = layout["bots"]
-    # an adaptive battle has its bots once it starts: two sides all the same
-    state = chat_state(connection, unit_id, attempt, {**layout, "bots": bots or ["", ""]},
-                       rules, live_text)
-    voted = _voted(connection, unit_id, attempt)
-    panes = state["conversations"]
-    for pane, name in zip(panes, PANES, strict=True):
-        pane["partner"], pane["can_end"] = name, False
-    started = all(p["status"] != "pending" for p in panes)
-    both_in = started and all(p["status"] == "active" and p["reply"] is None
-                              and p["error"] is None for p in panes)
-    finished = len(voted) >= rules.votes_needed()
-    state["current"] = None if finished or not started else state["current"]
-    state["arena"] = {
-        "vote": rules.vote, "question": rules.question,
-        "options": [{"value": choice, "label": label} for choice, label in rules.labels.items()],
-        "votes": [{"turn": turn, "choice": choice} for turn, choice in sorted(voted.items())],
-        "vote_due": (rules.vote_due(panes[0]["turns_done"], set(voted)) if both_in else None),
-        "finished": finished,
-        "models": (dict(zip(SIDES, bots, strict=True))
-                   if finished and rules.reveal_after_vote else None),
-    }
-    return state
+@dataclass(frozen=True)
+class BattleVoteStep:
+    """A worker's vote on a battle's replies (`vote`)."""
+
+    public_id: str
+    worker_id: int
+    choice: str
+    labels: Any = None  # the online labels of the replies voted on, as the page sends them
+
+    @classmethod
+    def checked(cls, public_id: str, worker_id: int, choice: Any,
+                labels: Any = None) -> BattleVoteStep:
+        """The step, or WorkRefused at once for a choice the battle does not offer."""
+        if not isinstance(choice, str) or choice not in WINNERS:
+            raise WorkRefused(f"'choice' must be one of {', '.join(WINNERS)}", 422)
+        return cls(public_id, worker_id, choice, labels)
 
 
-def checked_choice(choice: Any) -> str:
-    """A vote's choice, or WorkRefused for one the battle does not offer (needs no database)."""
-    if not isinstance(choice, str) or choice not in WINNERS:
-        raise WorkRefused(f"'choice' must be one of {', '.join(WINNERS)}", 422)
-    return choice
-
-
-def vote(db: Database, public_id: str, worker_id: int, choice: Any, rules: ArenaRules,
-         labels: Any = None) -> None:
-    """Store the worker's vote on the replies now shown (and `labels`, their online labels),
-    naming the bots; the last vote the battle asks for ends both sides. SQLite's batches take
-    the same step (engine/chat_batch.py)."""
-    choice = checked_choice(choice)
+def vote(db: Database, step: BattleVoteStep, rules: ArenaRules) -> None:
+    """Store the worker's vote on the replies now shown (and its `labels`, their online
+    labels), naming the bots; the last vote the battle asks for ends both sides. SQLite's
+    batches take the same step (engine/chat_batch.py)."""
     with worker_step(db) as connection:
-        battle = lock_unit(connection, public_id, worker_id, rules)
+        battle = lock_unit(connection, step.public_id, step.worker_id, rules)
         now = utcnow()
-        row, ended = accept_vote(connection, battle, worker_id, choice, labels, rules, now)
+        row, ended = accept_vote(connection, battle, step, rules, now)
         store_votes(connection, [row], ended, now)
 
 
-def accept_vote(connection: Connection, battle: LockedUnit, worker_id: int, choice: str,
-                labels: Any, rules: ArenaRules, now: datetime
-                ) -> tuple[dict[str, Any], list[int]]:
+def accept_vote(connection: Connection, battle: LockedUnit, step: BattleVoteStep,
+                rules: ArenaRules, now: datetime) -> tuple[dict[str, Any], list[int]]:
     """The checks of a vote against its battle (WorkRefused when it may not be given) and the
     replies' online labels stored: the vote's row (naming the bots) and the sides it ends (both,
     when it is the last vote the battle asks for; else none)."""
@@ -193,9 +196,9 @@ def accept_vote(connection: Connection, battle: LockedUnit, worker_id: int, choi
             "this battle asks for your vote after your last message"
             if rules.vote == "end" and sides[0].turns_done < rules.num_turns
             else "you have voted on these replies; send your next message", 409)
-    store_labels(connection, sides, labels, rules)
-    bots = [side.bot for side in sides]
-    row = {"unit_id": unit.id, "worker_id": worker_id, "attempt": unit.times_expired,
+    store_labels(connection, sides, step.labels, rules)
+    bots, choice = [side.bot for side in sides], step.choice
+    row = {"unit_id": unit.id, "worker_id": step.worker_id, "attempt": unit.times_expired,
            "turn": turn, "conversation_a": sides[0].id, "conversation_b": sides[1].id,
            "model_a": bots[0], "model_b": bots[1], "choice": choice,
            "winner": WINNERS[choice], "preferred": {"a": bots[0], "b": bots[1]}.get(choice),

@@ -87,7 +87,9 @@ class Annotations(Protocol):
 
 
 # The statements that read chats, built once.
-_CONVERSATIONS = (select(Conversation)
+_CONVERSATIONS = (select(Conversation.id, Conversation.position, Conversation.bot,
+                         Conversation.status, Conversation.awaiting, Conversation.turns_done,
+                         Conversation.respond_by, Conversation.error)
                   .where(Conversation.unit_id == bindparam("unit_id"),
                          Conversation.attempt == bindparam("attempt"))
                   .order_by(Conversation.position))
@@ -119,9 +121,50 @@ class ChatRules:
     side_by_side: ClassVar[bool] = False
 
     def state(self, connection: Connection, unit_id: int, attempt: int,
-              layout: dict[str, Any], live_text: Callable[[int], str | None]) -> dict[str, Any]:
-        """The `chat` object of docs/chat-api.md (`layout` as `full_layout` gives it)."""
-        return chat_state(connection, unit_id, attempt, layout, self, live_text)
+              layout: dict[str, Any], live_text: Callable[[int], str | None] = lambda _id: None,
+              ) -> dict[str, Any]:
+        """The `chat` object of docs/chat-api.md (`layout` as `full_layout` gives it).
+        `live_text` gives the text so far of a reply this process is generating (other
+        processes' replies show from their next piece)."""
+        by_position = {t.position: t for t in transcripts(connection, unit_id, attempt)}
+        shown = []
+        for position, name in enumerate(partner_names(len(layout["bots"]))):
+            chat = by_position.get(position)
+            if chat is None:
+                shown.append({"position": position, "partner": name, "status": "pending",
+                              "turns_done": 0, "can_end": False, "respond_by": None,
+                              "reply": None, "error": None, "messages": []})
+                continue
+            listed = [_shown_message(m, self) for m in chat.messages]
+            active = chat.status == "active"
+            awaits_worker = active and chat.awaiting == WORKER
+            shown.append({
+                "position": position, "partner": name, "status": chat.status,
+                "turns_done": chat.turns_done,
+                "can_end": awaits_worker and chat.turns_done >= self.num_turns,
+                "respond_by": (iso_utc(chat.respond_by) if awaits_worker and chat.respond_by
+                               else None),
+                "reply": ({"index": len(listed), "text": live_text(chat.conversation_id) or ""}
+                          if active and chat.awaiting == BOT else None),
+                "error": chat.error if active or chat.status == "failed" else None,
+                "messages": listed,
+            })
+        current = next((c["position"] for c in shown
+                        if c["status"] in ("pending", "active")), None)
+        if any(c["status"] in ("timed_out", "failed") for c in shown):
+            current = None
+        state = {
+            "num_turns": self.num_turns, "max_resp_time": self.max_resp_time,
+            "max_message_chars": self.max_message_chars,
+            "conversation_start_mode": self.start_mode, "current": current,
+            "conversations": shown,
+        }
+        if self.annotations is not None:
+            turns = {position: [[SPEAKERS[m.role], m.text] for m in chat.messages]
+                     for position, chat in by_position.items()}
+            state["annotations"] = self.annotations.plan(
+                layout, turns, {c["position"] for c in shown if c["status"] == "ended"})
+        return state
 
     def partner(self, position: int | None) -> str:
         """The bot of a conversation as the worker is told of it."""
@@ -184,6 +227,39 @@ class ReplyJob:
                    conversation.position, conversation.bot, None, len(history), history, now)
 
 
+@dataclass(frozen=True)
+class MessageStep:
+    """A worker's message (`send`)."""
+
+    public_id: str
+    worker_id: int
+    text: str
+    client_id: str | None
+    labels: Any = None  # the online label(s) of the replies before it, as the page sends them
+
+    @classmethod
+    def checked(cls, public_id: str, worker_id: int, text: Any, client_message_id: Any,
+                rules: ChatRules, labels: Any = None) -> MessageStep:
+        """The step, or WorkRefused at once for what needs no database (empty, too long)."""
+        return cls(public_id, worker_id, check_text(text, rules),
+                   client_id_of(client_message_id), labels)
+
+
+@dataclass(frozen=True)
+class ReplyStep:
+    """A bot's finished reply (`store_reply`)."""
+
+    job: ReplyJob
+    text: str
+    settings: dict[str, Any]
+    first_piece_ms: int | None
+    latency_ms: int
+
+    @property
+    def public_id(self) -> str:
+        return self.job.public_id
+
+
 def dialogue_id(task_name: str, *conversation_ids: int) -> str:
     """A collected conversation's dialogue id (or a comparison's, of two): never the bot."""
     return task_name + "".join(f"_c{i}" for i in conversation_ids)
@@ -204,29 +280,19 @@ def full_layout(data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str
 
 # -- reading ---------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Transcript:
-    """A conversation with its messages (index, role, text, sent_at, labels), as the page,
-    the submission and the requester read it."""
+class Transcript(NamedTuple):
+    """A conversation (`_CONVERSATIONS`' columns) with its messages (index, role, text,
+    sent_at, labels), as the page, the submission and the requester read it."""
 
-    conversation: Row
+    conversation_id: int
+    position: int
+    bot: str
+    status: str
+    awaiting: str
+    turns_done: int
+    respond_by: datetime | None
+    error: dict[str, Any] | None
     messages: list[Row]
-
-    @property
-    def conversation_id(self) -> int:
-        return self.conversation.id
-
-    @property
-    def position(self) -> int:
-        return self.conversation.position
-
-    @property
-    def bot(self) -> str:
-        return self.conversation.bot
-
-    @property
-    def status(self) -> str:
-        return self.conversation.status
 
 
 def transcripts(connection: Connection, unit_id: int, attempt: int) -> list[Transcript]:
@@ -237,55 +303,7 @@ def transcripts(connection: Connection, unit_id: int, attempt: int) -> list[Tran
     if conversations:
         for row in connection.execute(_SHOWN_MESSAGES, {"ids": list(messages)}):
             messages[row.conversation_id].append(row)
-    return [Transcript(c, messages[c.id]) for c in conversations]
-
-
-def chat_state(
-    connection: Connection, unit_id: int, attempt: int, layout: dict[str, Any],
-    rules: ChatRules, live_text: Callable[[int], str | None] = lambda _id: None,
-) -> dict[str, Any]:
-    """The `chat` object of docs/chat-api.md (`layout` as `full_layout` gives it).
-    `live_text` gives the text so far of a reply this process is generating (other
-    processes' replies show from their next piece)."""
-    by_position = {t.position: t for t in transcripts(connection, unit_id, attempt)}
-    shown = []
-    for position, name in enumerate(partner_names(len(layout["bots"]))):
-        chat = by_position.get(position)
-        if chat is None:
-            shown.append({"position": position, "partner": name, "status": "pending",
-                          "turns_done": 0, "can_end": False, "respond_by": None,
-                          "reply": None, "error": None, "messages": []})
-            continue
-        conversation = chat.conversation
-        listed = [_shown_message(m, rules) for m in chat.messages]
-        active = conversation.status == "active"
-        awaits_worker = active and conversation.awaiting == WORKER
-        shown.append({
-            "position": position, "partner": name, "status": conversation.status,
-            "turns_done": conversation.turns_done,
-            "can_end": awaits_worker and conversation.turns_done >= rules.num_turns,
-            "respond_by": (iso_utc(conversation.respond_by)
-                           if awaits_worker and conversation.respond_by else None),
-            "reply": ({"index": len(listed), "text": live_text(conversation.id) or ""}
-                      if active and conversation.awaiting == BOT else None),
-            "error": conversation.error if active or conversation.status == "failed" else None,
-            "messages": listed,
-        })
-    current = next((c["position"] for c in shown if c["status"] in ("pending", "active")), None)
-    if any(c["status"] in ("timed_out", "failed") for c in shown):
-        current = None
-    state = {
-        "num_turns": rules.num_turns, "max_resp_time": rules.max_resp_time,
-        "max_message_chars": rules.max_message_chars,
-        "conversation_start_mode": rules.start_mode, "current": current,
-        "conversations": shown,
-    }
-    if rules.annotations is not None:
-        turns = {position: [[SPEAKERS[m.role], m.text] for m in chat.messages]
-                 for position, chat in by_position.items()}
-        state["annotations"] = rules.annotations.plan(
-            layout, turns, {c["position"] for c in shown if c["status"] == "ended"})
-    return state
+    return [Transcript(*c, messages[c.id]) for c in conversations]
 
 
 def _shown_message(message: Row, rules: ChatRules) -> dict[str, Any]:
@@ -471,35 +489,32 @@ def client_id_of(client_message_id: Any) -> str | None:
     return str(client_message_id)[:64] if client_message_id else None
 
 
-def send(db: Database, public_id: str, worker_id: int, text: Any, client_message_id: Any,
-         rules: ChatRules, labels: Any = None) -> tuple[dict[str, Any], list[ReplyJob]]:
-    """Store the worker's message on the conversations it goes to (and `labels`, the online
-    labels of the replies before it); returns what the API answers and the bot turns to run
-    (none when this was a retry of a message already stored). SQLite's batches take the
-    same step (engine/chat_batch.py)."""
-    step = (db, public_id, worker_id, check_text(text, rules), client_id_of(client_message_id),
-            rules, labels)
+def send(db: Database, step: MessageStep, rules: ChatRules
+         ) -> tuple[dict[str, Any], list[ReplyJob]]:
+    """Store the worker's message on the conversations it goes to (and its `labels`, the
+    online labels of the replies before it); returns what the API answers and the bot turns
+    to run (none when this was a retry of a message already stored). SQLite's batches take
+    the same step (engine/chat_batch.py)."""
     try:
-        return _store_message(*step)
+        return _store_message(db, step, rules)
     except IntegrityError:
         # PostgreSQL: a message of this chat committed while this step waited for the unit's
         # lock, after the statement that read the chat took its snapshot. Read again: the
         # step then sees it (a repeat, or "wait for the reply").
         try:
-            return _store_message(*step)
+            return _store_message(db, step, rules)
         except IntegrityError:
             raise WorkRefused("another message of this chat was stored at the same time; "
                               "wait for the reply", 409) from None
 
 
-def _store_message(db: Database, public_id: str, worker_id: int, text: str,
-                   client_id: str | None, rules: ChatRules, labels: Any
+def _store_message(db: Database, step: MessageStep, rules: ChatRules
                    ) -> tuple[dict[str, Any], list[ReplyJob]]:
     """`send` in one transaction."""
     with worker_step(db) as connection:
         answer, jobs, rows = accept_message(
-            connection, lock_unit(connection, public_id, worker_id, rules), public_id, text,
-            client_id, labels, rules, utcnow())
+            connection, lock_unit(connection, step.public_id, step.worker_id, rules), step,
+            rules, utcnow())
         if rows:
             connection.execute(ADD_MESSAGE, rows)
             connection.execute(WORKER_SPOKE, [{"conversation_id": row["conversation_id"]}
@@ -507,24 +522,24 @@ def _store_message(db: Database, public_id: str, worker_id: int, text: str,
         return answer, jobs
 
 
-def accept_message(connection: Connection, locked: LockedUnit, public_id: str, text: str,
-                   client_id: str | None, labels: Any, rules: ChatRules, now: datetime
+def accept_message(connection: Connection, locked: LockedUnit, step: MessageStep,
+                   rules: ChatRules, now: datetime
                    ) -> tuple[dict[str, Any], list[ReplyJob], list[dict[str, Any]]]:
     """The checks of a worker's message against its locked unit (WorkRefused when it may not
     be sent) and the replies' online labels stored: the answer, the bot turns and the message
     rows to insert (engine/chat_sql.py `message`), or the earlier answer alone when this
     repeats a message already stored."""
-    sides = locked.sides
+    sides, client_id = locked.sides, step.client_id
     if client_id is not None and sides:
         repeated = next((m for m in sides[0].messages if m.client_message_id == client_id),
                         None)
         if repeated is not None:
             return {"index": repeated.index, "sent_at": iso_utc(repeated.sent_at)}, [], []
     rules.check_message(sides, locked.voted)
-    store_labels(connection, sides, labels, rules)
-    index = len(sides[0].messages)
-    jobs = [ReplyJob.after(locked.unit, public_id, side, (*side.history, Turn("worker", text)),
-                           now) for side in sides]
+    store_labels(connection, sides, step.labels, rules)
+    index, text = len(sides[0].messages), step.text
+    jobs = [ReplyJob.after(locked.unit, step.public_id, side,
+                           (*side.history, Turn("worker", text)), now) for side in sides]
     rows = [message(side.id, index, "worker", text, now, client_message_id=client_id)
             for side in sides]
     return {"index": index, "sent_at": iso_utc(now)}, jobs, rows
@@ -624,28 +639,26 @@ def _waits_for(connection: Connection, job: ReplyJob) -> bool:
     return waiting is not None and tuple(waiting) == ("active", BOT)
 
 
-def store_reply(db: Database, job: ReplyJob, text: str, bot_settings: dict[str, Any],
-                first_piece_ms: int | None, latency_ms: int, rules: ChatRules
-                ) -> dict[str, Any] | None:
+def store_reply(db: Database, step: ReplyStep, rules: ChatRules) -> dict[str, Any] | None:
     """Store the bot's message; None when the conversation stopped waiting for it (the unit
     timed out or went back to the pool meanwhile): the reply is dropped."""
-    text = storable(text)
+    text = storable(step.text)
     with worker_step(db) as connection:
-        if not _waits_for(connection, job):
+        if not _waits_for(connection, step.job):
             return None
         now = utcnow()
-        connection.execute(ADD_MESSAGE, reply_row(job, text, bot_settings, first_piece_ms,
-                                                  latency_ms, now))
-        connection.execute(BOT_SPOKE, {"conversation_id": job.conversation_id,
+        connection.execute(ADD_MESSAGE, reply_row(step, text, now))
+        connection.execute(BOT_SPOKE, {"conversation_id": step.job.conversation_id,
                                        "respond_by": respond_by(now, rules)})
-        return shown_reply(job, text, now)
+        return shown_reply(step.job, text, now)
 
 
-def reply_row(job: ReplyJob, text: str, bot_settings: dict[str, Any],
-              first_piece_ms: int | None, latency_ms: int, now: datetime) -> dict[str, Any]:
+def reply_row(step: ReplyStep, text: str, now: datetime) -> dict[str, Any]:
     """The bot message's row to insert (`text` as `storable` gives it)."""
+    job = step.job
     return message(job.conversation_id, job.index, "bot", text, now, bot=job.bot,
-                   settings=bot_settings, first_piece_ms=first_piece_ms, latency_ms=latency_ms)
+                   settings=step.settings, first_piece_ms=step.first_piece_ms,
+                   latency_ms=step.latency_ms)
 
 
 def respond_by(now: datetime, rules: ChatRules) -> datetime:

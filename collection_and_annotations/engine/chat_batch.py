@@ -20,16 +20,15 @@ from datetime import datetime
 from typing import Any
 
 from collection_and_annotations.engine import arena
-from collection_and_annotations.engine.arena import ArenaRules
+from collection_and_annotations.engine.arena import ArenaRules, BattleVoteStep
 from collection_and_annotations.engine.chat import (
     BOT,
     ChatRules,
     LockedUnit,
-    ReplyJob,
+    MessageStep,
+    ReplyStep,
     UnitRow,
     accept_message,
-    check_text,
-    client_id_of,
     open_unit,
     reply_row,
     respond_by,
@@ -50,56 +49,6 @@ from collection_and_annotations.engine.work import WorkRefused, worker_step
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import utcnow
 
-
-@dataclass(frozen=True)
-class MessageStep:
-    """A worker's message (engine/chat.py `send`)."""
-
-    public_id: str
-    worker_id: int
-    text: str
-    client_id: str | None
-    labels: Any = None  # the online label(s) of the replies before it, as the page sends them
-
-    @classmethod
-    def checked(cls, public_id: str, worker_id: int, text: Any, client_message_id: Any,
-                rules: ChatRules, labels: Any = None) -> MessageStep:
-        """The step, or WorkRefused at once for what needs no database (empty, too long)."""
-        return cls(public_id, worker_id, check_text(text, rules),
-                   client_id_of(client_message_id), labels)
-
-
-@dataclass(frozen=True)
-class BattleVoteStep:
-    """A worker's vote on a battle's replies (engine/arena.py `vote`)."""
-
-    public_id: str
-    worker_id: int
-    choice: str
-    labels: Any = None
-
-    @classmethod
-    def checked(cls, public_id: str, worker_id: int, choice: Any,
-                labels: Any = None) -> BattleVoteStep:
-        """The step, or WorkRefused at once for a choice the battle does not offer."""
-        return cls(public_id, worker_id, arena.checked_choice(choice), labels)
-
-
-@dataclass(frozen=True)
-class ReplyStep:
-    """A bot's finished reply (engine/chat.py `store_reply`)."""
-
-    job: ReplyJob
-    text: str
-    settings: dict[str, Any]
-    first_piece_ms: int | None
-    latency_ms: int
-
-    @property
-    def public_id(self) -> str:
-        return self.job.public_id
-
-
 Step = MessageStep | BattleVoteStep | ReplyStep
 
 
@@ -114,13 +63,11 @@ class Outcome:
 def write_one(db: Database, step: Step, rules: ChatRules) -> Any:
     """A step in a transaction of its own (PostgreSQL, and the fallback of a failed batch)."""
     if isinstance(step, MessageStep):
-        return send(db, step.public_id, step.worker_id, step.text, step.client_id, rules,
-                    step.labels)
+        return send(db, step, rules)
     if isinstance(step, BattleVoteStep):
         assert isinstance(rules, ArenaRules)
-        return arena.vote(db, step.public_id, step.worker_id, step.choice, rules, step.labels)
-    return store_reply(db, step.job, step.text, step.settings, step.first_piece_ms,
-                       step.latency_ms, rules)
+        return arena.vote(db, step, rules)
+    return store_reply(db, step, rules)
 
 
 def write_batch(db: Database, steps: list[Step], rules: ChatRules) -> list[Outcome]:
@@ -165,20 +112,17 @@ def _in_one_transaction(db: Database, steps: list[Step], rules: ChatRules) -> li
                 if waiting.get(job.conversation_id) != ("active", BOT):
                     return None  # dropped, as store_reply drops it
                 text = storable(step.text)
-                rows.append(sqlite_message_values(reply_row(
-                    job, text, step.settings, step.first_piece_ms, step.latency_ms, now)))
+                rows.append(sqlite_message_values(reply_row(step, text, now)))
                 answered.append(job.conversation_id)
                 return shown_reply(job, text, now)
             locked = _locked(units.get(step.public_id), step.worker_id, rules)
             if isinstance(step, BattleVoteStep):
                 assert isinstance(rules, ArenaRules)
-                vote, ending = arena.accept_vote(connection, locked, step.worker_id,
-                                                 step.choice, step.labels, rules, now)
+                vote, ending = arena.accept_vote(connection, locked, step, rules, now)
                 votes.append(vote)
                 ended.extend(ending)
                 return None
-            answer, jobs, sent = accept_message(connection, locked, step.public_id, step.text,
-                                                step.client_id, step.labels, rules, now)
+            answer, jobs, sent = accept_message(connection, locked, step, rules, now)
             rows.extend(sqlite_message_values(row) for row in sent)
             spoke.extend(row["conversation_id"] for row in sent)
             return answer, jobs

@@ -26,9 +26,3 @@ class ServedTask:
     return_rejected_units: bool = False  # a rejected unit's work goes back to the pool
     # False for `serve --task`: the dashboard of a stored task, where no worker gets new work
     taking_work: bool = True
-
-    @property
-    def chats(self) -> bool:
-        """Whether workers chat with bots in this task (its kind makes bots): the chat routes,
-        the idle-chat sweep and the start-up repair of interrupted replies are for these."""
-        return self.blueprint.chats

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -14,15 +15,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.errors import UserError
 from collection_and_annotations.server import (
     requester_api,
-    requester_arena,
     requester_dashboard,
-    requester_judges,
     requester_quals,
     requester_review,
     worker_api,
@@ -36,7 +35,6 @@ from collection_and_annotations.server.web import (
     JSON,
     DatabaseThreads,
     error,
-    served,
 )
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -65,12 +63,11 @@ def create_app(
     routes: list[BaseRoute] = [
         Route("/api/health", health, methods=["GET"]),
         *worker_api.ROUTES, *requester_api.ROUTES, *requester_dashboard.ROUTES,
-        *requester_review.ROUTES, *requester_quals.ROUTES, *requester_judges.ROUTES,
-        *requester_arena.ROUTES,
+        *requester_review.ROUTES, *requester_quals.ROUTES,
     ]
     database_threads = DatabaseThreads(threads)
     chat = None
-    if served_task.chats:
+    if served_task.blueprint.chats:
         from collection_and_annotations.server.chat.app import Chat
 
         chat = Chat(served_task.db, served_task.secret, served_task.blueprint.rules,
@@ -81,8 +78,7 @@ def create_app(
     routes += [
         Route("/", page("index.html", files), methods=["GET"]),
         Route("/dashboard", page("dashboard.html", files), methods=["GET"]),
-        Mount("/assets", cached(StaticFiles(directory=static_dir / "assets", check_dir=False),
-                                IMMUTABLE)),
+        Mount("/assets", HashedAssets(directory=static_dir / "assets", check_dir=False)),
     ]
 
     @asynccontextmanager
@@ -120,7 +116,7 @@ class CompressWhereItPays:
 
 
 async def health(request: Request) -> Response:
-    task = served(request)
+    task = request.app.state.served
     return JSON({"ok": True, "task": task.task_name, "run_id": task.run_id})
 
 
@@ -139,16 +135,10 @@ def page(name: str, files: StaticFiles):  # type: ignore[no-untyped-def]
     return endpoint
 
 
-def cached(app: ASGIApp, cache_control: str) -> ASGIApp:
-    """`app`'s successful answers with a Cache-Control header."""
+class HashedAssets(StaticFiles):
+    """The built assets, each named by its content's hash: a browser keeps them for good."""
 
-    async def with_header(scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_cached(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] in (200, 304):
-                message["headers"] = [*message.get("headers", []),
-                                      (b"cache-control", cache_control.encode())]
-            await send(message)
-
-        await app(scope, receive, send_cached)
-
-    return with_header
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["Cache-Control"] = IMMUTABLE
+        return response

@@ -49,17 +49,13 @@ DOWNLOADS = {
 }
 
 
-def _token_matches(task: ServedTask, given: str) -> bool:
-    return same_secret(given, requester_token(task.secret))
-
-
 def _refusal(request: Request, task: ServedTask) -> Response | None:
     """The token travels only in a header: a query string ends up in logs and browser history.
     A cookie request that changes state needs the session's CSRF token too: another site's
     page can make the browser send the cookie, but cannot read the token."""
     given = bearer(request.headers.get("Authorization"))
     if given is not None:
-        return None if _token_matches(task, given) else error(
+        return None if same_secret(given, requester_token(task.secret)) else error(
             "requester token wrong: send the token printed at start as "
             "'Authorization: Bearer <token>'", 401)
     cookie = request.cookies.get(COOKIE)
@@ -101,7 +97,8 @@ def open_session(request: Request, task: ServedTask) -> Response:
     client = request.client.host if request.client else "?"
     failures = request.app.state.login_failures
     token = json_body(request).get("token")
-    if not isinstance(token, str) or not token or not _token_matches(task, token.strip()):
+    if not isinstance(token, str) or not token or not same_secret(
+            token.strip(), requester_token(task.secret)):
         if failures.blocked(client):
             return error("too many wrong tokens from this address: wait a minute and try "
                          "again", 429)

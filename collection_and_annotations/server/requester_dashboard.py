@@ -1,17 +1,19 @@
 """Requester API behind the dashboard (docs/dashboard.md): overview, workers, the review queue,
-one submission as its worker saw it, bulk review, qualifications by pseudonym, the payments
-that did not reach the platform, and answer counts.
+one submission as its worker saw it, bulk review, the payments that did not reach the
+platform, answer counts, the judges' progress and answers ("Judges") and the arena's live
+leaderboard (docs/arena.md); qualifications by pseudonym are in server/requester_quals.py.
 
 Routes are `requester` routes and so pass its token, cookie and CSRF checks; the queries live
-in engine/dashboard.py and engine/review_queue.py.
+in engine/dashboard.py, engine/review_queue.py, judges/review.py and analysis/arena.py.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
+from sqlalchemy import func, select
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -34,22 +36,18 @@ from collection_and_annotations.engine.runs import Progress, unit_counts
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.engine.work import WorkRefused
 from collection_and_annotations.export.answer_counts import answer_counts
+from collection_and_annotations.judges.review import judge_answers, judges_overview
 from collection_and_annotations.server.report_jobs import report_job
 from collection_and_annotations.server.requester_api import PREFIX, attachment, requester
-from collection_and_annotations.server.requester_quals import (
-    qualification_name,
-    qualification_value,
-)
-from collection_and_annotations.server.requester_review import (
-    block_name,
-    change_qualification,
-    worker_by_pseudonym,
-)
-from collection_and_annotations.server.web import JSON, Endpoint, abort, json_body
+from collection_and_annotations.server.requester_review import block_name
+from collection_and_annotations.server.web import JSON, abort, json_body
 from collection_and_annotations.server.worker_api import unit_payload
-from collection_and_annotations.storage.models import Bonus, ReviewDecision
+from collection_and_annotations.storage.database import Database
+from collection_and_annotations.storage.models import BattleVote, Bonus, ReviewDecision
 
 MAX_BULK = 500
+# Bootstrap resamples of the live arena leaderboard: enough for its intervals, fast to poll.
+LIVE_RESAMPLES = 200
 BULK_SEND_SECONDS = 10.0  # sends left after this go with the background sync
 
 
@@ -59,7 +57,7 @@ def _buckets(served: ServedTask) -> list[str]:
 
 def _chat_buckets(served: ServedTask) -> list[str] | None:
     """The buckets every unit asks in a chat task; None in a static one (each unit says)."""
-    return _buckets(served) if served.chats else None
+    return _buckets(served) if served.blueprint.chats else None
 
 
 @requester
@@ -79,27 +77,6 @@ def workers(request: Request, task: ServedTask) -> Response:
     with task.db.read() as session:
         return JSON({"workers": workers_of(session, task.task_id, block,
                                            task.blocked_workers)})
-
-
-def _by_pseudonym(value_of: Callable[[dict[str, Any]], int | None]) -> Endpoint:
-    """A route that sets (a value) or revokes (None) a qualification of the worker the
-    address names by pseudonym."""
-
-    @requester
-    def change(request: Request, task: ServedTask) -> Response:
-        pseudonym, body = request.path_params["pseudonym"], json_body(request)
-        value = value_of(body)
-        name = qualification_name(body)
-        provider, worker = worker_by_pseudonym(task, pseudonym)
-        done = change_qualification(task, provider, worker, name, value, pseudonym)
-        return JSON({"ok": True, "message": done})
-
-    return change
-
-
-# `{"name": "q", "value": 1}` (value: an integer, 1 if left out)
-grant_by_pseudonym = _by_pseudonym(qualification_value)
-revoke_by_pseudonym = _by_pseudonym(lambda _body: None)
 
 
 def _int_arg(request: Request, name: str, default: int) -> int:
@@ -232,13 +209,48 @@ def report_status(request: Request, task: ServedTask) -> Response:
     return JSON(job.shown(current))
 
 
+@requester
+def judges(request: Request, task: ServedTask) -> Response:
+    with task.db.read() as session:
+        return JSON({"judges": judges_overview(session, task.task_id)})
+
+
+@requester
+def unit_judges(request: Request, task: ServedTask) -> Response:
+    """What the judges answered about the same dialogues as this person's unit."""
+    unit_id = request.path_params["unit_id"]
+    with task.db.read() as session:
+        found = judge_answers(session, task.task_id, unit_id, task.blueprint.chats)
+    if found is None:
+        raise abort(404, f"no unit '{unit_id}' of a person in this task")
+    return JSON({"unit_id": unit_id, "judges": found})
+
+
+@requester
+def arena(request: Request, task: ServedTask) -> Response:
+    """The live leaderboard: the same figures as `analyze` gives over the battles so far."""
+    if task.blueprint.chat_server != "arena":
+        raise abort(404, "this task is not an arena; its results are under /api/requester/results")
+    with task.db.snapshot() as connection:
+        count, newest = connection.execute(
+            select(func.count(BattleVote.id), func.coalesce(func.max(BattleVote.id), 0))).one()
+    return JSON(_leaderboard(task.db, task.task_name, task.task_id, count, newest))
+
+
+@lru_cache(maxsize=1)  # only the newest answer is worth keeping
+def _leaderboard(db: Database, task_name: str, task_id: int, votes: int,
+                 newest: int) -> dict[str, Any]:
+    """The answer for the task's votes as they are (`votes` of them, the newest `newest`)."""
+    from collection_and_annotations.analysis.arena import stored_leaderboard
+    from collection_and_annotations.export.writers import json_safe
+
+    board = stored_leaderboard(db, [task_name], LIVE_RESAMPLES)
+    return {"resamples": LIVE_RESAMPLES, "leaderboard": json_safe(board)}
+
+
 ROUTES = [
     Route(f"{PREFIX}/overview", overview, methods=["GET"]),
     Route(f"{PREFIX}/workers", workers, methods=["GET"]),
-    Route(f"{PREFIX}/workers/{{pseudonym}}/qualifications/grant", grant_by_pseudonym,
-          methods=["POST"]),
-    Route(f"{PREFIX}/workers/{{pseudonym}}/qualifications/revoke", revoke_by_pseudonym,
-          methods=["POST"]),
     Route(f"{PREFIX}/review", review_queue, methods=["GET"]),
     Route(f"{PREFIX}/units/bulk-review", bulk_review, methods=["POST"]),
     Route(f"{PREFIX}/units/{{unit_id}}", one_submission, methods=["GET"]),
@@ -248,4 +260,7 @@ ROUTES = [
     Route(f"{PREFIX}/results", results, methods=["GET"]),
     Route(f"{PREFIX}/report", report, methods=["GET"]),
     Route(f"{PREFIX}/report/status", report_status, methods=["GET"]),
+    Route(f"{PREFIX}/judges", judges, methods=["GET"]),
+    Route(f"{PREFIX}/units/{{unit_id}}/judges", unit_judges, methods=["GET"]),
+    Route(f"{PREFIX}/arena", arena, methods=["GET"]),
 ]

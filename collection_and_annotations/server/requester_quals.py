@@ -1,5 +1,6 @@
 """Requester API for qualifications and blocks: the `quals` CLI over HTTP (same operations,
-quality/qualifications.py), so a requester manages workers while the task runs.
+quality/qualifications.py), so a requester manages workers while the task runs; the
+dashboard grants and revokes by pseudonym through the same routes under `/workers/<pseudonym>`.
 
 Routes are `requester` routes and so pass its checks: a bearer token (never sent by a
 browser on its own, so no CSRF token), or the dashboard's session cookie, which a browser does
@@ -18,7 +19,11 @@ from starlette.routing import Route
 from collection_and_annotations.engine.served import ServedTask
 from collection_and_annotations.quality import qualifications
 from collection_and_annotations.server.requester_api import PREFIX, requester
-from collection_and_annotations.server.requester_review import block_name, change_qualification
+from collection_and_annotations.server.requester_review import (
+    block_name,
+    change_qualification,
+    worker_by_pseudonym,
+)
 from collection_and_annotations.server.web import JSON, Endpoint, abort, json_body
 from collection_and_annotations.storage.models import iso_utc
 
@@ -27,21 +32,26 @@ MAX_NAME, MAX_PROVIDER = 200, 32
 MAX_VALUE = 2**31 - 1  # a qualification's value is a 32-bit integer
 
 
-def _fields(request: Request) -> tuple[str, str, dict[str, Any]]:
-    """(provider, worker, body) of a change request, or 400/422."""
+def _fields(request: Request, task: ServedTask) -> tuple[str, str, str, dict[str, Any]]:
+    """(provider, worker, the worker as the answer names them, body) of a change request: the
+    worker the address names by pseudonym (the dashboard's), else the body's `worker` and
+    `provider`; or 400/404/422."""
     body = json_body(request)
+    pseudonym = request.path_params.get("pseudonym")
+    if pseudonym is not None:
+        return (*worker_by_pseudonym(task, pseudonym), pseudonym, body)
     worker, provider = body.get("worker"), body.get("provider", "local")
     if not isinstance(worker, str) or not worker or not isinstance(provider, str):
         raise abort(400, "give worker (the provider's worker id) and optionally provider (local)")
     if len(worker) > MAX_NAME or len(provider) > MAX_PROVIDER:
         raise abort(422, f"worker must be at most {MAX_NAME} characters, provider at most "
                    f"{MAX_PROVIDER}")
-    return provider, worker, body
+    return provider, worker, worker, body
 
 
-def qualification_name(body: dict[str, Any], default: str | None = None) -> str:
-    """The body's `name` of a qualification (or `default`), or 400/422."""
-    name = body.get("name", default)
+def qualification_name(body: dict[str, Any]) -> str:
+    """The body's `name` of a qualification, or 400/422."""
+    name = body.get("name")
     if not isinstance(name, str) or not name:
         raise abort(400, "give name (the qualification)")
     if len(name) > MAX_NAME:
@@ -79,14 +89,14 @@ def _block_name(task: ServedTask, body: dict[str, Any]) -> str:
 def _change(name_of: Callable[[ServedTask, dict[str, Any]], str],
             value_of: Callable[[dict[str, Any]], int | None]) -> Endpoint:
     """A route that sets (a value) or revokes (None) the named qualification of the worker
-    the body names."""
+    the body or the address names."""
 
     @requester
     def change(request: Request, task: ServedTask) -> Response:
-        provider, worker, body = _fields(request)
+        provider, worker, shown_as, body = _fields(request, task)
         name, value = name_of(task, body), value_of(body)
-        done = change_qualification(task, provider, worker, name, value)
-        return JSON({"ok": True, "qualification": name, "worker": worker,
+        done = change_qualification(task, provider, worker, name, value, shown_as)
+        return JSON({"ok": True, "qualification": name, "worker": shown_as,
                      "provider": provider, "value": value, "message": done})
 
     return change
@@ -104,4 +114,6 @@ ROUTES = [
     Route(f"{PREFIX}/qualifications/revoke", revoke, methods=["POST"]),
     Route(f"{PREFIX}/qualifications/block", block, methods=["POST"]),
     Route(f"{PREFIX}/qualifications/unblock", unblock, methods=["POST"]),
+    Route(f"{PREFIX}/workers/{{pseudonym}}/qualifications/grant", grant, methods=["POST"]),
+    Route(f"{PREFIX}/workers/{{pseudonym}}/qualifications/revoke", revoke, methods=["POST"]),
 ]

@@ -78,10 +78,6 @@ def error(message: str, status: int, problems: list[dict[str, Any]] | None = Non
     return JSON(body, status, headers)
 
 
-def served(request: Request) -> ServedTask:
-    return request.app.state.served
-
-
 def blocking(handler: Handler) -> Endpoint:
     """A route whose work blocks (the database): the body is read in the event loop, then the
     handler runs with the served task in the app's database threads
@@ -89,7 +85,8 @@ def blocking(handler: Handler) -> Endpoint:
 
     async def endpoint(request: Request) -> Response:
         request.state.body = await request.body()
-        return await request.app.state.database_threads.run(handler, request, served(request))
+        state = request.app.state
+        return await state.database_threads.run(handler, request, state.served)
 
     return endpoint
 

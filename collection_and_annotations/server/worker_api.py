@@ -22,7 +22,7 @@ from collection_and_annotations.engine.work import (
 )
 from collection_and_annotations.providers.base import Completion, Visit
 from collection_and_annotations.server.auth import worker_of, worker_token
-from collection_and_annotations.server.web import JSON, blocking, error, json_body, served
+from collection_and_annotations.server.web import JSON, blocking, error, json_body
 from collection_and_annotations.storage.models import Unit, Worker
 
 
@@ -73,7 +73,8 @@ def next_unit(request: Request, task: ServedTask) -> Response:
 async def enter(request: Request) -> Response:
     """Where a crowd platform sends its workers (its URL parameters name them): on to the page
     with a link this server signed. An MTurk preview gets a page that says so."""
-    return RedirectResponse(served(request).provider.entry(dict(request.query_params)), 302)
+    provider = request.app.state.served.provider
+    return RedirectResponse(provider.entry(dict(request.query_params)), 302)
 
 
 def unit_payload(served: ServedTask, unit_id: str, worker_id: int) -> dict[str, Any]:

@@ -66,7 +66,6 @@ from collection_and_annotations.bots.model_opts import check_spec_problems
 from collection_and_annotations.engine.arena import (
     PANES,
     ArenaRules,
-    arena_state,
 )
 from collection_and_annotations.engine.chat import (
     SPEAKERS,
@@ -203,8 +202,8 @@ class ArenaBlueprint(TaskBlueprint):
     def unit_state(self, connection: Connection, unit_id: int, attempt: int,
                    data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
         """The battle as the database holds it (the page keeps no state)."""
-        return {"chat": arena_state(connection, unit_id, attempt, full_layout(data, layout),
-                                    self.rules)}
+        return {"chat": self.rules.state(connection, unit_id, attempt,
+                                         full_layout(data, layout))}
 
     def describe(self) -> dict[str, Any]:
         buckets = {} if self.annotations is None else {

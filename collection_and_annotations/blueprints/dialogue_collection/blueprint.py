@@ -51,7 +51,6 @@ from collection_and_annotations.engine.chat import (
     START_MODES,
     ChatRules,
     Transcript,
-    chat_state,
     full_layout,
     transcripts,
 )
@@ -147,8 +146,8 @@ class DialogueCollectionBlueprint(TaskBlueprint):
     def unit_state(self, connection: Connection, unit_id: int, attempt: int,
                    data: dict[str, Any], layout: dict[str, Any] | None) -> dict[str, Any]:
         """The worker's chats as the database holds them (the page keeps no state)."""
-        return {"chat": chat_state(connection, unit_id, attempt, full_layout(data, layout),
-                                   self.rules)}
+        return {"chat": self.rules.state(connection, unit_id, attempt,
+                                         full_layout(data, layout))}
 
     def describe(self) -> dict[str, Any]:
         buckets = {} if self.annotations is None else {

@@ -22,13 +22,9 @@ from starlette.routing import Route
 
 from collection_and_annotations.bots.base import Bot
 from collection_and_annotations.engine import chat
-from collection_and_annotations.engine.chat import ChatRules, ReplyJob
-from collection_and_annotations.engine.chat_batch import (
-    BattleVoteStep,
-    MessageStep,
-    Step,
-    write_one,
-)
+from collection_and_annotations.engine.arena import BattleVoteStep
+from collection_and_annotations.engine.chat import ChatRules, MessageStep, ReplyJob
+from collection_and_annotations.engine.chat_batch import Step, write_one
 from collection_and_annotations.server.auth import worker_of
 from collection_and_annotations.server.chat.bus import (
     ChatBus,
@@ -42,7 +38,7 @@ from collection_and_annotations.server.chat.stream import END, EventStream
 from collection_and_annotations.server.chat.writer import StepWriter
 from collection_and_annotations.server.guard import CHAT_PREFIX
 from collection_and_annotations.server.json_input import parse_json_object
-from collection_and_annotations.server.web import DatabaseThreads, error
+from collection_and_annotations.server.web import JSON, DatabaseThreads, error
 from collection_and_annotations.storage.database import Database
 
 # Event streams one worker may hold open in a server process (tabs, reloads): past it, 429.
@@ -52,10 +48,10 @@ _NO_STORE = {"Cache-Control": "no-store"}
 
 class Chat:
     def __init__(self, db: Database, secret: str, rules: ChatRules,
-                 make_bots: Callable[[], Mapping[str, Bot]], relay: bool = False,
-                 threads: DatabaseThreads | None = None):
+                 make_bots: Callable[[], Mapping[str, Bot]], relay: bool,
+                 threads: DatabaseThreads):
         self.db, self.secret, self.rules = db, secret, rules
-        self.threads = threads or DatabaseThreads()  # shared with the worker API's routes
+        self.threads = threads  # shared with the worker API's routes
         self.make_bots = make_bots
         self.relay = relay
         self.bus = ChatBus()
@@ -160,7 +156,7 @@ class Chat:
         if early is None or not early.settle(jobs[0] if jobs else None):
             for job in jobs:  # no early turn, or not this one (settle cancelled it)
                 runner.run(job)
-        return json_response(answer, 202)
+        return JSON(answer, 202, _NO_STORE)
 
     async def end(self, request: Request) -> Response:
         worker_id, unit, body, runner = await self._step(request)
@@ -182,7 +178,7 @@ class Chat:
         worker_id, unit, body, runner = await self._step(request)
         runner.run(await self.threads.run(chat.retry, self.db, unit, worker_id, self.rules,
                                           body.get("position")))
-        return json_response({}, 202)
+        return JSON({}, 202, _NO_STORE)
 
     async def events(self, request: Request) -> Response:
         """The chat's events as server-sent events, from its whole state on: a reload or a
@@ -215,7 +211,3 @@ class Chat:
             self.streams[worker_id] -= 1
             if not self.streams[worker_id]:
                 del self.streams[worker_id]
-
-
-def json_response(body: dict[str, Any], status: int) -> Response:
-    return Response(to_json(body), status, media_type="application/json", headers=_NO_STORE)

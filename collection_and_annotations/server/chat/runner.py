@@ -26,10 +26,11 @@ from collection_and_annotations.bots.limits import ReplyCut
 from collection_and_annotations.engine.chat import (
     ChatRules,
     ReplyJob,
+    ReplyStep,
     ended_conversations,
     reply_failed,
 )
-from collection_and_annotations.engine.chat_batch import ReplyStep, Step
+from collection_and_annotations.engine.chat_batch import Step
 from collection_and_annotations.server.chat.bus import ChatBus, piece_events
 from collection_and_annotations.storage.database import Database
 from collection_and_annotations.storage.models import utcnow
