@@ -159,7 +159,7 @@ class Database:
         sqlite = url.startswith("sqlite")
         self._snapshot_engine = _sqlite_engine(url, "cep_reads") if sqlite else self.engine
         # PostgreSQL's one-statement steps: connections that stay in autocommit. Switching a
-        # pooled connection to autocommit and back at each step cost about 0.1 ms of CPU a
+        # pooled connection to autocommit and back at each step cost 0.04-0.1 ms of CPU a
         # step (bench/RESULTS.md, "Worker API load").
         self._autocommit_engine = None if sqlite else make_engine(url, lock_timeout_s,
                                                                   autocommit=True)
