@@ -97,15 +97,25 @@ def test_the_server_answers_others_while_a_step_waits_on_a_row_lock(tmp_path, po
         run.process.kill()
 
 
+# A submit is a transaction; a draft is one statement on PostgreSQL, on its own connections:
+# (method, path, the table it writes, the unit's status once it is done)
+STEPS = {"submit": ("post", "submit", "submissions", "completed"),
+         "draft": ("put", "draft", "drafts", "assigned")}
+
+
 @pytest.mark.postgres
-def test_a_step_that_waits_past_lock_timeout_is_a_503_with_retry_after(tmp_path, postgres_url):
+@pytest.mark.parametrize("step", sorted(STEPS))
+def test_a_step_that_waits_past_lock_timeout_is_a_503_with_retry_after(tmp_path, postgres_url,
+                                                                       step):
+    method, path, table, done = STEPS[step]
     run, base = _start(tmp_path, postgres_url, "mephisto.architect.lock_timeout_s=1")
     try:
         unit_id, headers, answers = _open_unit(base)
-        submit = f"{base}/api/units/{unit_id}/submit"
+        url = f"{base}/api/units/{unit_id}/{path}"
         with _unit_locked(postgres_url, unit_id) as holder:
             started = time.monotonic()
-            refused = httpx.post(submit, headers=headers, json={"answers": answers}, timeout=30)
+            refused = httpx.request(method, url, headers=headers, json={"answers": answers},
+                                    timeout=30)
             waited = time.monotonic() - started
             assert refused.status_code == 503, refused.text
             assert refused.headers["Retry-After"] == "2"
@@ -113,10 +123,14 @@ def test_a_step_that_waits_past_lock_timeout_is_a_503_with_retry_after(tmp_path,
             assert 1 <= waited < 4
             holder.execute("SELECT 1")  # the holder's transaction is untouched
         with _connect(postgres_url) as reader:
-            assert reader.execute("SELECT count(*) FROM submissions").fetchone()[0] == 0
+            assert reader.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
             assert reader.execute("SELECT status FROM units").fetchone()[0] == "assigned"
-        again = httpx.post(submit, headers=headers, json={"answers": answers}, timeout=30)
-        assert again.status_code == 200 and again.json()["status"] == "completed"
+        again = httpx.request(method, url, headers=headers, json={"answers": answers},
+                              timeout=30)
+        assert again.status_code == 200, again.text
+        with _connect(postgres_url) as reader:
+            assert reader.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
+            assert reader.execute("SELECT status FROM units").fetchone()[0] == done
     finally:
         run.process.kill()
 

@@ -150,7 +150,7 @@ class HttpService:
         self.server: uvicorn.Server | None = None
         self.app = app
         if processes > 1:
-            served.db.engine.dispose()  # no open connection may cross a fork
+            served.db.dispose()  # no open connection may cross a fork
             launcher = os.getpid()
             sock.set_inheritable(True)
             pid = os.fork()

@@ -105,7 +105,10 @@ def _setup_postgres(engine: Engine, lock_timeout_s: int) -> None:
         dbapi_connection.commit()
 
 
-def make_engine(url: str, lock_timeout_s: int = LOCK_TIMEOUT_S) -> Engine:
+def make_engine(url: str, lock_timeout_s: int = LOCK_TIMEOUT_S,
+                autocommit: bool = False) -> Engine:
+    """An engine on `url`; on PostgreSQL with `autocommit`, one whose connections stay in
+    autocommit (`Database.one_statement`)."""
     if url.startswith("sqlite"):
         database = make_url(url).database
         if database and database != ":memory:":
@@ -114,7 +117,8 @@ def make_engine(url: str, lock_timeout_s: int = LOCK_TIMEOUT_S) -> Engine:
     else:
         # No pre-ping: it costs a round trip per request; a dropped connection invalidates the
         # pool and fails one request instead.
-        engine = create_engine(url, pool_size=20, max_overflow=20, pool_recycle=1800)
+        engine = create_engine(url, pool_size=20, max_overflow=20, pool_recycle=1800,
+                               **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}))
         _setup_postgres(engine, lock_timeout_s)
     return engine
 
@@ -154,6 +158,11 @@ class Database:
         # API load").
         sqlite = url.startswith("sqlite")
         self._snapshot_engine = _sqlite_engine(url, "cep_reads") if sqlite else self.engine
+        # PostgreSQL's one-statement steps: connections that stay in autocommit. Switching a
+        # pooled connection to autocommit and back at each step cost 0.04-0.1 ms of CPU a
+        # step (bench/RESULTS.md, "Worker API load").
+        self._autocommit_engine = None if sqlite else make_engine(url, lock_timeout_s,
+                                                                  autocommit=True)
         self._snapshot_options = {} if sqlite else {"isolation_level": "REPEATABLE READ",
                                                     "postgresql_readonly": True}
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
@@ -218,9 +227,9 @@ class Database:
         statement alone is atomic, sees one snapshot and holds its row locks to its end); on
         SQLite, whose version of a step may be several statements and whose BEGIN and COMMIT
         are no round trips, `transaction` (`write`) or `snapshot`."""
-        if self.engine.dialect.name == "sqlite":
+        if self._autocommit_engine is None:
             return self.transaction() if write else self.snapshot()
-        return self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        return self._autocommit_engine.connect()
 
     @contextmanager
     def read(self) -> Iterator[Session]:
@@ -247,12 +256,14 @@ class Database:
         so the planner keeps using the right index and scans skip no dead entries. Cheap, never
         blocks writers; a no-op on SQLite. Autovacuum does the same on a default server, but
         it may be off."""
-        if self.engine.dialect.name != "postgresql":
+        if self._autocommit_engine is None:
             return
-        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        with self._autocommit_engine.connect() as connection:
             connection.exec_driver_sql(f"VACUUM (ANALYZE) {', '.join(tables)}")
 
     def dispose(self) -> None:
         self.engine.dispose()
         self._snapshot_engine.dispose()
+        if self._autocommit_engine is not None:
+            self._autocommit_engine.dispose()
 
