@@ -158,9 +158,9 @@ class Database:
         # API load").
         sqlite = url.startswith("sqlite")
         self._snapshot_engine = _sqlite_engine(url, "cep_reads") if sqlite else self.engine
-        # PostgreSQL's one-statement steps: connections that stay in autocommit. Switching a
-        # pooled connection to autocommit and back at each step cost 0.04-0.1 ms of CPU a
-        # step (bench/RESULTS.md, "Worker API load").
+        # PostgreSQL's one-statement steps: connections that stay in autocommit, not a pooled
+        # connection switched to autocommit and back at each step, which costs CPU and makes
+        # the next transaction set its isolation again (bench/RESULTS.md, "Worker API load").
         self._autocommit_engine = None if sqlite else make_engine(url, lock_timeout_s,
                                                                   autocommit=True)
         self._snapshot_options = {} if sqlite else {"isolation_level": "REPEATABLE READ",
