@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+import write_bytecode  # noqa: F401  (first: before the package's modules are compiled)
 from helpers import REPO, migrated_sqlite
 from sqlalchemy.engine import make_url
 

@@ -271,6 +271,11 @@ def http_post(url: str, **options: Any) -> httpx.Response:
     return httpx.post(url, verify=PLAIN_HTTP_TLS, **options)
 
 
+def http_put(url: str, **options: Any) -> httpx.Response:
+    """`httpx.put` to a local test server."""
+    return httpx.put(url, verify=PLAIN_HTTP_TLS, **options)
+
+
 def app_client(app: Any) -> TestClient:
     """Starlette's test client for `app`, as a browser on this machine calls it (the Host
     check allows localhost)."""

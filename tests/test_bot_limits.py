@@ -19,7 +19,7 @@ import httpx
 import pytest
 from bots.fake_openai import FakeOpenAI, Served
 from chat_helpers import ChatServer, EventStream, auth, write_chat_conf
-from helpers import Running, free_port
+from helpers import Running, free_port, http_client
 
 STOP_SECONDS = 8  # Ctrl-C to exit, whatever the bot does
 
@@ -107,7 +107,7 @@ class ChatTask:
     def open_chat(self, worker: str = "w1") -> tuple[str, str, EventStream]:
         """A claimed chat unit, its event stream (past the first state) and the chat started:
         the bot is answering the opener."""
-        with httpx.Client(base_url=self.base, timeout=20) as client:
+        with http_client(base_url=self.base, timeout=20) as client:
             claimed = client.post("/api/claim", json={"worker_id": worker, "assignment_id": "1"})
             assert claimed.status_code == 200, claimed.text
             unit, token = claimed.json()["unit_id"], claimed.json()["token"]
@@ -117,7 +117,7 @@ class ChatTask:
         return unit, token, stream
 
     def post(self, path: str, token: str, body: dict | None = None) -> httpx.Response:
-        with httpx.Client(base_url=self.base, timeout=20) as client:
+        with http_client(base_url=self.base, timeout=20) as client:
             return client.post(path, json=body or {}, headers=auth(token))
 
     def stop(self) -> float:
@@ -252,7 +252,7 @@ def test_a_reply_over_its_limit_is_cut_and_the_worker_may_try_again(tmp_path, ca
             event, message = bot_answer(stream)
             assert event == "message" and "heard: Hi!" in message["text"], message
         # The worker is never stuck: after the retry's outcome the chat answers again.
-        with httpx.Client(base_url=task.base, timeout=20) as client:
+        with http_client(base_url=task.base, timeout=20) as client:
             chat = client.get(f"/api/units/{unit}", headers=auth(token)).json()["chat"]
         (conversation,) = chat["conversations"]
         assert conversation["status"] == "active"

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import signal
 
-import httpx
 from chat_helpers import EventStream, auth
-from helpers import Running, cli, free_port
+from helpers import Running, cli, free_port, http_client
 
 OPTS = ("parrot: {type: demo, name: parrot, delay: 0}\n"
         "chatter: {type: demo, name: chatter, delay: 0}\n")
@@ -37,7 +36,7 @@ def test_the_original_collection_conf_runs_with_its_24_offline_buckets(tmp_path,
         # the original kept its instructions in its page's code: the launch says so, once
         assert printed.count("warning: no instructions for bucket(s) grammatical_likert,") == 1
         assert f"{(cep_fixtures / 'task_config' / 'instructions').resolve()}" in printed
-        client = httpx.Client(base_url=base, timeout=20)
+        client = http_client(base_url=base, timeout=20)
         claimed = client.post("/api/claim", json={"worker_id": "w", "assignment_id": "1"}).json()
         unit, token = claimed["unit_id"], claimed["token"]
         view = client.get(f"/api/units/{unit}", headers=auth(token)).json()

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from chat_helpers import EventStream, auth, write_chat_conf
-from helpers import Running, free_port, run_coroutine
+from helpers import Running, free_port, http_client, run_coroutine
 from sqlalchemy import create_engine, func, select
 
 from collection_and_annotations.server.chat.bus import ChatBus, PostgresRelay, sse
@@ -28,12 +28,12 @@ def _conf(folder: Path, needed: str, think: float = 0.0, turns: int = 2) -> Path
 
 def _post(base: str, path: str, token: str, body: dict) -> httpx.Response:
     """Each request on a new connection: with two server processes any of them may answer."""
-    with httpx.Client(base_url=base, timeout=20) as client:
+    with http_client(base_url=base, timeout=20) as client:
         return client.post(path, json=body, headers=auth(token))
 
 
 def _chat_worker(base: str, name: str, turns: int, outcome: dict) -> None:
-    with httpx.Client(base_url=base, timeout=20) as client:
+    with http_client(base_url=base, timeout=20) as client:
         claimed = client.post("/api/claim", json={"worker_id": name, "assignment_id": "1"})
     if claimed.status_code != 200:
         outcome[name] = claimed.status_code
@@ -125,7 +125,7 @@ def test_a_restart_during_a_reply_resumes_the_chat(tmp_path):
     base = f"http://127.0.0.1:{port}"
     server = Running(tmp_path, port, str(conf), "mephisto.architect.hostname=127.0.0.1")
     server.wait_for("press Ctrl-C to stop", timeout=60)
-    with httpx.Client(base_url=base, timeout=20) as client:
+    with http_client(base_url=base, timeout=20) as client:
         claimed = client.post("/api/claim", json={"worker_id": "w", "assignment_id": "1"}).json()
     unit, token = claimed["unit_id"], claimed["token"]
     assert _post(base, f"/api/chat/{unit}/start", token, {}).status_code == 200
@@ -136,7 +136,7 @@ def test_a_restart_during_a_reply_resumes_the_chat(tmp_path):
     try:
         again.wait_for("press Ctrl-C to stop", timeout=60)
         assert any("waiting for a bot reply" in line for line in again.lines)
-        with httpx.Client(base_url=base, timeout=20) as client:
+        with http_client(base_url=base, timeout=20) as client:
             resumed = client.post("/api/claim", json={"worker_id": "w", "assignment_id": "1"})
             assert resumed.json()["unit_id"] == unit
             chat = client.get(f"/api/units/{unit}", headers=auth(token)).json()["chat"]

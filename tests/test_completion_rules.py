@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
-from helpers import dialogue, served_run, write_task
+from helpers import dialogue, http_client, served_run, write_task
 
 from collection_and_annotations.providers.external import visit_code
 
@@ -39,7 +39,7 @@ class Server:
         self.served = open_conf(str(conf), database_url, *overrides)
         self._serving = ExitStack()
         base = self._serving.enter_context(served_run(self.served))
-        self.client = self._serving.enter_context(httpx.Client(base_url=base, timeout=20))
+        self.client = self._serving.enter_context(http_client(base_url=base, timeout=20))
 
     def enter(self, **params: str) -> httpx.Response:
         return self.client.get("/api/enter", params=params)

@@ -10,7 +10,6 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 import pytest
 from chat_helpers import ChatServer, ScriptedBot, auth, event_stream, write_chat_conf
 from helpers import app_client, dialogue, http_client, http_get, http_post, live_server, write_task
@@ -167,7 +166,7 @@ def test_the_event_loop_answers_while_a_step_waits_on_a_row_lock(tmp_path, open_
         with engine.connect() as holder, ThreadPoolExecutor(1) as pool:
             holder.execute(text("SELECT 1 FROM units WHERE public_id = :u FOR UPDATE"),
                            {"u": claim["unit_id"]})
-            submitted = pool.submit(httpx.post, f"{base}/api/units/{claim['unit_id']}/submit",
+            submitted = pool.submit(http_post, f"{base}/api/units/{claim['unit_id']}/submit",
                                     headers=headers, json={"answers": answers}, timeout=20)
             time.sleep(0.5)  # the submit waits on the lock now
             slowest = 0.0

@@ -13,9 +13,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-import httpx
 import pytest
-from helpers import REPO, Running, dialogue, free_port, welcome, write_task
+from helpers import REPO, Running, dialogue, free_port, http_client, http_post, welcome, write_task
 from sqlalchemy import insert, select, text, update
 
 from collection_and_annotations.engine.allocation import ClaimRefused, claim_unit, expire_overdue
@@ -367,8 +366,8 @@ def test_a_second_server_for_the_same_task_refuses_to_start(tmp_path):
         assert second.returncode == 2, second.stdout + second.stderr
         assert "a server for task 't' is already running" in second.stderr
         assert "pid" in second.stderr and "since" in second.stderr
-        reply = httpx.post(f"{first.wait_for(r'(http://[^/]+)/').group(1)}/api/claim",
-                           json={"worker_id": "w1", "assignment_id": "a"}, timeout=10)
+        reply = http_post(f"{first.wait_for(r'(http://[^/]+)/').group(1)}/api/claim",
+                          json={"worker_id": "w1", "assignment_id": "a"}, timeout=10)
         assert reply.status_code == 200  # the first one still serves
     finally:
         first.process.kill()
@@ -408,8 +407,8 @@ def test_database_errors_in_the_background_never_stop_the_server(tmp_path, postg
         assert run.process.poll() is None
         reply = None
         for _ in range(5):  # the pool notices dropped connections on first use
-            reply = httpx.post(f"http://127.0.0.1:{port}/api/claim",
-                               json={"worker_id": "w1", "assignment_id": "a"}, timeout=10)
+            reply = http_post(f"http://127.0.0.1:{port}/api/claim",
+                              json={"worker_id": "w1", "assignment_id": "a"}, timeout=10)
             if reply.status_code == 200:
                 break
         assert reply is not None and reply.status_code == 200
@@ -433,7 +432,7 @@ def test_workers_submitting_around_their_deadlines_with_two_server_processes(tmp
         run.wait_for(r"press Ctrl-C")
 
         def annotate(n: int) -> tuple[str, str, int]:
-            with httpx.Client(base_url=base, timeout=30) as client:
+            with http_client(base_url=base, timeout=30) as client:
                 claimed = client.post("/api/claim", json={"worker_id": f"w{n}",
                                                           "assignment_id": "a"}).json()
                 headers = {"Authorization": f"Bearer {claimed['token']}"}

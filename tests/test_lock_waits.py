@@ -9,10 +9,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import httpx
 import psycopg
 import pytest
-from helpers import Running, dialogue, free_port, write_task
+from helpers import (
+    Running,
+    dialogue,
+    free_port,
+    http_client,
+    http_get,
+    http_post,
+    http_put,
+    write_task,
+)
 from sqlalchemy.engine import make_url
 
 TASKS = ["overall_quality"]
@@ -28,10 +36,10 @@ def _start(tmp_path, postgres_url: str, *overrides: str) -> tuple[Running, str]:
 
 def _open_unit(base: str) -> tuple[str, dict[str, str], dict]:
     """A worker's claim and their unit's page: its id, their headers and answers to submit."""
-    claim = httpx.post(f"{base}/api/claim", json={"worker_id": "w1", "assignment_id": "a1"},
-                       timeout=30).json()
+    claim = http_post(f"{base}/api/claim", json={"worker_id": "w1", "assignment_id": "a1"},
+                      timeout=30).json()
     headers = {"Authorization": f"Bearer {claim['token']}"}
-    unit = httpx.get(f"{base}/api/units/{claim['unit_id']}", headers=headers, timeout=30).json()
+    unit = http_get(f"{base}/api/units/{claim['unit_id']}", headers=headers, timeout=30).json()
     key = unit["dialogues"][0]["key"]
     return claim["unit_id"], headers, {key: {"overall_quality": {"dialogue": {"Overall": 4}}}}
 
@@ -78,12 +86,12 @@ def test_the_server_answers_others_while_a_step_waits_on_a_row_lock(tmp_path, po
     try:
         unit_id, headers, answers = _open_unit(base)
         with _unit_locked(postgres_url, unit_id):
-            thread, result = _in_thread(lambda: httpx.put(
+            thread, result = _in_thread(lambda: http_put(
                 f"{base}/api/units/{unit_id}/draft", headers=headers,
                 json={"answers": answers}, timeout=30))
             _waiting_on_a_lock(postgres_url)
             took = []
-            with httpx.Client(timeout=5) as client:
+            with http_client(timeout=5) as client:
                 for _ in range(10):
                     started = time.perf_counter()
                     assert client.get(f"{base}/api/health").status_code == 200
@@ -98,24 +106,23 @@ def test_the_server_answers_others_while_a_step_waits_on_a_row_lock(tmp_path, po
 
 
 # A submit is a transaction; a draft is one statement on PostgreSQL, on its own connections:
-# (method, path, the table it writes, the unit's status once it is done)
-STEPS = {"submit": ("post", "submit", "submissions", "completed"),
-         "draft": ("put", "draft", "drafts", "assigned")}
+# (the request, path, the table it writes, the unit's status once it is done)
+STEPS = {"submit": (http_post, "submit", "submissions", "completed"),
+         "draft": (http_put, "draft", "drafts", "assigned")}
 
 
 @pytest.mark.postgres
 @pytest.mark.parametrize("step", sorted(STEPS))
 def test_a_step_that_waits_past_lock_timeout_is_a_503_with_retry_after(tmp_path, postgres_url,
                                                                        step):
-    method, path, table, done = STEPS[step]
+    send, path, table, done = STEPS[step]
     run, base = _start(tmp_path, postgres_url, "mephisto.architect.lock_timeout_s=1")
     try:
         unit_id, headers, answers = _open_unit(base)
         url = f"{base}/api/units/{unit_id}/{path}"
         with _unit_locked(postgres_url, unit_id) as holder:
             started = time.monotonic()
-            refused = httpx.request(method, url, headers=headers, json={"answers": answers},
-                                    timeout=30)
+            refused = send(url, headers=headers, json={"answers": answers}, timeout=30)
             waited = time.monotonic() - started
             assert refused.status_code == 503, refused.text
             assert refused.headers["Retry-After"] == "2"
@@ -125,8 +132,7 @@ def test_a_step_that_waits_past_lock_timeout_is_a_503_with_retry_after(tmp_path,
         with _connect(postgres_url) as reader:
             assert reader.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0
             assert reader.execute("SELECT status FROM units").fetchone()[0] == "assigned"
-        again = httpx.request(method, url, headers=headers, json={"answers": answers},
-                              timeout=30)
+        again = send(url, headers=headers, json={"answers": answers}, timeout=30)
         assert again.status_code == 200, again.text
         with _connect(postgres_url) as reader:
             assert reader.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
@@ -144,12 +150,12 @@ def test_a_requester_request_that_waits_past_lock_timeout_is_a_503_too(tmp_path,
         headers = {"Authorization": f"Bearer {token}"}
         with _connect(postgres_url) as holder:  # a migration-like lock on the units
             holder.execute("LOCK TABLE units IN ACCESS EXCLUSIVE MODE")
-            refused = httpx.get(progress, headers=headers, timeout=30)
+            refused = http_get(progress, headers=headers, timeout=30)
             assert refused.status_code == 503, refused.text
             assert refused.headers["Retry-After"] == "2"
             assert "try again" in refused.json()["error"]
             holder.rollback()
-        assert httpx.get(progress, headers=headers, timeout=30).status_code == 200
+        assert http_get(progress, headers=headers, timeout=30).status_code == 200
     finally:
         run.process.kill()
 
@@ -161,16 +167,16 @@ def test_requests_past_database_threads_wait_their_turn_and_are_all_answered(tmp
     try:
         unit_id, headers, answers = _open_unit(base)
         with _unit_locked(postgres_url, unit_id):
-            draft, saved = _in_thread(lambda: httpx.put(
+            draft, saved = _in_thread(lambda: http_put(
                 f"{base}/api/units/{unit_id}/draft", headers=headers,
                 json={"answers": answers}, timeout=30))
             _waiting_on_a_lock(postgres_url)
             # A read takes no lock, but the one database thread is the waiting draft's.
-            page, shown = _in_thread(lambda: httpx.get(f"{base}/api/units/{unit_id}",
-                                                       headers=headers, timeout=30))
+            page, shown = _in_thread(lambda: http_get(f"{base}/api/units/{unit_id}",
+                                                      headers=headers, timeout=30))
             time.sleep(0.5)
             assert page.is_alive() and draft.is_alive()
-            assert httpx.get(f"{base}/api/health", timeout=5).status_code == 200
+            assert http_get(f"{base}/api/health", timeout=5).status_code == 200
         draft.join(10)
         page.join(10)
         assert saved[0].status_code == 200, saved[0].text

@@ -14,9 +14,8 @@ import time
 import tomllib
 from pathlib import Path
 
-import httpx
 import pytest
-from helpers import REPO, Running, free_port
+from helpers import REPO, Running, free_port, http_get, http_post
 
 PLUGIN = Path(__file__).parent / "plugin_package"
 
@@ -63,21 +62,21 @@ def test_a_plugin_task_kind_with_a_plugin_provider_serves_its_units(tmp_path, pl
         run.wait_for(r"progress: 0/4 units completed")
         token = run.wait_for(r"token: ([0-9a-f]+)").group(1)
         base = f"http://127.0.0.1:{port}"
-        claim = httpx.post(f"{base}/api/claim", json={"worker_id": "ann",
+        claim = http_post(f"{base}/api/claim", json={"worker_id": "ann",
                                                       "assignment_id": "1"}).json()
         headers = {"Authorization": f"Bearer {claim['token']}"}
-        unit = httpx.get(f"{base}/api/units/{claim['unit_id']}", headers=headers).json()
+        unit = http_get(f"{base}/api/units/{claim['unit_id']}", headers=headers).json()
         assert unit["kind"] == "annotation"
         assert unit["question"] in ("Is the sky blue?", "Is water wet?")
         submit = f"{base}/api/units/{claim['unit_id']}/submit"
-        refused = httpx.post(submit, headers=headers, json={"answers": {"answer": "maybe"}})
+        refused = http_post(submit, headers=headers, json={"answers": {"answer": "maybe"}})
         assert refused.status_code == 422 and "say yes or no" in refused.text
-        done = httpx.post(submit, headers=headers, json={"answers": {"answer": "yes"}})
+        done = http_post(submit, headers=headers, json={"answers": {"answer": "yes"}})
         assert done.status_code == 200, done.text
         assert done.json() == {"status": "completed", "completion_code": "FROM-THE-CLI"}
         run.wait_for(r"progress: 1/4 units completed")
-        items = httpx.get(f"{base}/api/requester/submissions?format=items-jsonl",
-                          headers={"Authorization": f"Bearer {token}"})
+        items = http_get(f"{base}/api/requester/submissions?format=items-jsonl",
+                         headers={"Authorization": f"Bearer {token}"})
         (item,) = [json.loads(line) for line in items.text.splitlines()]
         assert (item["task"], item["question"], item["answer"]) == ("questions", "answer", "yes")
     finally:
@@ -136,15 +135,15 @@ def test_a_model_opts_naming_a_plugin_bot_kind_builds_it_and_it_chats(tmp_path, 
     try:
         run.wait_for(r"progress: 0/1 units completed")
         base = f"http://127.0.0.1:{port}"
-        claim = httpx.post(f"{base}/api/claim", json={"worker_id": "w",
+        claim = http_post(f"{base}/api/claim", json={"worker_id": "w",
                                                       "assignment_id": "1"}).json()
         headers = {"Authorization": f"Bearer {claim['token']}"}
-        started = httpx.post(f"{base}/api/chat/{claim['unit_id']}/start", json={},
-                             headers=headers)
+        started = http_post(f"{base}/api/chat/{claim['unit_id']}/start", json={},
+                            headers=headers)
         assert started.status_code == 200, started.text
         deadline = time.monotonic() + 20
         while True:
-            unit = httpx.get(f"{base}/api/units/{claim['unit_id']}", headers=headers).json()
+            unit = http_get(f"{base}/api/units/{claim['unit_id']}", headers=headers).json()
             messages = unit["chat"]["conversations"][0]["messages"]
             if any(m["role"] == "bot" for m in messages) or time.monotonic() > deadline:
                 break

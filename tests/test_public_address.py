@@ -8,8 +8,7 @@ import re
 import signal
 from urllib.parse import urlsplit
 
-import httpx
-from helpers import Running, free_port, write_task
+from helpers import Running, free_port, http_get, http_post, write_task
 
 from collection_and_annotations.providers.local import is_loopback
 
@@ -27,14 +26,14 @@ def test_links_and_host_check_use_the_machines_address(tmp_path):
         host = urlsplit(link).hostname
         assert not is_loopback(host), link  # e.g. not getfqdn()'s "localhost"
         assert "&sig=" in link  # reachable beyond loopback: links are signed
-        page = httpx.get(link, timeout=10)
+        page = http_get(link, timeout=10)
         assert page.status_code == 200, page.text
         query = dict(part.split("=", 1) for part in urlsplit(link).query.split("&"))
-        claimed = httpx.post(f"http://{host}:{port}/api/claim", json=query, timeout=10)
+        claimed = http_post(f"http://{host}:{port}/api/claim", json=query, timeout=10)
         assert claimed.status_code == 200, claimed.text
         token = re.search(r"token: ([0-9a-f]+)", "".join(server.lines)).group(1)
-        progress = httpx.get(f"http://{host}:{port}/api/requester/progress", timeout=10,
-                             headers={"Authorization": f"Bearer {token}"})
+        progress = http_get(f"http://{host}:{port}/api/requester/progress", timeout=10,
+                            headers={"Authorization": f"Bearer {token}"})
         assert progress.status_code == 200, progress.text
     finally:
         server.process.send_signal(signal.SIGINT)

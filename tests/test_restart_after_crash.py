@@ -12,9 +12,8 @@ import subprocess
 import sys
 import time
 
-import httpx
 import pytest
-from helpers import Running, free_port, welcome, write_task
+from helpers import Running, free_port, http_post, welcome, write_task
 from sqlalchemy import create_engine, text
 
 from collection_and_annotations.engine.launcher import CLOCK_SLACK
@@ -36,7 +35,7 @@ def _serves(server: Running) -> None:
     """The launcher serves: it printed its links and answers a claim."""
     base = server.wait_for(r"(http://127\.0\.0\.1:\d+)/\?worker_id", timeout=30).group(1)
     server.wait_for("press Ctrl-C to stop")
-    reply = httpx.post(f"{base}/api/claim", json={"worker_id": f"w{time.monotonic_ns()}",
+    reply = http_post(f"{base}/api/claim", json={"worker_id": f"w{time.monotonic_ns()}",
                                                   "assignment_id": "a"}, timeout=10)
     assert reply.status_code in (200, 409), reply.text  # 409: no work left, but it answers
 

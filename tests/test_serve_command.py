@@ -7,8 +7,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-import httpx
-from helpers import Running, cli, free_port, served_run
+from helpers import Running, cli, free_port, http_get, http_post, served_run
 from test_welcome_run import _work
 
 from collection_and_annotations.storage.database import default_url
@@ -36,20 +35,20 @@ def test_serve_opens_a_stored_task_for_review_without_new_work(tmp_path, open_co
         token = served.wait_for(r"token: ([0-9a-f]+)").group(1)
         base = f"http://127.0.0.1:{review_port}"
         auth = {"Authorization": f"Bearer {token}"}
-        progress = httpx.get(f"{base}/api/requester/progress", headers=auth).json()
+        progress = http_get(f"{base}/api/requester/progress", headers=auth).json()
         assert [r["units"] for r in progress["runs"]] == [{"completed": 1, "launched": 7}]
-        refused = httpx.post(f"{base}/api/claim", json={"worker_id": "bob",
+        refused = http_post(f"{base}/api/claim", json={"worker_id": "bob",
                                                          "assignment_id": "1"})
         assert refused.status_code == 503 and "review only" in refused.json()["error"]
-        decided = httpx.post(f"{base}/api/requester/units/{unit}/review", headers=auth,
-                             json={"decision": "approve"})
+        decided = http_post(f"{base}/api/requester/units/{unit}/review", headers=auth,
+                            json={"decision": "approve"})
         assert decided.status_code == 200, decided.text
-        progress = httpx.get(f"{base}/api/requester/progress", headers=auth).json()
+        progress = http_get(f"{base}/api/requester/progress", headers=auth).json()
         assert progress["runs"][0]["units"] == {"accepted": 1, "launched": 7}
         assert len(progress["runs"]) == 1  # no new run was opened
-        overview = httpx.get(f"{base}/api/requester/overview", headers=auth).json()
+        overview = http_get(f"{base}/api/requester/overview", headers=auth).json()
         assert overview["state"] == "review_only" and overview["progress"]["done"] == 1
-        assert httpx.get(f"{base}/dashboard").status_code == 200
+        assert http_get(f"{base}/dashboard").status_code == 200
         served.process.send_signal(signal.SIGINT)
         assert served.process.wait(timeout=20) == 0
     finally:

@@ -11,9 +11,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
 import pytest
-from helpers import Running, dialogue, free_port, write_task
+from helpers import Running, dialogue, free_port, http_post, write_task
 
 
 def _children(pid: int) -> list[int]:
@@ -64,9 +63,9 @@ def test_two_processes_share_the_work_and_stop_together(tmp_path, postgres_url):
     run, port = _start(tmp_path, postgres_url)
     try:
         def claim(n: int) -> str | None:
-            reply = httpx.post(f"http://127.0.0.1:{port}/api/claim",
-                               json={"worker_id": f"w{n % 25}", "assignment_id": f"a{n}"},
-                               timeout=30)
+            reply = http_post(f"http://127.0.0.1:{port}/api/claim",
+                              json={"worker_id": f"w{n % 25}", "assignment_id": f"a{n}"},
+                              timeout=30)
             return reply.json()["unit_id"] if reply.status_code == 200 else None
 
         with ThreadPoolExecutor(max_workers=16) as pool:
@@ -89,8 +88,8 @@ def test_a_server_process_that_dies_is_replaced(tmp_path, postgres_url):
         run.wait_for(r"server process (\d+) started in place of one that ended", timeout=10)
         assert servers[1] in _servers(run, without=servers[0])[1]
         for n in range(40):  # every request lands on a live process
-            reply = httpx.post(f"http://127.0.0.1:{port}/api/claim",
-                               json={"worker_id": f"w{n}", "assignment_id": "1"}, timeout=5)
+            reply = http_post(f"http://127.0.0.1:{port}/api/claim",
+                              json={"worker_id": f"w{n}", "assignment_id": "1"}, timeout=5)
             assert reply.status_code == 200, reply.text
         run.process.send_signal(signal.SIGTERM)
         assert run.process.wait(timeout=30) == 0

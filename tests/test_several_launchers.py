@@ -9,10 +9,18 @@ import signal
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
 import pytest
 from chat_helpers import EventStream, auth, write_chat_conf
-from helpers import Running, dialogue, free_port, welcome, write_task
+from helpers import (
+    Running,
+    dialogue,
+    free_port,
+    http_client,
+    http_get,
+    http_post,
+    welcome,
+    write_task,
+)
 from sqlalchemy import create_engine, select
 
 from collection_and_annotations.storage.models import Message, TaskRun
@@ -36,7 +44,7 @@ def _stop(run: Running) -> int:
 
 def _annotate(base: str, worker: str) -> str | None:
     """Claim, read and submit one unit at `base`; the unit's id (None when no work is left)."""
-    with httpx.Client(base_url=base, timeout=30) as client:
+    with http_client(base_url=base, timeout=30) as client:
         claim = client.post("/api/claim", json={"worker_id": worker, "assignment_id": "a"})
         if claim.status_code != 200:
             return None
@@ -68,12 +76,12 @@ def test_two_launchers_share_one_run(tmp_path, postgres_url):
         assert len(done) == len(set(done)) == UNITS  # every unit once, the rest refused
         assert any(units[0::2]) and any(units[1::2])  # both launchers served units
         token = first.wait_for(r"  token: (\S+)").group(1)
-        counts = [httpx.get(f"{base}/api/requester/progress", headers=auth(token)).json()
+        counts = [http_get(f"{base}/api/requester/progress", headers=auth(token)).json()
                   for base in bases]
         assert counts[0] == counts[1]
         assert counts[0]["runs"][-1]["units"] == {"completed": UNITS}
         assert _stop(first) == 0  # the other launcher still serves: the run goes on
-        assert httpx.get(f"{there}/api/health").status_code == 200
+        assert http_get(f"{there}/api/health").status_code == 200
         assert _run_status(postgres_url) == "running"
         second.wait_for(r"all units are completed")
         assert _stop(second) == 0
@@ -103,18 +111,18 @@ def test_a_chat_streams_from_one_launcher_while_its_messages_go_to_the_other(tmp
         first.wait_for(r"press Ctrl-C to stop", timeout=60)
         second, there = _launcher(tmp_path / "two", conf, postgres_url, JOIN)
         second.wait_for(r"press Ctrl-C to stop", timeout=60)
-        claimed = httpx.post(f"{here}/api/claim", json={"worker_id": "w1", "assignment_id": "1"})
+        claimed = http_post(f"{here}/api/claim", json={"worker_id": "w1", "assignment_id": "1"})
         unit, token = claimed.json()["unit_id"], claimed.json()["token"]
         stream = EventStream(there, unit, token)
         try:
             stream.next("state")
-            assert httpx.post(f"{here}/api/chat/{unit}/start", json={},
-                              headers=auth(token)).status_code == 200
+            assert http_post(f"{here}/api/chat/{unit}/start", json={},
+                             headers=auth(token)).status_code == 200
             while stream.next("message", timeout=20)[1]["role"] != "bot":
                 pass
             for turn in range(2):
-                assert httpx.post(f"{here}/api/chat/{unit}/messages", headers=auth(token),
-                                  json={"text": f"turn {turn}"}).status_code == 202
+                assert http_post(f"{here}/api/chat/{unit}/messages", headers=auth(token),
+                                 json={"text": f"turn {turn}"}).status_code == 202
                 pieces = []
                 while True:
                     event, data = stream.next("piece", "message", timeout=20)

@@ -8,9 +8,15 @@ import time
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
-from collection_and_annotations.storage.database import Database, default_url
+from collection_and_annotations.storage.database import (
+    MIGRATIONS_DIR,
+    SCHEMA_HEAD,
+    Database,
+    default_url,
+)
 from collection_and_annotations.storage.models import Base
 
 
@@ -27,7 +33,8 @@ def test_migrations_build_the_models_schema(empty_database_url):
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_units_free'"))
     db.dispose()
     assert diff == []
-    assert version == "0011"
+    # a start at SCHEMA_HEAD skips Alembic: it must be the newest migration
+    assert version == SCHEMA_HEAD == ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
     # compare_metadata skips partial index conditions: the claim's index checked here.
     assert "claim_order" in free_index and "'launched'" in free_index
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import signal
 import time
 
-import httpx
-from helpers import Running, free_port
+from helpers import Running, free_port, http_get, http_post
 from sqlalchemy import create_engine, text
 
 from collection_and_annotations.server.app import STATIC_DIR
@@ -33,12 +32,12 @@ def _answer_everything(unit: dict) -> dict:
 
 
 def _work(base: str, worker: str, assignment: str) -> str:
-    claim = httpx.post(f"{base}/api/claim", json={"worker_id": worker,
+    claim = http_post(f"{base}/api/claim", json={"worker_id": worker,
                                                   "assignment_id": assignment}).json()
     headers = {"Authorization": f"Bearer {claim['token']}"}
-    unit = httpx.get(f"{base}/api/units/{claim['unit_id']}", headers=headers).json()
-    reply = httpx.post(f"{base}/api/units/{claim['unit_id']}/submit", headers=headers,
-                       json={"answers": _answer_everything(unit)})
+    unit = http_get(f"{base}/api/units/{claim['unit_id']}", headers=headers).json()
+    reply = http_post(f"{base}/api/units/{claim['unit_id']}/submit", headers=headers,
+                      json={"answers": _answer_everything(unit)})
     assert reply.status_code == 200, reply.text
     return claim["unit_id"]
 
@@ -54,12 +53,12 @@ def test_demo_run_serves_links_records_progress_and_continues(tmp_path):
         token = run.wait_for(r"token: ([0-9a-f]+)").group(1)
         run.wait_for(r"progress: 0/8 units completed")
         base = f"http://127.0.0.1:{port}"
-        page = httpx.get(link.group(1))
+        page = http_get(link.group(1))
         assert page.status_code == 200 and '<div id="root">' in page.text
         done = [_work(base, "alice", "1"), _work(base, "alice", "2")]
         run.wait_for(r"progress: 2/8 units completed")
-        progress = httpx.get(f"{base}/api/requester/progress",
-                             headers={"Authorization": f"Bearer {token}"}).json()
+        progress = http_get(f"{base}/api/requester/progress",
+                            headers={"Authorization": f"Bearer {token}"}).json()
         assert progress["runs"][0]["units"]["completed"] == 2
         run.process.send_signal(signal.SIGINT)
         assert run.process.wait(timeout=20) == 0
@@ -80,7 +79,7 @@ def test_demo_run_serves_links_records_progress_and_continues(tmp_path):
         again.wait_for(r"the server stays up for the dashboard .*/dashboard\); press Ctrl-C")
         time.sleep(1.5)  # a few more monitor rounds: the server must not exit on its own
         assert again.process.poll() is None
-        assert httpx.get(f"{base}/api/health").status_code == 200
+        assert http_get(f"{base}/api/health").status_code == 200
         again.process.send_signal(signal.SIGINT)
         assert again.process.wait(timeout=20) == 0
         again.wait_for(r"stopping: the run is complete; the data is in SQLite file .*cep")

@@ -8,7 +8,9 @@ take effect (no connection, or Prolific refused it with a 4xx).
 
 from __future__ import annotations
 
+import functools
 import os
+import ssl
 from typing import Any
 
 from collection_and_annotations.errors import UserError
@@ -27,12 +29,22 @@ def api_base(url: str) -> str:
     return (base if base.endswith(API_PATH) else base + API_PATH) + "/"
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """One TLS context a process for every client: building one reads the whole CA bundle
+    (about 30 ms of CPU), and a launch makes two clients (the check, then the provider)."""
+    import httpx  # loaded by the first client already
+
+    return httpx.create_ssl_context()
+
+
 class ProlificApi:
     def __init__(self, base_url: str, token: str, timeout: float = TIMEOUT_SECONDS):
         import httpx  # with the first client: listing the providers imports this module
 
         self.client = httpx.Client(base_url=base_url.rstrip("/") + "/", timeout=timeout,
-                                   headers={"Authorization": f"Token {token}"})
+                                   headers={"Authorization": f"Token {token}"},
+                                   verify=tls_context())
 
     @classmethod
     def from_environment(cls) -> ProlificApi:

@@ -21,6 +21,9 @@ from collection_and_annotations.storage.models import Base, Setting
 from collection_and_annotations.storage.sql import first_line
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+# The newest migration's revision (tests/test_storage.py checks it is the scripts' head): a
+# database already at it starts without loading Alembic (and Mako), which is most starts.
+SCHEMA_HEAD = "0011"
 
 
 def default_url(data_dir: str | Path) -> str:
@@ -126,23 +129,31 @@ def make_engine(url: str, lock_timeout_s: int = LOCK_TIMEOUT_S,
 def _check_schema(connection: Connection, shown: str) -> None:
     """Refuse a database another program set up (a table with one of our names, no Alembic
     version) or a newer version of this one migrated (a revision we do not know)."""
-    tables = set(inspect(connection).get_table_names())
-    if "alembic_version" not in tables:
-        clash = sorted(tables & set(Base.metadata.tables))
+    stored = _stored_revisions(connection)
+    if stored is None:
+        clash = sorted(set(inspect(connection).get_table_names()) & set(Base.metadata.tables))
         if clash:
             raise UserError(f"the database {shown} is not ours: it holds tables named "
                             f"{', '.join(clash)} that this software did not create (no "
                             "alembic_version table); use another database (database_url=...)")
         return
+    if stored == [SCHEMA_HEAD]:
+        return
     from alembic.script import ScriptDirectory  # Alembic (and Mako) load only to migrate
 
-    stored = connection.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
     known = {script.revision for script in ScriptDirectory(str(MIGRATIONS_DIR)).walk_revisions()}
     unknown = [revision for revision in stored if revision not in known]
     if unknown:
         raise UserError(f"the database {shown} was migrated by a newer version of this software "
                         f"(schema revision {unknown[0]} is unknown here): upgrade the software, "
                         "or use another database (database_url=...)")
+
+
+def _stored_revisions(connection: Connection) -> list[str] | None:
+    """The schema revisions Alembic recorded in the database; None if it recorded none."""
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    return list(connection.execute(text("SELECT version_num FROM alembic_version")).scalars())
 
 
 class Database:
@@ -190,12 +201,14 @@ class Database:
 
     def migrate(self) -> None:
         """Bring the schema to the newest migration (safe to call on every start)."""
-        from alembic import command  # Alembic (and Mako) load only to migrate
-        from alembic.config import Config
-
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS_DIR))
         with self.engine.begin() as connection:
+            if _stored_revisions(connection) == [SCHEMA_HEAD]:
+                return
+            from alembic import command  # Alembic (and Mako) load only to migrate
+            from alembic.config import Config
+
+            config = Config()
+            config.set_main_option("script_location", str(MIGRATIONS_DIR))
             if connection.dialect.name == "postgresql":  # a migration waits for its locks
                 connection.exec_driver_sql("SET LOCAL lock_timeout = 0")
             config.attributes["connection"] = connection
