@@ -31,8 +31,8 @@ def api_base(url: str) -> str:
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """One TLS context a process for every client: building one reads the whole CA bundle
-    (about 30 ms of CPU), and a launch makes two clients (the check, then the provider)."""
+    """One TLS context a process for every client: building one reads the whole CA bundle,
+    and a launch makes two clients (the check, then the provider)."""
     import httpx  # loaded by the first client already
 
     return httpx.create_ssl_context()

@@ -21,9 +21,14 @@ from collection_and_annotations.storage.models import Base, Setting
 from collection_and_annotations.storage.sql import first_line
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-# The newest migration's revision (tests/test_storage.py checks it is the scripts' head): a
-# database already at it starts without loading Alembic (and Mako), which is most starts.
-SCHEMA_HEAD = "0011"
+
+
+def schema_head() -> str:
+    """The newest migration's revision, read from the numbered file names (`0011_arena.py`
+    is revision 0011; tests/test_storage.py checks it is Alembic's head): a database already
+    at it starts without loading Alembic (and Mako), which is most starts."""
+    scripts = (MIGRATIONS_DIR / "versions").glob("[0-9]*_*.py")
+    return max(path.name.split("_", 1)[0] for path in scripts)
 
 
 def default_url(data_dir: str | Path) -> str:
@@ -137,7 +142,7 @@ def _check_schema(connection: Connection, shown: str) -> None:
                             f"{', '.join(clash)} that this software did not create (no "
                             "alembic_version table); use another database (database_url=...)")
         return
-    if stored == [SCHEMA_HEAD]:
+    if stored == [schema_head()]:
         return
     from alembic.script import ScriptDirectory  # Alembic (and Mako) load only to migrate
 
@@ -202,7 +207,7 @@ class Database:
     def migrate(self) -> None:
         """Bring the schema to the newest migration (safe to call on every start)."""
         with self.engine.begin() as connection:
-            if _stored_revisions(connection) == [SCHEMA_HEAD]:
+            if _stored_revisions(connection) == [schema_head()]:
                 return
             from alembic import command  # Alembic (and Mako) load only to migrate
             from alembic.config import Config
