@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { ApiError, claim, getNext, getUnit, NetworkError } from './api';
 import { ArenaUnit } from './arena/ArenaUnit';
 import { isChatState } from './chat';
@@ -275,7 +275,7 @@ export function CompletionPage({ code, token }: { code: string | null; token?: s
   const [copied, setCopied] = useState(false);
   const [nextUrl, setNextUrl] = useState<string | null>(null);
   const headingRef = useRef<HTMLHeadingElement>(null);
-  useEffect(() => headingRef.current?.focus(), []);
+  useLayoutEffect(() => headingRef.current?.focus(), []);
   useEffect(() => {
     if (!token) return;
     let live = true;

@@ -6,7 +6,7 @@
  * The server keeps the state; this page shows it, follows the event stream (the events'
  * `position` names the pane) and sends the worker's actions.
  */
-import { useEffect, useMemo, useReducer, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState, type ReactNode } from 'react';
 import {
   ApiError,
   NetworkError,
@@ -101,7 +101,7 @@ function VotePanel({
   onVote: (choice: string) => void;
 }) {
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [turn]);
+  useLayoutEffect(() => heading.current?.focus(), [turn]);
   return (
     <section className="arena-vote panel" aria-labelledby="arena-vote-question">
       <h2 id="arena-vote-question" ref={heading} tabIndex={-1}>

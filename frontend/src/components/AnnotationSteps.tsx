@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useLayoutEffect, useId, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { Problem } from '../api';
 import type { Step } from '../answers';
 import { bucketTitle, makeShowHtml, makeShows, placeholderNames, speakerNames, turnNumber, type Show } from '../display';
@@ -102,7 +102,7 @@ export function AnnotationSteps({
   );
 
   const shownStep = useRef(focusOnMount ? -1 : stepIndex);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (shownStep.current === stepIndex) return;
     shownStep.current = stepIndex;
     if (typeof window.scrollTo === 'function') {

@@ -5,7 +5,7 @@
  * conversation after it ends. When every conversation has ended and been annotated, the unit is
  * submitted.
  */
-import { useEffect, useReducer, useRef, useState, type ReactNode } from 'react';
+import { useLayoutEffect, useReducer, useRef, useState, type ReactNode } from 'react';
 import {
   ApiError,
   endChat,
@@ -114,7 +114,7 @@ export function chatFacts(chat: ChatState): string[] {
 /** "Before you start" of a chat unit: the task, its instructions and what the chat asks; the worker starts it. */
 function ChatIntro({ unit, chat, busy, problem, onStart }: { unit: Unit; chat: ChatState; busy: boolean; problem: string | null; onStart: () => void }) {
   const ref = useRef<HTMLHeadingElement>(null);
-  useEffect(() => ref.current?.focus(), []);
+  useLayoutEffect(() => ref.current?.focus(), []);
   return (
     <section className="overview chat-intro">
       <h2 ref={ref} tabIndex={-1}>
@@ -139,7 +139,7 @@ function ChatIntro({ unit, chat, busy, problem, onStart }: { unit: Unit; chat: C
 /** A screen between the chats, or while the page starts or submits. */
 function ChatNotice({ heading, children }: { heading: string; children: ReactNode }) {
   const ref = useRef<HTMLHeadingElement>(null);
-  useEffect(() => ref.current?.focus(), []);
+  useLayoutEffect(() => ref.current?.focus(), []);
   return (
     <section className="chat-notice panel">
       <h2 ref={ref} tabIndex={-1}>

@@ -1,4 +1,4 @@
-import { useEffect, useRef, type ReactNode } from 'react';
+import { useLayoutEffect, useRef, type ReactNode } from 'react';
 
 interface Props {
   title: ReactNode;
@@ -15,7 +15,7 @@ interface Props {
 /** A full page with one message card (and at most one button): errors, refusals, outcomes. */
 export function MessagePage({ title, role, success = false, focusHeading = false, action, children }: Props) {
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (focusHeading) heading.current?.focus();
   }, [focusHeading]);
   return (

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useLayoutEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError, type RequesterClient } from './api';
 import { messageOf } from './context';
 import type { Session } from './types';
@@ -20,7 +20,7 @@ export function LoginForm({ client, notice, onSignedIn }: Props) {
   const [error, setError] = useState<string | null>(null);
   const input = useRef<HTMLInputElement>(null);
 
-  useEffect(() => input.current?.focus(), []);
+  useLayoutEffect(() => input.current?.focus(), []);
 
   async function submit(e: FormEvent) {
     e.preventDefault();

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef } from 'react';
+import { useCallback, useLayoutEffect, useRef } from 'react';
 import { BonusForm } from './BonusForm';
 import { useDashboard } from './context';
 import { DecisionBadge } from './DecisionBadge';
@@ -20,7 +20,7 @@ export function SubmissionDetail({ unitId, onClose }: Props) {
   const load = useCallback(() => client.unit(unitId), [client, unitId]);
   const { data, error, refresh } = usePoll(load, unitId, loaded);
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), [unitId]);
+  useLayoutEffect(() => heading.current?.focus(), [unitId]);
 
   return (
     <>
