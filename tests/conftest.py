@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +20,11 @@ from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.cli.run import open_task
 from collection_and_annotations.config.loader import load_run_config
 from collection_and_annotations.storage.database import MIGRATIONS_DIR, Database
+
+# Tests stop launchers with Ctrl-C. A session started in the background of a script inherits
+# SIGINT ignored, and so would every process it starts: they would not stop.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 SHARED = REPO.parent / "shared"
 CHROMIUM = Path("/usr/bin/chromium")
