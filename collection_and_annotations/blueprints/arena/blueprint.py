@@ -39,7 +39,6 @@ from collection_and_annotations.blueprints.arena.pairs import (
 from collection_and_annotations.blueprints.arena.screening import ScreeningBattles
 from collection_and_annotations.blueprints.base import (
     GOLD_POOL,
-    QUALITY_POOLS,
     SCREENING_POOL,
     AssignmentPlan,
     NoWork,
@@ -253,9 +252,6 @@ class ArenaBlueprint(TaskBlueprint):
         if unit.pool == SCREENING_POOL and self.screening is not None:
             return self.screening.score(connection, unit, self.block)
         return None
-
-    def after_submit_writes(self, pool: str) -> bool:
-        return pool in QUALITY_POOLS
 
     def max_incorrect_golds(self) -> int:
         return self.gold.max_incorrect if self.gold else 0
