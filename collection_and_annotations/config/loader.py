@@ -259,9 +259,8 @@ def load_run_config(conf: str, overrides: list[str] | None = None) -> LoadedConf
     try:
         cfg = _with_values_set(path, node, overrides)
         if cfg is None:
-            cfg = _compose(path.stem, node, overrides)
-        # `+key=value` on the command line bypasses struct mode; the schema still decides.
-        cfg = OmegaConf.merge(_schema(), cfg)
+            # `+key=value` on the command line bypasses struct mode; the schema still decides.
+            cfg = OmegaConf.merge(_schema(), _compose(path.stem, node, overrides))
         OmegaConf.resolve(cfg)
     except (HydraException, OmegaConfBaseException) as exc:
         raise _explain(exc, path, overrides) from None
@@ -290,13 +289,13 @@ def _compose(name: str, node: DictConfig, overrides: list[str]) -> DictConfig:
 
 
 @functools.lru_cache(maxsize=16)
-def _composed_options(name: str, options: str, _registered: tuple) -> DictConfig:
-    """Hydra's composition of a conf's defaults list (`options`, as YAML: the schema and the
-    task kind, architect and provider options it names), kept for this process by conf name, list
-    and plug-ins (`_registered`): composing is most of a load's time (Hydra copies its whole
-    config store each time), and a process may load many confs that name the same options
-    (the dashboard, tests). Callers change only copies of it."""
-    return _compose(name, OmegaConf.create(options), [])
+def _composed_options(options: str, _registered: tuple) -> DictConfig:
+    """Hydra's composition of a defaults list (`options`, as YAML: the schema and the task
+    kind, architect and provider options it names), kept for this process by list and
+    plug-ins (`_registered`), whatever conf names it: composing is most of a load's time
+    (Hydra copies its whole config store each time), and a process may load many confs that
+    name the same options (the dashboard, tests). Callers change only copies of it."""
+    return _compose("_defaults_list", OmegaConf.create(options), [])
 
 
 def _with_values_set(path: Path, node: DictConfig, overrides: list[str]) -> DictConfig | None:
@@ -319,8 +318,7 @@ def _with_values_set(path: Path, node: DictConfig, overrides: list[str]) -> Dict
         return None
     options = OmegaConf.masked_copy(node, ["defaults"] if defaults is not None else [])
     try:
-        cfg = copy.deepcopy(_composed_options(path.stem, OmegaConf.to_yaml(options),
-                                              register_configs()))
+        cfg = copy.deepcopy(_composed_options(OmegaConf.to_yaml(options), register_configs()))
     except (HydraException, OmegaConfBaseException):
         return None
     try:
