@@ -165,8 +165,15 @@ class Running:
     """`welcome.py` in a subprocess, its output read line by line without blocking."""
 
     def __init__(self, tmp_path: Path, port: int, conf: str = "demo", *overrides: str,
-                 argv: list[str] | None = None):
-        """`welcome.py conf=<conf> <overrides>` on `port`, or the Python arguments `argv`."""
+                 argv: list[str] | None = None, fresh: bool = False):
+        """`welcome.py conf=<conf> <overrides>` on `port`, or the Python arguments `argv`.
+        Without a `database_url` its SQLite database under `data_dir` is at the newest schema
+        already, as on every start but the first (a copy, without a migration's CPU), unless
+        the test is about a `fresh` data_dir."""
+        database = tmp_path / "data" / "cep.sqlite3"
+        if not (fresh or argv or database.exists()
+                or any(o.startswith("database_url=") for o in overrides)):
+            migrated_sqlite(database)
         argv = argv or [str(REPO / "welcome.py"), f"conf={conf}",
                         f"mephisto.architect.port={port}", f"data_dir={tmp_path / 'data'}",
                         *overrides]

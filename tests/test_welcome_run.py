@@ -45,7 +45,7 @@ def _work(base: str, worker: str, assignment: str) -> str:
 def test_demo_run_serves_links_records_progress_and_continues(tmp_path):
     assert (STATIC_DIR / "index.html").is_file(), "build the frontend first (./setup.sh)"
     port = free_port()
-    run = Running(tmp_path, port)
+    run = Running(tmp_path, port, fresh=True)  # a first start: the database is made
     try:
         link = run.wait_for(r"(http://127\.0\.0\.1:\d+/\?worker_id=worker_1&assignment_id=1)")
         run.wait_for(r"data: SQLite file /.*/data/\S+\.sqlite3")
