@@ -5,6 +5,8 @@ within seconds whatever a bot is doing. Through the chat API, of `welcome.py` fo
 
 from __future__ import annotations
 
+import contextlib
+import queue
 import signal
 import sys
 import textwrap
@@ -139,11 +141,12 @@ def _interrupt(server: Running) -> None:
 
 @contextmanager
 def chat_task(tmp_path: Path, opts: str, chats: int = 3, *overrides: str,
-              process: bool = False) -> Iterator[ChatTask]:
-    """`chats` chats with the bot `bot` of `opts` (model_opts.yaml text), with the agents and
-    scripts above where `opts` finds them (`parlai_internal` beside the task folder, `bot.py`
-    beside model_opts.yaml); served by `welcome.py` when the test is about the `process`, else
-    in this process (what a bot's limits do is the same)."""
+              process: bool = False, needed: str | None = None) -> Iterator[ChatTask]:
+    """`chats` chats with the bot `bot` of `opts` (model_opts.yaml text), or the chats `needed`
+    names (a conversations_needed_string), with the agents and scripts above where `opts`
+    finds them (`parlai_internal` beside the task folder, `bot.py` beside model_opts.yaml);
+    served by `welcome.py` when the test is about the `process`, else in this process (what a
+    bot's limits do is the same)."""
     for name, source in (("misbehave", AGENT), ("streamer", STREAMER)):
         folder = tmp_path / "tasks" / "parlai_internal" / "agents" / name
         folder.mkdir(parents=True, exist_ok=True)
@@ -151,7 +154,7 @@ def chat_task(tmp_path: Path, opts: str, chats: int = 3, *overrides: str,
     conf_dir = tmp_path / "tasks" / "task_config"
     conf_dir.mkdir(parents=True, exist_ok=True)
     (conf_dir / "bot.py").write_text(COMMAND)
-    conf = write_chat_conf(conf_dir, f"bot:{chats}", textwrap.dedent(opts))
+    conf = write_chat_conf(conf_dir, needed or f"bot:{chats}", textwrap.dedent(opts))
     if not process:
         served = ChatServer(tmp_path, conf, None, overrides=(f"task_dir={conf_dir}", *overrides))
         stopped = threading.Event()
@@ -289,39 +292,48 @@ def test_a_reply_that_is_not_text_is_a_retryable_bot_error(tmp_path, case, fake_
         assert_no_traceback(capfd, caplog)
 
 
-HOSTAGE = {  # a bot busy forever with the opener when Ctrl-C comes
-    "agent-hangs-in-act": _agent("hang", "reply_timeout: 600"),
-    "agent-streams-forever": "bot: {opt: '--model internal:streamer', "
+HOSTAGE = {  # a bot busy forever with its chat's opener when Ctrl-C comes
+    "agent_hangs_in_act": _agent("hang", "reply_timeout: 600"),
+    "agent_streams_forever": "bot: {opt: '--model internal:streamer', "
                              "max_reply_chars: 100000000, reply_timeout: 600}\n",
-    "openai-streams-forever": "forever",
-    "openai-line-without-newline": "no_newline",
-    "command-streams-forever": _command("long", "max_reply_chars: 100000000, "
+    "openai_streams_forever": "forever",
+    "openai_line_without_newline": "no_newline",
+    "command_streams_forever": _command("long", "max_reply_chars: 100000000, "
                                                 "reply_timeout: 600"),
 }
 
 
-@pytest.mark.parametrize("case", [*HOSTAGE, pytest.param("agent-hangs-in-act-two-processes",
-                                                 marks=pytest.mark.postgres)])
-def test_ctrl_c_stops_the_server_within_seconds_whatever_the_bot_does(tmp_path, case,
+@pytest.mark.parametrize("processes", [1, pytest.param(2, marks=pytest.mark.postgres)])
+def test_ctrl_c_stops_the_server_within_seconds_whatever_its_bots_do(tmp_path, processes,
                                                                       fake_openai, request):
-    overrides = []
-    if case.endswith("-two-processes"):  # the server processes stop as the launcher does
-        case = case.removesuffix("-two-processes")
-        overrides = [f"database_url={request.getfixturevalue('postgres_url')}",
-                     "mephisto.architect.server_processes=2"]
-    opts = HOSTAGE[case]
-    if case.startswith("openai"):
-        fake_openai.modes = [opts]
-        opts = _openai(fake_openai, "max_reply_chars: 100000000, reply_timeout: 600")
-    with chat_task(tmp_path, opts, 3, *overrides, process=True) as task:
-        _, _, stream = task.open_chat()
-        stream.next("typing")
-        if case.endswith("streams-forever"):
-            stream.next("piece")  # the bot is streaming its endless reply
-        else:
-            time.sleep(1.5)  # well into a reply that shows nothing
-        stream.close()
-        assert task.stop() < STOP_SECONDS
+    """Every kind of hostage above at once, each in a chat of its own: the bots that stream
+    are streaming, the others well into a reply that shows nothing, when Ctrl-C comes. With
+    two server processes, they stop as the launcher does."""
+    overrides = [] if processes == 1 else [
+        f"database_url={request.getfixturevalue('postgres_url')}",
+        "mephisto.architect.server_processes=2"]
+    fake_openai.modes = [HOSTAGE[name] for name in HOSTAGE if name.startswith("openai")]
+    limits = "max_reply_chars: 100000000, reply_timeout: 600"
+    opts = "".join(
+        (_openai(fake_openai, limits) if name.startswith("openai") else how)
+        .replace("bot:", f"{name}:", 1) for name, how in HOSTAGE.items())
+    needed = ",".join(f"{name}:1" for name in HOSTAGE)
+    with chat_task(tmp_path, opts, 0, *overrides, process=True, needed=needed) as task:
+        streams = [task.open_chat(f"w{i}")[2] for i in range(len(HOSTAGE))]
+        for stream in streams:
+            stream.next("typing")
+        thinking = time.monotonic()
+        waiting, deadline = list(streams), time.monotonic() + 20
+        while len(streams) - len(waiting) < sum(n.endswith("streams_forever") for n in HOSTAGE):
+            assert time.monotonic() < deadline, "the streaming bots did not stream"
+            for stream in list(waiting):
+                with contextlib.suppress(queue.Empty):
+                    stream.next("piece", timeout=0.05)
+                    waiting.remove(stream)
+        time.sleep(max(0.0, thinking + 1.5 - time.monotonic()))  # well into the silent replies
+        for stream in streams:
+            stream.close()
+        assert task.stop() < STOP_SECONDS, "".join(task.server.lines)
         assert task.server.process.returncode == 0
 
 
