@@ -8,7 +8,6 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
-from scipy.stats import binomtest
 
 from collection_and_annotations.analysis.load import Tables
 from collection_and_annotations.analysis.stats import bradley_terry_bootstrap
@@ -31,6 +30,8 @@ def _outcomes(tables: Tables) -> list[tuple[str, str, str, float, str | None, st
 def binomial_share(successes: int, trials: int, confidence: float) -> dict[str, Any]:
     if trials == 0:
         return {"share": None, "ci_low": None, "ci_high": None, "p_value": None}
+    from scipy.stats import binomtest  # scipy.stats is slow to import: loaded when used
+
     test = binomtest(successes, trials, 0.5)
     interval = test.proportion_ci(confidence, method="exact")
     return {"share": successes / trials, "ci_low": float(interval.low),

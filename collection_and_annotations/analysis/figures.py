@@ -5,19 +5,29 @@ outside the axes, so they never cover a bar or an axis."""
 
 from __future__ import annotations
 
+import functools
 import io
 import re
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 STYLE = {"svg.fonttype": "none", "svg.hashsalt": "cep-analysis", "font.size": 9,
          "axes.spines.top": False, "axes.spines.right": False, "text.parse_math": False}
 OUTSIDE = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "borderaxespad": 0.0}
+
+
+@functools.cache
+def _pyplot() -> ModuleType:
+    """matplotlib's pyplot on the Agg backend, loaded at the first plot (slow to import)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot
 
 
 def level(confidence: float) -> str:
@@ -29,6 +39,7 @@ def svg(fig: Figure | None) -> str | None:
     """The figure as an inline <svg> element (None: no figure)."""
     if fig is None:
         return None
+    plt = _pyplot()
     out = io.StringIO()
     with plt.rc_context(STYLE):
         fig.savefig(out, format="svg", bbox_inches="tight", metadata={"Date": None})
@@ -48,6 +59,7 @@ def _grouped_bars(rows: list[dict[str, Any]], category: str, value: str, title: 
                   xlabel: str) -> Figure | None:
     if not rows:
         return None
+    plt = _pyplot()
     with plt.rc_context(STYLE):
         categories = list(dict.fromkeys(r[category] for r in rows))
         bots = sorted({r["bot"] for r in rows})
@@ -85,6 +97,7 @@ def rates_plot(rows: list[dict[str, Any]], confidence: float) -> Figure | None:
 def _stacked_shares(labels: list[str], parts: list[tuple[str, list[float], Any]],
                     xlabel: str, title: str, legend_title: str | None) -> Figure:
     """One horizontal bar per label, stacked from `parts` (legend label, shares, colour)."""
+    plt = _pyplot()
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(7, 0.3 * len(labels) + 1.2))
         left = [0.0] * len(labels)
@@ -103,6 +116,7 @@ def _stacked_shares(labels: list[str], parts: list[tuple[str, list[float], Any]]
 def likert_plot(rows: list[dict[str, Any]]) -> Figure | None:
     if not rows:
         return None
+    plt = _pyplot()
     colours = plt.get_cmap("RdYlGn")
     parts = [(str(score),
               [r["distribution"][str(score)] / r["n"] if r["n"] else 0 for r in rows],
@@ -116,6 +130,7 @@ def _interval_dots(rows: list[dict[str, Any]], value: str, labels: list[str], ma
                    width: float, row_height: float, reference: dict[str, Any], xlabel: str,
                    title: str) -> Figure:
     """One point per row at `row[value]` with its interval, a vertical reference line."""
+    plt = _pyplot()
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(width, row_height * len(rows) + 1.2))
         err = [[], []]

@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import t as student_t
 
 # Fewer clusters than this: the interval rests on little, and the rows say so.
 FEW_CLUSTERS = 20
@@ -118,6 +116,8 @@ def wilson_interval(value: float, variance: float, n: int, groups: int, confiden
     p = min(max((value - low) / (high - low), 0.0), 1.0)
     spread = variance / (high - low) ** 2
     effective = p * (1 - p) / spread if 0 < p < 1 and spread > 0 else groups
+    from scipy.stats import t as student_t  # slow to import: loaded when used
+
     q = float(student_t.ppf((1 + confidence) / 2, groups - 1))
     denominator = 1 + q * q / effective
     centre = (p + q * q / (2 * effective)) / denominator
@@ -202,6 +202,8 @@ def difference(a: Mean, b: Mean, variance_a: float, variance_b: float, rho: floa
     elif gap(highest) > 0:
         p_value = 1 - highest
     else:
+        from scipy.optimize import brentq
+
         p_value = 1 - brentq(gap, lowest, highest, xtol=1e-12)
     return Difference(a.value - b.value, low, high, p_value)
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from collection_and_annotations.analysis.answers import label_columns, presence
 from collection_and_annotations.analysis.behaviours import Behaviour
@@ -293,6 +292,8 @@ def _rank_row(judge: str, bucket: str, label: str, method: str,
     model = [scores[b][1] for b in bots]
     rho = None
     if len(bots) >= 3 and len(set(human)) > 1 and len(set(model)) > 1:
+        from scipy.stats import spearmanr  # scipy.stats is slow to import: loaded when used
+
         rho = _value(float(spearmanr(human, model).statistic))
     return {"judge": judge, "bucket": bucket, "label": label, "method": method,
             "n_bots": len(bots), "rank_correlation": rho,

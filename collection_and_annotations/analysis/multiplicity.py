@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-from scipy.stats import false_discovery_control
 
 METHODS = {"holm": "Holm (family-wise error rate)",
            "bh": "Benjamini-Hochberg (false discovery rate)"}
@@ -37,6 +36,8 @@ def adjust_rows(rows: Iterable[dict[str, Any]], method: str) -> None:
     if method == "holm":
         adjusted = holm(pvalues)
     elif method == "bh":
+        from scipy.stats import false_discovery_control  # slow to import: loaded when used
+
         adjusted = false_discovery_control(pvalues, method="bh")
     else:
         raise ValueError(f"unknown adjustment {method!r}; one of {', '.join(METHODS)}")

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy.linalg import toeplitz
-from scipy.stats import norm
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -246,6 +244,8 @@ def cohens_kappa_from_table(
     variance_h0 = ((expected * (agree - spread) ** 2).sum() - agree_expected**2) / scale
     std_err, std_err_h0 = math.sqrt(max(variance, 0.0)), math.sqrt(max(variance_h0, 0.0))
     z = kappa / std_err_h0 if std_err_h0 else math.nan
+    from scipy.stats import norm  # scipy.stats is slow to import: loaded when used
+
     margin = norm.isf((1 - confidence) / 2) * std_err
     return KappaResult(
         kappa=float(kappa),
@@ -270,6 +270,8 @@ def _disagreement(weights: Weights, size: int) -> np.ndarray:
         return distance if weights == "linear" else distance**2
     matrix = np.asarray(weights, dtype=np.float64)
     if matrix.ndim == 1 and len(matrix) == size:
+        from scipy.linalg import toeplitz
+
         return toeplitz(matrix)
     if matrix.shape == (size, size):
         return matrix

@@ -13,7 +13,6 @@ import numpy as np
 from arena_helpers import play, sides, write_arena_conf
 from chat_helpers import ChatServer, ScriptedBot, auth
 from helpers import cli
-from scipy.optimize import minimize
 
 STRENGTH = {"strong": 1.2, "middle": 0.0, "weak": -1.2}  # log-strengths
 WINNERS = {"model_a", "model_b", "tie", "tie (bothbad)"}
@@ -22,6 +21,8 @@ WINNERS = {"model_a", "model_b", "tie", "tie (bothbad)"}
 def _logistic_fit(battles: list[dict]) -> dict[str, float]:
     """Maximum likelihood of P(a beats b) = 1 / (1 + exp(s_b - s_a)), a tie half a win for
     each side, scores summing to zero."""
+    from scipy.optimize import minimize  # slow to import: loaded by the test that uses it
+
     bots = sorted({b["model_a"] for b in battles} | {b["model_b"] for b in battles})
     index = {bot: i for i, bot in enumerate(bots)}
     a = np.array([index[b["model_a"]] for b in battles])

@@ -7,8 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy import optimize
-from scipy.stats import t as student_t
 
 from collection_and_annotations.analysis.intervals import (
     clustered_means,
@@ -74,6 +72,8 @@ def _wilson(p, n, q):
 
 
 def test_interval_is_wilson_on_the_effective_sample_size():
+    from scipy.stats import t as student_t  # slow to import: loaded by the tests that use it
+
     rng = np.random.default_rng(8)
     values, dialogues, _, _ = _clustered(rng, 12)
     [mean], [variance] = clustered_means(values, [dialogues], 0.9)
@@ -94,6 +94,8 @@ def test_interval_is_wilson_on_the_effective_sample_size():
 
 
 def test_a_rate_of_zero_or_one_and_a_single_dialogue():
+    from scipy.stats import t as student_t
+
     dialogues = np.repeat(np.arange(8), 3)
     [zero], _ = clustered_means(np.zeros(24), [dialogues], 0.95)
     [one], _ = clustered_means(np.ones(24), [dialogues], 0.95)
@@ -211,6 +213,8 @@ def test_adjusted_p_values_are_statsmodels(method, reference):
 def _reference_bt(first, second, outcome, players):
     """Penalized logistic regression: +1/-1 indicators, ties as two half-weighted rows, and
     PRIOR_GAMES virtual ties of each player against a reference of score 0."""
+    from scipy import optimize
+
     x = np.zeros((len(first) + players, players))
     x[np.arange(len(first)), first] = 1
     x[np.arange(len(first)), second] = -1

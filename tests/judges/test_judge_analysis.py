@@ -10,7 +10,6 @@ from collections import Counter, defaultdict
 
 import pytest
 from helpers import cli, live_server, migrated_sqlite
-from scipy.stats import spearmanr
 
 from collection_and_annotations.analysis.judges import AS_GOOD, TOO_LITTLE, WORSE
 
@@ -134,6 +133,8 @@ def test_agreement_figures_equal_an_independent_computation(study):
 
 
 def test_bias_and_rankings_per_bot_equal_an_independent_computation(study):
+    from scipy.stats import spearmanr  # slow to import: loaded by the test that uses it
+
     records = study["records"]
     bot_of = {d["dialogue_id"]: d["source_fields"].get("bot")
               for r in records for d in r["dialogues"]}
