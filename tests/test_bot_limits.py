@@ -331,6 +331,7 @@ def test_ctrl_c_stops_the_server_within_seconds_whatever_its_bots_do(tmp_path, p
                     stream.next("piece", timeout=0.05)
                     waiting.remove(stream)
         time.sleep(max(0.0, thinking + 1.5 - time.monotonic()))  # well into the silent replies
+        assert fake_openai.modes == [], "an OpenAI bot's endless reply was not asked for"
         for stream in streams:
             stream.close()
         assert task.stop() < STOP_SECONDS, "".join(task.server.lines)
