@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from helpers import free_port, http_client, migrated_sqlite
+from helpers import free_port, http_client, launch_database
 
 from collection_and_annotations.blueprints import build_blueprint
 from collection_and_annotations.bots.base import BotUnavailable, Turn
@@ -108,10 +108,7 @@ class ChatServer:
         blueprint = build_blueprint(cfg)
         if bots is not None:
             blueprint.make_bots = lambda: bots  # type: ignore[method-assign]
-        default = folder / "data" / "cep.sqlite3"  # where a launch keeps it
-        if not cfg.database_url and not default.exists():
-            migrated_sqlite(default)
-        self.db = Database(cfg.database_url or f"sqlite:///{default}")
+        self.db = Database(cfg.database_url or launch_database(folder / "data"))
         self.served = open_task(cfg, str(conf), self.db, blueprint)
         # port 0: the system's free port, taken at once (a port probed earlier may be gone)
         self.http = HttpService(self.served, "127.0.0.1", 0)

@@ -67,6 +67,13 @@ def migrated_sqlite(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
+def launch_database(data_dir: Path) -> str:
+    """The URL of the SQLite database a launch keeps under `data_dir`, made at the newest
+    schema (a copy of the template) unless it is there: as on every start but the first."""
+    path = data_dir / "cep.sqlite3"
+    return f"sqlite:///{path}" if path.exists() else migrated_sqlite(path)
+
+
 def run_coroutine(coroutine: Coroutine[Any, Any, Any], timeout: float = 30) -> Any:
     """`asyncio.run` in a thread of its own: the browser tests' sync Playwright keeps an event
     loop running in the main thread for the whole session."""
@@ -170,10 +177,8 @@ class Running:
         Without a `database_url` its SQLite database under `data_dir` is at the newest schema
         already, as on every start but the first (a copy, without a migration's CPU), unless
         the test is about a `fresh` data_dir."""
-        database = tmp_path / "data" / "cep.sqlite3"
-        if not (fresh or argv or database.exists()
-                or any(o.startswith("database_url=") for o in overrides)):
-            migrated_sqlite(database)
+        if not (fresh or argv or any(o.startswith("database_url=") for o in overrides)):
+            launch_database(tmp_path / "data")
         argv = argv or [str(REPO / "welcome.py"), f"conf={conf}",
                         f"mephisto.architect.port={port}", f"data_dir={tmp_path / 'data'}",
                         *overrides]

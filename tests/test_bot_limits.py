@@ -140,13 +140,13 @@ def _interrupt(server: Running) -> None:
 
 
 @contextmanager
-def chat_task(tmp_path: Path, opts: str, chats: int = 3, *overrides: str,
-              process: bool = False, needed: str | None = None) -> Iterator[ChatTask]:
-    """`chats` chats with the bot `bot` of `opts` (model_opts.yaml text), or the chats `needed`
-    names (a conversations_needed_string), with the agents and scripts above where `opts`
-    finds them (`parlai_internal` beside the task folder, `bot.py` beside model_opts.yaml);
-    served by `welcome.py` when the test is about the `process`, else in this process (what a
-    bot's limits do is the same)."""
+def chat_task(tmp_path: Path, opts: str, needed: str = "bot:3", *overrides: str,
+              process: bool = False) -> Iterator[ChatTask]:
+    """The chats `needed` names (a conversations_needed_string) with the bots of `opts`
+    (model_opts.yaml text), with the agents and scripts above where `opts` finds them
+    (`parlai_internal` beside the task folder, `bot.py` beside model_opts.yaml); served by
+    `welcome.py` when the test is about the `process`, else in this process (what a bot's
+    limits do is the same)."""
     for name, source in (("misbehave", AGENT), ("streamer", STREAMER)):
         folder = tmp_path / "tasks" / "parlai_internal" / "agents" / name
         folder.mkdir(parents=True, exist_ok=True)
@@ -154,7 +154,7 @@ def chat_task(tmp_path: Path, opts: str, chats: int = 3, *overrides: str,
     conf_dir = tmp_path / "tasks" / "task_config"
     conf_dir.mkdir(parents=True, exist_ok=True)
     (conf_dir / "bot.py").write_text(COMMAND)
-    conf = write_chat_conf(conf_dir, needed or f"bot:{chats}", textwrap.dedent(opts))
+    conf = write_chat_conf(conf_dir, needed, textwrap.dedent(opts))
     if not process:
         served = ChatServer(tmp_path, conf, None, overrides=(f"task_dir={conf_dir}", *overrides))
         stopped = threading.Event()
@@ -318,13 +318,14 @@ def test_ctrl_c_stops_the_server_within_seconds_whatever_its_bots_do(tmp_path, p
         (_openai(fake_openai, limits) if name.startswith("openai") else how)
         .replace("bot:", f"{name}:", 1) for name, how in HOSTAGE.items())
     needed = ",".join(f"{name}:1" for name in HOSTAGE)
-    with chat_task(tmp_path, opts, 0, *overrides, process=True, needed=needed) as task:
+    streaming = sum(name.endswith("streams_forever") for name in HOSTAGE)
+    with chat_task(tmp_path, opts, needed, *overrides, process=True) as task:
         streams = [task.open_chat(f"w{i}")[2] for i in range(len(HOSTAGE))]
         for stream in streams:
             stream.next("typing")
         thinking = time.monotonic()
         waiting, deadline = list(streams), time.monotonic() + 20
-        while len(streams) - len(waiting) < sum(n.endswith("streams_forever") for n in HOSTAGE):
+        while len(streams) - len(waiting) < streaming:
             assert time.monotonic() < deadline, "the streaming bots did not stream"
             for stream in list(waiting):
                 with contextlib.suppress(queue.Empty):
@@ -420,7 +421,7 @@ def test_a_one_at_a_time_command_bot_serves_ten_chats_at_once_without_failing(tm
     wait in the platform and every chat gets its answer."""
     opts = _sequential(tmp_path, "hello", "0.3",
                        limits="timeout: 1, concurrent_requests: 1, reply_timeout: 30")
-    with chat_task(tmp_path, opts, chats=10) as task:
+    with chat_task(tmp_path, opts, "bot:10") as task:
         outcomes: dict[str, str] = {}
 
         def chat(worker: str) -> None:
