@@ -15,6 +15,7 @@ from arena_helpers import write_arena_conf
 from bots.fake_openai import FakeOpenAI, Served
 from helpers import BUCKETS, REPO
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from sqlalchemy import create_engine, select
 
 from collection_and_annotations.storage.models import BattleVote, Unit
@@ -78,11 +79,22 @@ def _say(page: Page, text: str) -> None:
 
 
 def _both_replied(page: Page, count: int) -> None:
-    """Each pane holds `count` whole replies (the logs are no longer busy)."""
-    page.wait_for_function(
-        "n => [...document.querySelectorAll('[role=log]')].every(l =>"
-        " l.querySelectorAll('.chat-message.is-bot').length === n"
-        " && l.getAttribute('aria-busy') === 'false')", arg=count)
+    """Each pane holds `count` whole replies (the logs are no longer busy). Two replies of 60
+    pieces each may take several seconds on a busy machine; on a timeout the panes as they
+    are say what was missing."""
+    try:
+        page.wait_for_function(
+            "n => [...document.querySelectorAll('[role=log]')].every(l =>"
+            " l.querySelectorAll('.chat-message.is-bot').length === n"
+            " && l.getAttribute('aria-busy') === 'false')", arg=count, timeout=30_000)
+    except PlaywrightTimeoutError:
+        panes = page.evaluate("[...document.querySelectorAll('[role=log]')].map(l => ({"
+                              "busy: l.getAttribute('aria-busy'),"
+                              " replies: l.querySelectorAll('.chat-message.is-bot').length,"
+                              " end: l.innerText.slice(-120)}))")
+        said = page.get_by_role("alert").all_inner_texts()
+        raise AssertionError(f"not {count} whole replies in each pane: {panes}; alerts shown: "
+                             f"{said}") from None
 
 
 def test_a_battle_streams_both_replies_at_once_and_the_vote_is_stored(serve, new_worker,
